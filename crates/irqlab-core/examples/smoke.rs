@@ -1,0 +1,24 @@
+use irqlab_core::{Scenario, Value, run};
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let pairs: Vec<(String, Value)> = args
+        .iter()
+        .map(|a| {
+            let (k, v) = a.split_once('=').unwrap();
+            let v = if let Ok(i) = v.parse::<i128>() {
+                Value::Int(i)
+            } else if let Ok(x) = v.parse::<f64>() {
+                Value::Float(x)
+            } else {
+                Value::Str(v.to_string())
+            };
+            (k.to_string(), v)
+        })
+        .collect();
+    let s = Scenario::from_pairs(pairs).unwrap();
+    let t = std::time::Instant::now();
+    let r = run(&s);
+    let dt = t.elapsed().as_secs_f64();
+    println!("{}", serde_json::to_string_pretty(&r).unwrap());
+    eprintln!("wall {dt:.3}s, {:.2} M offered pkts/s", r.packets.offered as f64 / dt / 1e6);
+}

@@ -1,0 +1,171 @@
+//! The engine: one run of one scenario, from time zero to the end of the measured window.
+//!
+//! Three sources of events are merged lazily, never pre-scheduled:
+//! the CPU's running job completing (priority 0), timers from the event queue (priority 1),
+//! and the next packet arrival (priority 2). The next event is the one with the smallest
+//! `(time, priority)`; timers among themselves are FIFO (`queue`). An event at or after the
+//! end of the run is not processed. Between events the engine only advances the CPU's
+//! accounting; everything else happens at event times, in zero simulated time.
+
+use crate::cpu::Cpu;
+use crate::host::{Timer, Work};
+use crate::kernel::Kernel;
+use crate::metrics::{Metrics, Report, RunInfo};
+use crate::nic::{IrqLine, Ring};
+use crate::queue::EventQueue;
+use crate::rng::{self, N_STREAMS, Stream};
+use crate::scenario::Scenario;
+use crate::time::SimTime;
+use crate::traffic::{Arrival, Source};
+
+pub(crate) const PRIO_CPU: u8 = 0;
+pub(crate) const PRIO_TIMER: u8 = 1;
+pub(crate) const PRIO_ARRIVAL: u8 = 2;
+
+/// Observes per-packet outcomes (for tests and the reference comparison). The default,
+/// [`NoTrace`], compiles to nothing.
+pub trait Tracer {
+    /// Packet `id` arrived at `t`; `accepted` is false if the ring was full.
+    fn arrival(&mut self, id: u64, t: SimTime, accepted: bool);
+    /// Packet `id` finished protocol processing at `t`.
+    fn delivered(&mut self, id: u64, t: SimTime);
+}
+
+/// A tracer that records nothing.
+pub struct NoTrace;
+
+impl Tracer for NoTrace {
+    #[inline(always)]
+    fn arrival(&mut self, _: u64, _: SimTime, _: bool) {}
+    #[inline(always)]
+    fn delivered(&mut self, _: u64, _: SimTime) {}
+}
+
+/// Per-packet outcomes of a run: arrival time, and completion time (`None` if dropped or still
+/// in flight at the end).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PacketTrace {
+    pub arrival_ps: Vec<u64>,
+    pub accepted: Vec<bool>,
+    pub done_ps: Vec<Option<u64>>,
+}
+
+impl Tracer for PacketTrace {
+    fn arrival(&mut self, id: u64, t: SimTime, accepted: bool) {
+        debug_assert_eq!(id as usize, self.arrival_ps.len());
+        self.arrival_ps.push(t.ps());
+        self.accepted.push(accepted);
+        self.done_ps.push(None);
+    }
+    fn delivered(&mut self, id: u64, t: SimTime) {
+        self.done_ps[id as usize] = Some(t.ps());
+    }
+}
+
+/// The state of one run.
+pub(crate) struct Sim<'s, T: Tracer> {
+    pub now: SimTime,
+    pub s: &'s Scenario,
+    pub streams: [Stream; N_STREAMS],
+    pub source: Source,
+    pub next_arrival: Arrival,
+    pub next_id: u64,
+    pub ring: Ring,
+    pub irq: IrqLine,
+    pub pending_hardirqs: u32,
+    pub cpu: Cpu<Work>,
+    pub kernel: Kernel,
+    pub timers: EventQueue<Timer>,
+    pub metrics: Metrics,
+    pub tracer: T,
+}
+
+enum Next {
+    Cpu,
+    Timer,
+    Arrival,
+}
+
+impl<'s, T: Tracer> Sim<'s, T> {
+    pub fn new(s: &'s Scenario, tracer: T) -> Self {
+        let mut streams = rng::streams(s.run.seed, s.run.replication);
+        let mut source = Source::new(&s.traffic);
+        let (arrivals, rest) = streams.split_at_mut(1);
+        let next_arrival = source.next(&mut arrivals[0], &mut rest[0]);
+        Sim {
+            now: SimTime::ZERO,
+            s,
+            streams,
+            source,
+            next_arrival,
+            next_id: 0,
+            ring: Ring::new(s.nic.ring_descriptors),
+            irq: IrqLine::new(&s.nic),
+            pending_hardirqs: 0,
+            cpu: Cpu::new(s.run.warmup, s.run.end),
+            kernel: Kernel::new(s.kernel.jiffy.ps()),
+            timers: EventQueue::with_capacity(64),
+            metrics: Metrics::new(s.run.warmup, s.run.end),
+            tracer,
+        }
+    }
+
+    /// Runs to the end and returns the report.
+    pub fn run(mut self) -> (Report, T) {
+        let end = self.s.run.end;
+        loop {
+            let mut best: Option<(SimTime, u8, Next)> = None;
+            if let Some(t) = self.cpu.next_completion() {
+                best = Some((t, PRIO_CPU, Next::Cpu));
+            }
+            if let Some((t, p)) = self.timers.peek()
+                && best.as_ref().is_none_or(|(bt, bp, _)| (t, p) < (*bt, *bp))
+            {
+                best = Some((t, p, Next::Timer));
+            }
+            let ta = self.next_arrival.time;
+            if best
+                .as_ref()
+                .is_none_or(|(bt, bp, _)| (ta, PRIO_ARRIVAL) < (*bt, *bp))
+            {
+                best = Some((ta, PRIO_ARRIVAL, Next::Arrival));
+            }
+            let (t, _, which) = best.expect("an arrival is always pending");
+            if t >= end {
+                break;
+            }
+            debug_assert!(t >= self.now, "event in the past: {t} < {}", self.now);
+            self.now = t;
+            self.cpu.advance(t);
+            match which {
+                Next::Cpu => {
+                    let (_, work) = self.cpu.complete();
+                    self.on_work_done(work);
+                }
+                Next::Timer => {
+                    let (_, timer) = self.timers.pop().expect("peeked timer");
+                    self.on_timer(timer);
+                }
+                Next::Arrival => {
+                    let a = self.next_arrival;
+                    let (arrivals, rest) = self.streams.split_at_mut(1);
+                    self.next_arrival = self.source.next(&mut arrivals[0], &mut rest[0]);
+                    debug_assert!(self.next_arrival.time >= a.time);
+                    self.on_arrival(a);
+                }
+            }
+        }
+        self.now = end;
+        self.cpu.advance(end);
+        let info = RunInfo {
+            scheme: self.s.scheme.name(),
+            seed: self.s.run.seed,
+            replication: self.s.run.replication,
+            cpu_ghz: self.s.platform.cpu_ghz,
+        };
+        let report = self
+            .metrics
+            .report(info, self.cpu.account(), self.ring.occupied() as u64);
+        (report, self.tracer)
+    }
+}

@@ -1,0 +1,418 @@
+//! The scenario schema: every key, its type, default, allowed range and meaning, as data.
+//!
+//! This table is the single source of truth. The core validates against it; the Python layer
+//! reads it (through the bindings) to validate, to print `--help` and to document keys; a test
+//! holds `docs/scenario.md` to it. A scenario arrives as flat `(dotted key, value)` pairs;
+//! [`Params::from_pairs`] checks each against the table and fills in the defaults.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::error::Error;
+
+/// A scenario value as it comes from TOML, JSON or Python.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    Str(String),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{}", fmt_float(*x)),
+            Value::Str(s) => write!(f, "\"{s}\""),
+        }
+    }
+}
+
+fn fmt_float(x: f64) -> String {
+    if x.is_finite() && x == x.trunc() && x.abs() < 1e15 {
+        format!("{x:.1}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// The type and allowed values of a key.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// An integer in `[min, max]`.
+    Int { min: i128, max: i128 },
+    /// An integer from a fixed set.
+    IntOneOf(&'static [i128]),
+    /// A finite float in `[min, max]`, or `(min, max]` if `min_open`. Integers are accepted.
+    Float { min: f64, max: f64, min_open: bool },
+    /// A string from a fixed set.
+    OneOf(&'static [&'static str]),
+}
+
+/// A default value, as constant data.
+#[derive(Clone, Copy, Debug)]
+pub enum Default {
+    Int(i128),
+    Float(f64),
+    Str(&'static str),
+}
+
+impl Default {
+    pub fn value(self) -> Value {
+        match self {
+            Default::Int(i) => Value::Int(i),
+            Default::Float(x) => Value::Float(x),
+            Default::Str(s) => Value::Str(s.to_string()),
+        }
+    }
+}
+
+/// One scenario key.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    pub key: &'static str,
+    pub kind: Kind,
+    pub default: Default,
+    pub doc: &'static str,
+}
+
+impl Kind {
+    /// What a user may write, in words, for error messages and `--help`.
+    pub fn allowed(&self) -> String {
+        match self {
+            Kind::Int { min, max } => format!("an integer in {min} … {max}"),
+            Kind::IntOneOf(set) => {
+                let v: Vec<String> = set.iter().map(|i| i.to_string()).collect();
+                format!("one of {}", v.join(", "))
+            }
+            Kind::Float { min, max, min_open } => {
+                let lo = if *min_open { "(" } else { "[" };
+                format!("a number in {lo}{}, {}]", fmt_g(*min), fmt_g(*max))
+            }
+            Kind::OneOf(set) => {
+                let v: Vec<String> = set.iter().map(|s| format!("\"{s}\"")).collect();
+                format!("one of {}", v.join(", "))
+            }
+        }
+    }
+
+    fn type_name(&self) -> &'static str {
+        match self {
+            Kind::Int { .. } | Kind::IntOneOf(_) => "an integer",
+            Kind::Float { .. } => "a number",
+            Kind::OneOf(_) => "a string",
+        }
+    }
+
+    /// Checks one value; returns it normalised (ints stay ints, floats become `Float`).
+    fn check(&self, key: &str, value: &Value) -> Result<Value, Error> {
+        let wrong_type = || Error::WrongType {
+            key: key.to_string(),
+            value: value.to_string(),
+            expected: self.type_name().to_string(),
+        };
+        let out_of_range = || Error::OutOfRange {
+            key: key.to_string(),
+            value: value.to_string(),
+            allowed: format!("must be {}", self.allowed()),
+        };
+        match (self, value) {
+            (Kind::Int { min, max }, Value::Int(i)) => {
+                if i < min || i > max {
+                    return Err(out_of_range());
+                }
+                Ok(Value::Int(*i))
+            }
+            (Kind::IntOneOf(set), Value::Int(i)) => {
+                if !set.contains(i) {
+                    return Err(out_of_range());
+                }
+                Ok(Value::Int(*i))
+            }
+            (Kind::Float { min, max, min_open }, Value::Int(_) | Value::Float(_)) => {
+                let x = match value {
+                    Value::Int(i) => *i as f64,
+                    Value::Float(x) => *x,
+                    _ => unreachable!(),
+                };
+                let low_ok = if *min_open { x > *min } else { x >= *min };
+                if !x.is_finite() || !low_ok || x > *max {
+                    return Err(out_of_range());
+                }
+                Ok(Value::Float(x))
+            }
+            (Kind::OneOf(set), Value::Str(s)) => {
+                if !set.contains(&s.as_str()) {
+                    return Err(out_of_range());
+                }
+                Ok(Value::Str(s.clone()))
+            }
+            _ => Err(wrong_type()),
+        }
+    }
+}
+
+fn fmt_g(x: f64) -> String {
+    if x != 0.0 && (x.abs() >= 1e6 || x.abs() < 1e-3) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Names of the schemes, in the order they are documented.
+pub const SCHEMES: &[&str] = &["ideal", "irq", "napi"];
+/// Cost distributions.
+pub const DISTS: &[&str] = &["deterministic", "exponential"];
+
+const fn int(min: i128, max: i128) -> Kind {
+    Kind::Int { min, max }
+}
+const fn float(min: f64, max: f64) -> Kind {
+    Kind::Float {
+        min,
+        max,
+        min_open: false,
+    }
+}
+const fn positive(max: f64) -> Kind {
+    Kind::Float {
+        min: 0.0,
+        max,
+        min_open: true,
+    }
+}
+const fn p(key: &'static str, kind: Kind, default: Default, doc: &'static str) -> ParamSpec {
+    ParamSpec {
+        key,
+        kind,
+        default,
+        doc,
+    }
+}
+
+use self::Default::{Float as F, Int as I, Str as S};
+
+const COST_MAX_NS: f64 = 1e9;
+
+/// The schema. Order is the order of documentation.
+pub const PARAMS: &[ParamSpec] = &[
+    p("scheme", Kind::OneOf(SCHEMES), S("napi"), "interrupt-handling scheme (a preset of the host model)"),
+    p("run.seed", int(0, u64::MAX as i128), I(1), "random seed of the run"),
+    p("run.replication", int(0, crate::rng::MAX_REPLICATION as i128), I(0), "index of an independent, non-overlapping set of random streams under the same seed"),
+    p("run.duration_ms", Kind::Float { min: 0.0, max: 3.6e6, min_open: true }, F(100.0), "measured simulated time after the warm-up, ms"),
+    p("run.warmup_ms", float(0.0, 3.6e6), F(10.0), "simulated time before measuring starts, ms"),
+    p("traffic.kind", Kind::OneOf(&["poisson", "cbr"]), S("poisson"), "arrival process"),
+    p("traffic.rate_pps", positive(1e9), F(100_000.0), "mean offered packet rate, packets/s"),
+    p("traffic.size_bytes", int(1, 65_535), I(64), "frame size, bytes"),
+    p("nic.ring_descriptors", int(1, 1 << 20), I(1024), "Rx ring slots; a packet holds one from arrival to the end of its protocol processing"),
+    p("nic.itr_us", float(0.0, 1e6), F(0.0), "ITR: minimum interval between two IRQs of the vector, us (0 = off)"),
+    p("nic.rx_usecs", float(0.0, 1e6), F(0.0), "absolute timeout from the first unsignalled packet to its IRQ, us (0 = none)"),
+    p("nic.rx_frames", int(0, 1 << 20), I(0), "IRQ once this many packets wait to be signalled (0 = none)"),
+    p("nic.cause_mode", Kind::OneOf(&["latched", "armed"]), S("latched"), "latched: a cause raised while masked interrupts at unmask (Intel EICR); armed: re-enabling after an empty poll discards it"),
+    p("platform.cpu_ghz", positive(100.0), F(3.0), "core clock, GHz (for cycles_per_packet)"),
+    p("platform.irq_ns", float(0.0, COST_MAX_NS), F(3730.0), "one hard interrupt: entry, ISR, exit, ns"),
+    p("platform.irq_dist", Kind::OneOf(DISTS), S("exponential"), "distribution of irq_ns"),
+    p("platform.proto_ns", float(0.0, COST_MAX_NS), F(5340.0), "protocol processing of one packet (fixed part), ns"),
+    p("platform.proto_dist", Kind::OneOf(DISTS), S("exponential"), "distribution of proto_ns"),
+    p("platform.proto_ns_per_byte", float(0.0, 1e6), F(0.0), "protocol processing per frame byte (deterministic), ns"),
+    p("platform.poll_ns", float(0.0, COST_MAX_NS), F(0.0), "one call of the driver poll function, ns"),
+    p("platform.poll_dist", Kind::OneOf(DISTS), S("deterministic"), "distribution of poll_ns"),
+    p("platform.softirq_ns", float(0.0, COST_MAX_NS), F(0.0), "one net_rx_action run, ns"),
+    p("platform.softirq_dist", Kind::OneOf(DISTS), S("deterministic"), "distribution of softirq_ns"),
+    p("platform.mask_ns", float(0.0, COST_MAX_NS), F(0.0), "masking the vector in the ISR, ns"),
+    p("platform.mask_dist", Kind::OneOf(DISTS), S("deterministic"), "distribution of mask_ns"),
+    p("platform.unmask_ns", float(0.0, COST_MAX_NS), F(0.0), "re-enabling the vector after napi_complete_done, ns"),
+    p("platform.unmask_dist", Kind::OneOf(DISTS), S("deterministic"), "distribution of unmask_ns"),
+    p("platform.ctx_switch_ns", float(0.0, COST_MAX_NS), F(0.0), "switching to ksoftirqd when it is woken, ns"),
+    p("platform.ctx_switch_dist", Kind::OneOf(DISTS), S("deterministic"), "distribution of ctx_switch_ns"),
+    p("kernel.napi_weight", int(1, 65_536), I(64), "per-NAPI budget of one poll call (NAPI_POLL_WEIGHT)"),
+    p("kernel.netdev_budget", int(1, 1 << 20), I(300), "packets per net_rx_action run (net.core.netdev_budget)"),
+    p("kernel.netdev_budget_usecs", int(0, 10_000_000), I(0), "time limit of one net_rx_action run, us, checked in jiffies (0 = 2 jiffies, the kernel default and minimum)"),
+    p("kernel.hz", Kind::IntOneOf(&[100, 250, 300, 1000]), I(1000), "kernel tick rate (jiffy = 1/hz s)"),
+    p("kernel.max_softirq_restart", int(1, 1000), I(10), "handle_softirqs passes before ksoftirqd takes over (MAX_SOFTIRQ_RESTART)"),
+    p("kernel.max_softirq_time_ms", positive(1000.0), F(2.0), "handle_softirqs restart window, ms, in jiffies (MAX_SOFTIRQ_TIME)"),
+    p("driver.moderation", Kind::OneOf(&["static"]), S("static"), "interrupt moderation policy (static: keep nic.itr_us)"),
+];
+
+/// Looks up a key in the schema.
+pub fn spec(key: &str) -> Option<&'static ParamSpec> {
+    PARAMS.iter().find(|p| p.key == key)
+}
+
+/// A complete, validated set of scenario values: every schema key present, each in range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params {
+    values: BTreeMap<&'static str, Value>,
+}
+
+impl Params {
+    /// Validates `(dotted key, value)` pairs against the schema and fills in defaults.
+    /// A key given twice keeps its last value (later overrides win).
+    pub fn from_pairs<K: AsRef<str>>(
+        pairs: impl IntoIterator<Item = (K, Value)>,
+    ) -> Result<Params, Error> {
+        let mut values: BTreeMap<&'static str, Value> =
+            PARAMS.iter().map(|p| (p.key, p.default.value())).collect();
+        for (key, value) in pairs {
+            let key = key.as_ref();
+            let spec = spec(key).ok_or_else(|| unknown_key(key))?;
+            values.insert(spec.key, spec.kind.check(key, &value)?);
+        }
+        Ok(Params { values })
+    }
+
+    /// The defaults alone.
+    pub fn defaults() -> Params {
+        Self::from_pairs(std::iter::empty::<(&str, Value)>()).expect("defaults are valid")
+    }
+
+    pub fn get(&self, key: &str) -> &Value {
+        self.values
+            .get(key)
+            .unwrap_or_else(|| panic!("internal: '{key}' is not a schema key"))
+    }
+
+    pub fn f64(&self, key: &str) -> f64 {
+        match self.get(key) {
+            Value::Float(x) => *x,
+            Value::Int(i) => *i as f64,
+            v => panic!("internal: '{key}' = {v} is not a number"),
+        }
+    }
+
+    pub fn u64(&self, key: &str) -> u64 {
+        match self.get(key) {
+            Value::Int(i) => *i as u64,
+            v => panic!("internal: '{key}' = {v} is not an integer"),
+        }
+    }
+
+    pub fn str(&self, key: &str) -> &str {
+        match self.get(key) {
+            Value::Str(s) => s,
+            v => panic!("internal: '{key}' = {v} is not a string"),
+        }
+    }
+
+    /// All values, sorted by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &Value)> {
+        self.values.iter().map(|(k, v)| (*k, v))
+    }
+}
+
+fn unknown_key(key: &str) -> Error {
+    let best = PARAMS
+        .iter()
+        .map(|p| (levenshtein(key, p.key), p.key))
+        .min()
+        .filter(|(d, _)| *d <= 3.max(key.len() / 3));
+    let hint = match best {
+        Some((_, k)) => format!(" (did you mean '{k}'?)"),
+        None => {
+            let section = key.split('.').next().unwrap_or("");
+            let keys: Vec<&str> = PARAMS
+                .iter()
+                .filter(|p| p.key.starts_with(&format!("{section}.")))
+                .map(|p| p.key)
+                .collect();
+            if keys.is_empty() {
+                let sections: Vec<&str> = {
+                    let mut s: Vec<&str> = PARAMS
+                        .iter()
+                        .map(|p| p.key.split('.').next().unwrap_or(p.key))
+                        .collect();
+                    s.dedup();
+                    s
+                };
+                format!("; top-level keys and sections are: {}", sections.join(", "))
+            } else {
+                format!("; keys of [{section}] are: {}", keys.join(", "))
+            }
+        }
+    };
+    Error::UnknownKey {
+        key: key.to_string(),
+        hint,
+    }
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_complete() {
+        let p = Params::defaults();
+        for spec in PARAMS {
+            assert_eq!(p.get(spec.key), &spec.default.value(), "{}", spec.key);
+        }
+    }
+
+    #[test]
+    fn keys_are_unique() {
+        let mut keys: Vec<&str> = PARAMS.iter().map(|p| p.key).collect();
+        keys.sort_unstable();
+        let n = keys.len();
+        keys.dedup();
+        assert_eq!(keys.len(), n);
+    }
+
+    #[test]
+    fn unknown_key_suggests_the_nearest() {
+        let e = Params::from_pairs([("traffic.rate_ps", Value::Float(1.0))]).unwrap_err();
+        assert_eq!(e.key(), "traffic.rate_ps");
+        assert!(e.to_string().contains("did you mean 'traffic.rate_pps'"), "{e}");
+    }
+
+    #[test]
+    fn unknown_section_lists_the_sections() {
+        let e = Params::from_pairs([("bogus.thing_that_is_long", Value::Int(1))]).unwrap_err();
+        assert!(e.to_string().contains("sections are"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_and_range_name_key_value_and_allowed() {
+        let e = Params::from_pairs([("nic.ring_descriptors", Value::Int(0))]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "nic.ring_descriptors = 0: must be an integer in 1 … 1048576"
+        );
+        let e = Params::from_pairs([("traffic.rate_pps", Value::Str("fast".into()))]).unwrap_err();
+        assert_eq!(e.to_string(), "traffic.rate_pps = \"fast\": expected a number");
+        let e = Params::from_pairs([("traffic.rate_pps", Value::Float(f64::NAN))]).unwrap_err();
+        assert!(e.to_string().starts_with("traffic.rate_pps = NaN: must be"), "{e}");
+        let e = Params::from_pairs([("scheme", Value::Str("nappi".into()))]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "scheme = \"nappi\": must be one of \"ideal\", \"irq\", \"napi\""
+        );
+        let e = Params::from_pairs([("nic.ring_descriptors", Value::Float(8.0))]).unwrap_err();
+        assert_eq!(e.to_string(), "nic.ring_descriptors = 8.0: expected an integer");
+    }
+
+    #[test]
+    fn integers_are_accepted_for_numbers() {
+        let p = Params::from_pairs([("traffic.rate_pps", Value::Int(5))]).unwrap();
+        assert_eq!(p.f64("traffic.rate_pps"), 5.0);
+    }
+}

@@ -1,0 +1,210 @@
+//! Python bindings for irqlab-core. Conversion only: Python values in, a core call, Python
+//! values out. Errors become `irqlab.errors.ConfigError` (naming the key); a panic in the core
+//! is caught here and becomes `irqlab.errors.InternalError`, never a crash or a
+//! `PanicException`.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use irqlab_core::params::{Default as SpecDefault, Kind};
+use irqlab_core::{Error, PARAMS, Report, Scenario, Value};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
+
+/// Raises the Python exception class `name` from `irqlab.errors` with `args`.
+fn py_err<'py>(py: Python<'py>, name: &str, args: impl IntoPyObject<'py>) -> PyErr {
+    let made = py
+        .import("irqlab.errors")
+        .and_then(|m| m.getattr(name))
+        .and_then(|cls| cls.call1((args,)));
+    match made {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(e) => e,
+    }
+}
+
+fn config_error(py: Python<'_>, e: &Error) -> PyErr {
+    let made = py
+        .import("irqlab.errors")
+        .and_then(|m| m.getattr("ConfigError"))
+        .and_then(|cls| cls.call1((e.to_string(), e.key())));
+    match made {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(err) => err,
+    }
+}
+
+/// Converts one Python value; `bool` is checked before `int` (it is a subclass).
+fn to_value(py: Python<'_>, key: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if v.is_instance_of::<PyBool>() {
+        return Ok(Value::Bool(v.extract()?));
+    }
+    if v.is_instance_of::<PyInt>() {
+        return match v.extract::<i128>() {
+            Ok(i) => Ok(Value::Int(i)),
+            Err(_) => Err(config_error(
+                py,
+                &Error::OutOfRange {
+                    key: key.to_string(),
+                    value: v.str()?.to_string(),
+                    allowed: "integer too large".into(),
+                },
+            )),
+        };
+    }
+    if v.is_instance_of::<PyFloat>() {
+        return Ok(Value::Float(v.extract()?));
+    }
+    if v.is_instance_of::<PyString>() {
+        return Ok(Value::Str(v.extract()?));
+    }
+    Err(config_error(
+        py,
+        &Error::WrongType {
+            key: key.to_string(),
+            value: v.repr()?.to_string(),
+            expected: "a number or a string".into(),
+        },
+    ))
+}
+
+fn build(py: Python<'_>, params: &Bound<'_, PyDict>) -> PyResult<Scenario> {
+    let mut pairs = Vec::with_capacity(params.len());
+    for (k, v) in params.iter() {
+        let key: String = k.extract()?;
+        let value = to_value(py, &key, &v)?;
+        pairs.push((key, value));
+    }
+    guard(py, || Scenario::from_pairs(pairs))?.map_err(|e| config_error(py, &e))
+}
+
+/// Runs `f`, turning a panic into `InternalError`.
+fn guard<T>(py: Python<'_>, f: impl FnOnce() -> T) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        py_err(
+            py,
+            "InternalError",
+            format!("irqlab core failed: {msg} (this is a bug; please report the scenario)"),
+        )
+    })
+}
+
+fn report_to_py<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyAny>> {
+    pythonize::pythonize(py, r).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// Validates a flat `{dotted key: value}` scenario; returns every key with its resolved value.
+#[pyfunction]
+fn resolve<'py>(py: Python<'py>, params: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+    let s = build(py, params)?;
+    let out = PyDict::new(py);
+    for (k, v) in s.params.iter() {
+        match v {
+            Value::Bool(b) => out.set_item(k, *b)?,
+            Value::Int(i) => out.set_item(k, *i)?,
+            Value::Float(x) => out.set_item(k, *x)?,
+            Value::Str(s) => out.set_item(k, s)?,
+        }
+    }
+    Ok(out)
+}
+
+/// Runs one scenario given as a flat `{dotted key: value}` dict; returns the report as a dict.
+#[pyfunction]
+fn run<'py>(py: Python<'py>, params: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+    let s = build(py, params)?;
+    let report = py.detach(|| catch_unwind(AssertUnwindSafe(|| irqlab_core::run(&s))));
+    match report {
+        Ok(r) => report_to_py(py, &r),
+        Err(_) => Err(py_err(
+            py,
+            "InternalError",
+            "irqlab core failed during the run (this is a bug; please report the scenario)",
+        )),
+    }
+}
+
+/// Like `run`, and also returns per-packet outcomes: `{arrival_ps, accepted, done_ps}` lists
+/// (`done_ps` is None for dropped packets and packets still in flight).
+#[pyfunction]
+fn run_traced<'py>(
+    py: Python<'py>,
+    params: &Bound<'py, PyDict>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
+    let s = build(py, params)?;
+    let out = py.detach(|| catch_unwind(AssertUnwindSafe(|| irqlab_core::run_traced(&s))));
+    let (r, trace) = out.map_err(|_| {
+        py_err(
+            py,
+            "InternalError",
+            "irqlab core failed during the run (this is a bug; please report the scenario)",
+        )
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("arrival_ps", PyList::new(py, &trace.arrival_ps)?)?;
+    d.set_item("accepted", PyList::new(py, &trace.accepted)?)?;
+    d.set_item("done_ps", PyList::new(py, &trace.done_ps)?)?;
+    Ok((report_to_py(py, &r)?, d))
+}
+
+/// The scenario schema: a list of `{key, type, default, allowed, doc, ...}` dicts.
+#[pyfunction]
+fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for p in PARAMS {
+        let d = PyDict::new(py);
+        d.set_item("key", p.key)?;
+        d.set_item("doc", p.doc)?;
+        d.set_item("allowed", p.kind.allowed())?;
+        match p.default {
+            SpecDefault::Int(i) => d.set_item("default", i)?,
+            SpecDefault::Float(x) => d.set_item("default", x)?,
+            SpecDefault::Str(s) => d.set_item("default", s)?,
+        }
+        match p.kind {
+            Kind::Int { min, max } => {
+                d.set_item("type", "int")?;
+                d.set_item("min", min)?;
+                d.set_item("max", max)?;
+            }
+            Kind::IntOneOf(set) => {
+                d.set_item("type", "int")?;
+                d.set_item("choices", set.to_vec())?;
+            }
+            Kind::Float { min, max, min_open } => {
+                d.set_item("type", "float")?;
+                d.set_item("min", min)?;
+                d.set_item("max", max)?;
+                d.set_item("min_exclusive", min_open)?;
+            }
+            Kind::OneOf(set) => {
+                d.set_item("type", "str")?;
+                d.set_item("choices", set.to_vec())?;
+            }
+        }
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
+/// Deliberately panics inside the core boundary guard (for the no-panic-crosses test).
+#[pyfunction]
+fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
+    guard(py, || panic!("deliberate test panic"))
+}
+
+#[pymodule]
+fn _irqlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_traced, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
