@@ -1,0 +1,182 @@
+"""Scenario files: loading TOML, dotted-key overrides, and validation against the schema.
+
+The schema (keys, types, defaults, allowed ranges) lives in the Rust core and is read from it,
+so Python and Rust can never disagree about it. Validation happens twice: here, before
+anything runs, with messages that name the key, the value and what is allowed; and again in
+the core, which trusts nothing it is given.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import tomllib
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from irqlab import _irqlab
+from irqlab.errors import ConfigError
+
+Scalar = bool | int | float | str
+
+
+@cache
+def schema() -> dict[str, dict[str, Any]]:
+    """The scenario schema: ``{dotted key: {type, default, allowed, doc, ...}}``, in order."""
+    return {p["key"]: p for p in _irqlab.schema()}
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return f"{value:.1f}"
+    return repr(value)
+
+
+def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"traffic": {"rate_pps": 1}}`` → ``{"traffic.rate_pps": 1}``. Dotted keys pass through."""
+    out: dict[str, Any] = {}
+    for k, v in tree.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten(v, f"{key}."))
+        else:
+            out[key] = v
+    return out
+
+
+def unflatten(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """The inverse of :func:`flatten`."""
+    tree: dict[str, Any] = {}
+    for key, v in flat.items():
+        node = tree
+        *parents, leaf = key.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = v
+    return tree
+
+
+def _unknown(key: str) -> ConfigError:
+    keys = list(schema())
+    close = difflib.get_close_matches(key, keys, n=1, cutoff=0.75)
+    if close:
+        hint = f" (did you mean '{close[0]}'?)"
+    else:
+        section = key.split(".")[0]
+        in_section = [k for k in keys if k.startswith(section + ".")]
+        if in_section:
+            hint = f"; keys of [{section}] are: {', '.join(in_section)}"
+        else:
+            tops = list(dict.fromkeys(k.split(".")[0] for k in keys))
+            hint = f"; top-level keys and sections are: {', '.join(tops)}"
+    return ConfigError(f"unknown key '{key}'{hint}", key)
+
+
+def check_value(key: str, value: Any) -> Scalar:
+    """Checks one value against the schema; returns it normalised (ints kept for float keys)."""
+    spec = schema().get(key)
+    if spec is None:
+        raise _unknown(key)
+    typ = spec["type"]
+    allowed = spec["allowed"]
+
+    def bad(msg: str) -> ConfigError:
+        return ConfigError(f"{key} = {_fmt(value)}: {msg}", key)
+
+    if isinstance(value, Mapping):
+        raise ConfigError(f"{key}: expected a value ({allowed}), got a table", key)
+    if isinstance(value, list | tuple):
+        raise ConfigError(f"{key}: expected a single value ({allowed}), got a list", key)
+    if typ == "str":
+        if not isinstance(value, str):
+            raise bad("expected a string")
+        if value not in spec["choices"]:
+            raise bad(f"must be {allowed}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise bad("expected an integer" if typ == "int" else "expected a number")
+    if typ == "int":
+        if not isinstance(value, int):
+            raise bad("expected an integer")
+        if "choices" in spec:
+            ok = value in spec["choices"]
+        else:
+            ok = spec["min"] <= value <= spec["max"]
+        if not ok:
+            raise bad(f"must be {allowed}")
+        return value
+    x = float(value)
+    low_ok = x > spec["min"] if spec.get("min_exclusive") else x >= spec["min"]
+    if not math.isfinite(x) or not low_ok or x > spec["max"]:
+        raise bad(f"must be {allowed}")
+    return value
+
+
+def parse_override(text: str) -> tuple[str, Scalar]:
+    """Parses ``--set dotted.key=value``; the value is read as TOML, else taken as a string."""
+    if "=" not in text:
+        raise ConfigError(f"--set {text!r}: expected dotted.key=value", None)
+    key, raw = (s.strip() for s in text.split("=", 1))
+    if not key:
+        raise ConfigError(f"--set {text!r}: the key is empty", None)
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key, value
+
+
+def load_toml(path: str | Path) -> dict[str, Any]:
+    """Reads a TOML file, turning I/O and syntax errors into :class:`ConfigError`."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such file", None) from None
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read ({e.strerror})", None) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{p}: not valid TOML: {e}", None) from None
+
+
+def load_scenario(
+    scenario: str | Path | Mapping[str, Any] | None = None,
+    overrides: Iterable[tuple[str, Any]] | Mapping[str, Any] = (),
+    *,
+    seed: int | None = None,
+) -> dict[str, Scalar]:
+    """Builds a flat, validated scenario from a file or dict plus dotted-key overrides.
+
+    Returns only the keys given (the core fills in defaults); see :func:`resolve` for all.
+    """
+    if scenario is None:
+        tree: Mapping[str, Any] = {}
+    elif isinstance(scenario, str | Path):
+        tree = load_toml(scenario)
+    else:
+        tree = scenario
+    flat = flatten(tree)
+    items = overrides.items() if isinstance(overrides, Mapping) else overrides
+    for key, value in items:
+        flat[key] = value
+    if seed is not None:
+        flat["run.seed"] = seed
+    return {key: check_value(key, value) for key, value in flat.items()}
+
+
+def resolve(
+    scenario: str | Path | Mapping[str, Any] | None = None,
+    overrides: Iterable[tuple[str, Any]] | Mapping[str, Any] = (),
+    *,
+    seed: int | None = None,
+) -> dict[str, Scalar]:
+    """Every key of the scenario with its value, defaults filled in, validated by the core."""
+    return dict(_irqlab.resolve(load_scenario(scenario, overrides, seed=seed)))

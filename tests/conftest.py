@@ -1,0 +1,31 @@
+"""Shared helpers for irqlab's tests."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+from scipy import stats
+
+# Salah et al. (2007), section 4: 1/r = 3.73 us, 1/mu = 5.34 us, B = 1024.
+SALAH = {
+    "platform.irq_ns": 3730,
+    "platform.irq_dist": "exponential",
+    "platform.proto_ns": 5340,
+    "platform.proto_dist": "exponential",
+    "nic.ring_descriptors": 1024,
+}
+
+
+def salah_cliff_pps() -> float:
+    """Salah Eq. 13: the saturation (cliff) point of normal interruption."""
+    r, mu = 1e9 / SALAH["platform.irq_ns"], 1e9 / SALAH["platform.proto_ns"]
+    return r / 2 * (math.sqrt(1 + 4 * mu / r) - 1)
+
+
+def confidence_interval(samples: Iterable[float], level: float = 0.95) -> tuple[float, float]:
+    """Mean and Student-t half-width of a set of replications."""
+    x = np.asarray(list(samples), dtype=float)
+    half = stats.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
+    return float(x.mean()), float(half)

@@ -1,0 +1,126 @@
+"""The command line: help on every subcommand, output formats, and one clear line per user error."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from irqlab.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "napi.toml"
+SHORT = ["--set", "run.duration_ms=5", "--set", "run.warmup_ms=1"]
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.mark.parametrize("sub", [[], ["run"], ["keys"], ["check"]])
+def test_every_subcommand_has_help(sub):
+    r = invoke(*sub, "--help")
+    assert r.exit_code == 0
+    assert "Usage:" in r.output
+    assert len(r.output.splitlines()) > 5
+
+
+def test_json_output_holds_every_metric_the_issue_names():
+    r = invoke("run", str(EXAMPLE), "--format", "json", *SHORT)
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    for k in ("offered", "delivered", "dropped_nic", "dropped_socket", "in_flight"):
+        assert isinstance(rep["packets"][k], int)
+    for k in ("mean", "p50", "p90", "p99", "p999", "max"):
+        assert rep["latency_us"][k] > 0
+    for k in ("busy", "irq", "softirq", "ksoftirqd", "app", "idle"):
+        assert 0 <= rep["cpu"][k] <= 1
+    for k in ("offered_pps", "throughput_pps", "irq_per_s", "polls_per_s", "packets_per_poll",
+              "cycles_per_packet", "load_latency_product"):
+        assert rep[k] > 0, k
+
+
+def test_set_and_seed_override_the_file(tmp_path):
+    out = tmp_path / "r.json"
+    r = invoke("run", str(EXAMPLE), "--format", "json", "--out", str(out), "--seed", "7",
+               "--set", "scheme=irq", "--set", "traffic.rate_pps=2e4", *SHORT)
+    assert r.exit_code == 0, r.output
+    rep = json.loads(out.read_text())
+    assert rep["scheme"] == "irq"
+    assert rep["seed"] == 7
+    assert 1e4 < rep["offered_pps"] < 3e4
+
+
+def test_table_output_names_the_groups(tmp_path):
+    out = tmp_path / "t.txt"
+    r = invoke("run", str(EXAMPLE), "--out", str(out), *SHORT)
+    assert r.exit_code == 0
+    text = out.read_text()
+    for word in ("throughput", "p99", "ksoftirqd", "IRQs", "load-latency product"):
+        assert word in text
+
+
+def test_check_prints_every_resolved_key():
+    r = invoke("check", str(EXAMPLE), "--set", "nic.itr_us=20")
+    assert r.exit_code == 0
+    assert "nic.itr_us = 20" in r.output
+    assert "kernel.netdev_budget = 300" in r.output
+
+
+BAD = [
+    (["--set", "nic.ring_descritors=8"], "unknown key 'nic.ring_descritors' (did you mean 'nic.ring_descriptors'?)"),
+    (["--set", "bogus.anything_at_all=1"], "unknown key 'bogus.anything_at_all'"),
+    (["--set", "traffic.rate_pps=fast"], 'traffic.rate_pps = "fast": expected a number'),
+    (["--set", "traffic.rate_pps=0"], "traffic.rate_pps = 0: must be a number in (0, 1e9]"),
+    (["--set", "nic.ring_descriptors=0"], "nic.ring_descriptors = 0: must be an integer in 1 … 1048576"),
+    (["--set", "nic.ring_descriptors=2.5"], "nic.ring_descriptors = 2.5: expected an integer"),
+    (["--set", "scheme=nappi"], 'scheme = "nappi": must be one of "ideal", "irq", "napi"'),
+    (["--set", "platform.irq_dist=gamma"], 'platform.irq_dist = "gamma": must be one of'),
+    (["--set", "kernel.hz=999"], "kernel.hz = 999: must be one of 100, 250, 300, 1000"),
+    (["--set", "run.duration_ms=-5"], "run.duration_ms = -5: must be a number in (0, 3.6e6]"),
+    (["--set", "traffic=5"], "unknown key 'traffic'"),
+    (["--set", "noequals"], "expected dotted.key=value"),
+    (["--set", "kernel.hz=250", "--set", "kernel.netdev_budget_usecs=2000"],
+     "kernel.netdev_budget_usecs = 2000: below the kernel's minimum of 2 jiffies"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD)
+def test_bad_input_gives_one_clear_line_and_exit_2(args, message):
+    r = CliRunner().invoke(main, ["run", str(EXAMPLE), *args])
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1, r.output
+    assert lines[0].startswith("irqlab: error: ")
+    assert message in lines[0]
+
+
+def test_bad_files(tmp_path):
+    missing = CliRunner().invoke(main, ["run", str(tmp_path / "nope.toml")])
+    assert missing.exit_code == 2
+    assert "no such file" in missing.output
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[traffic\nrate_pps = 1\n")
+    r = CliRunner().invoke(main, ["run", str(broken)])
+    assert r.exit_code == 2
+    assert "not valid TOML" in r.output
+    nested = tmp_path / "nested.toml"
+    nested.write_text("[traffic]\nrate_pps = [1, 2]\n")
+    r = CliRunner().invoke(main, ["run", str(nested)])
+    assert r.exit_code == 2
+    assert "traffic.rate_pps: expected a single value" in r.output
+
+
+def test_a_real_process_prints_no_traceback_for_a_user_error():
+    p = subprocess.run(
+        [sys.executable, "-m", "irqlab.cli", "run", str(EXAMPLE), "--set", "nic.itr_us=-1"],
+        capture_output=True, text=True, check=False,
+    )
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+    assert p.stderr.strip() == "irqlab: error: nic.itr_us = -1: must be a number in [0, 1e6]"

@@ -1,0 +1,72 @@
+"""Conservation, for every scheme over many random valid scenarios.
+
+Packets: offered + in_flight_at_warmup = delivered + dropped_nic + dropped_socket + in_flight
+(with no warm-up, in_flight_at_warmup is 0 and this is offered = delivered + dropped + in flight).
+CPU: the picoseconds of every category sum exactly to the measured time.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import irqlab
+
+DIST = st.sampled_from(["deterministic", "exponential"])
+COST = st.one_of(st.just(0), st.floats(1, 20_000))
+
+scenarios = st.fixed_dictionaries(
+    {
+        "scheme": st.sampled_from(["ideal", "irq", "napi"]),
+        "run.seed": st.integers(0, 2**64 - 1),
+        "run.replication": st.integers(0, 50),
+        "run.duration_ms": st.floats(0.05, 3),
+        "run.warmup_ms": st.one_of(st.just(0), st.floats(0, 1)),
+        "traffic.kind": st.sampled_from(["poisson", "cbr"]),
+        "traffic.rate_pps": st.floats(1_000, 2_000_000),
+        "nic.ring_descriptors": st.integers(1, 256),
+        "nic.itr_us": st.one_of(st.just(0), st.floats(0, 100)),
+        "nic.rx_usecs": st.one_of(st.just(0), st.floats(0, 100)),
+        "nic.rx_frames": st.integers(0, 16),
+        "nic.cause_mode": st.sampled_from(["latched", "armed"]),
+        "platform.irq_ns": COST,
+        "platform.irq_dist": DIST,
+        "platform.proto_ns": st.floats(0, 20_000),
+        "platform.proto_dist": DIST,
+        "platform.poll_ns": COST,
+        "platform.softirq_ns": COST,
+        "platform.unmask_ns": COST,
+        "platform.mask_ns": COST,
+        "platform.ctx_switch_ns": COST,
+        "kernel.napi_weight": st.integers(1, 64),
+        "kernel.netdev_budget": st.integers(1, 300),
+        "kernel.max_softirq_restart": st.integers(1, 10),
+    }
+)
+
+
+def assert_conserved(rep: dict) -> None:
+    p = rep["packets"]
+    left = p["offered"] + p["in_flight_at_warmup"]
+    right = p["delivered"] + p["dropped_nic"] + p["dropped_socket"] + p["in_flight"]
+    assert left == right, p
+    c = rep["cpu_ps"]
+    assert c["irq"] + c["softirq"] + c["ksoftirqd"] + c["app"] + c["idle"] == c["measured"], c
+    share = rep["cpu"]
+    assert abs(share["busy"] + share["idle"] - 1) < 1e-12
+    assert rep["counts"]["polled_packets"] >= 0
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios)
+def test_packets_and_cpu_time_are_conserved(params):
+    assert_conserved(irqlab.run(params))
+
+
+@settings(max_examples=50, deadline=None)
+@given(scenarios)
+def test_without_warmup_offered_is_delivered_plus_dropped_plus_in_flight(params):
+    params = {**params, "run.warmup_ms": 0}
+    p = irqlab.run(params)["packets"]
+    assert p["in_flight_at_warmup"] == 0
+    assert p["offered"] == p["delivered"] + p["dropped_nic"] + p["dropped_socket"] + p["in_flight"]
