@@ -14,9 +14,9 @@ the value). The seed is fixed, so the outcome is reproducible.
 from __future__ import annotations
 
 import pytest
-from conftest import confidence_interval
 
 import irqlab
+from conftest import confidence_interval
 from irqlab.analytic import mm1b
 
 PROTO_NS = 1000.0  # mu = 1 Mpps
@@ -59,15 +59,23 @@ def comparisons() -> list[dict]:
             mean, half95 = confidence_interval(samples, 0.95)
             _, half999 = confidence_interval(samples, 0.999)
             rows.append(
-                {"point": (load, buffer), "metric": name, "expected": expected, "mean": mean,
-                 "half95": half95, "half999": half999}
+                {
+                    "point": (load, buffer),
+                    "metric": name,
+                    "expected": expected,
+                    "mean": mean,
+                    "half95": half95,
+                    "half999": half999,
+                }
             )
     return rows
 
 
 def describe(row: dict) -> str:
-    return (f"load {row['point'][0]}, B={row['point'][1]}, {row['metric']}: simulated "
-            f"{row['mean']:.6g} ± {row['half95']:.3g} (95%), M/M/1/B {row['expected']:.6g}")
+    return (
+        f"load {row['point'][0]}, B={row['point'][1]}, {row['metric']}: simulated "
+        f"{row['mean']:.6g} ± {row['half95']:.3g} (95%), M/M/1/B {row['expected']:.6g}"
+    )
 
 
 @pytest.mark.parametrize(("load", "buffer"), POINTS)

@@ -39,15 +39,35 @@ def test_json_output_holds_every_metric_the_issue_names():
         assert rep["latency_us"][k] > 0
     for k in ("busy", "irq", "softirq", "ksoftirqd", "app", "idle"):
         assert 0 <= rep["cpu"][k] <= 1
-    for k in ("offered_pps", "throughput_pps", "irq_per_s", "polls_per_s", "packets_per_poll",
-              "cycles_per_packet", "load_latency_product"):
+    for k in (
+        "offered_pps",
+        "throughput_pps",
+        "irq_per_s",
+        "polls_per_s",
+        "packets_per_poll",
+        "cycles_per_packet",
+        "load_latency_product",
+    ):
         assert rep[k] > 0, k
 
 
 def test_set_and_seed_override_the_file(tmp_path):
     out = tmp_path / "r.json"
-    r = invoke("run", str(EXAMPLE), "--format", "json", "--out", str(out), "--seed", "7",
-               "--set", "scheme=irq", "--set", "traffic.rate_pps=2e4", *SHORT)
+    r = invoke(
+        "run",
+        str(EXAMPLE),
+        "--format",
+        "json",
+        "--out",
+        str(out),
+        "--seed",
+        "7",
+        "--set",
+        "scheme=irq",
+        "--set",
+        "traffic.rate_pps=2e4",
+        *SHORT,
+    )
     assert r.exit_code == 0, r.output
     rep = json.loads(out.read_text())
     assert rep["scheme"] == "irq"
@@ -72,11 +92,17 @@ def test_check_prints_every_resolved_key():
 
 
 BAD = [
-    (["--set", "nic.ring_descritors=8"], "unknown key 'nic.ring_descritors' (did you mean 'nic.ring_descriptors'?)"),
+    (
+        ["--set", "nic.ring_descritors=8"],
+        "unknown key 'nic.ring_descritors' (did you mean 'nic.ring_descriptors'?)",
+    ),
     (["--set", "bogus.anything_at_all=1"], "unknown key 'bogus.anything_at_all'"),
     (["--set", "traffic.rate_pps=fast"], 'traffic.rate_pps = "fast": expected a number'),
     (["--set", "traffic.rate_pps=0"], "traffic.rate_pps = 0: must be a number in (0, 1e9]"),
-    (["--set", "nic.ring_descriptors=0"], "nic.ring_descriptors = 0: must be an integer in 1 … 1048576"),
+    (
+        ["--set", "nic.ring_descriptors=0"],
+        "nic.ring_descriptors = 0: must be an integer in 1 … 1048576",
+    ),
     (["--set", "nic.ring_descriptors=2.5"], "nic.ring_descriptors = 2.5: expected an integer"),
     (["--set", "scheme=nappi"], 'scheme = "nappi": must be one of "ideal", "irq", "napi"'),
     (["--set", "platform.irq_dist=gamma"], 'platform.irq_dist = "gamma": must be one of'),
@@ -84,8 +110,10 @@ BAD = [
     (["--set", "run.duration_ms=-5"], "run.duration_ms = -5: must be a number in (0, 3.6e6]"),
     (["--set", "traffic=5"], "unknown key 'traffic'"),
     (["--set", "noequals"], "expected dotted.key=value"),
-    (["--set", "kernel.hz=250", "--set", "kernel.netdev_budget_usecs=2000"],
-     "kernel.netdev_budget_usecs = 2000: below the kernel's minimum of 2 jiffies"),
+    (
+        ["--set", "kernel.hz=250", "--set", "kernel.netdev_budget_usecs=2000"],
+        "kernel.netdev_budget_usecs = 2000: below the kernel's minimum of 2 jiffies",
+    ),
 ]
 
 
@@ -119,7 +147,9 @@ def test_bad_files(tmp_path):
 def test_a_real_process_prints_no_traceback_for_a_user_error():
     p = subprocess.run(
         [sys.executable, "-m", "irqlab.cli", "run", str(EXAMPLE), "--set", "nic.itr_us=-1"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert p.returncode == 2
     assert "Traceback" not in p.stderr

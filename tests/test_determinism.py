@@ -30,9 +30,23 @@ def test_same_seed_same_bytes_in_two_processes(tmp_path):
     for i in range(2):
         out = tmp_path / f"{i}.json"
         subprocess.run(
-            [sys.executable, "-m", "irqlab.cli", "run", str(EXAMPLE), "--format", "json",
-             "--seed", "11", "--set", "run.duration_ms=20", "--set", "traffic.rate_pps=150000",
-             "--out", str(out)],
+            [
+                sys.executable,
+                "-m",
+                "irqlab.cli",
+                "run",
+                str(EXAMPLE),
+                "--format",
+                "json",
+                "--seed",
+                "11",
+                "--set",
+                "run.duration_ms=20",
+                "--set",
+                "traffic.rate_pps=150000",
+                "--out",
+                str(out),
+            ],
             check=True,
         )
         outs.append(out.read_bytes())
@@ -56,6 +70,7 @@ def test_schemes_see_the_identical_arrival_sequence_under_one_seed():
     assert traces["ideal"] == traces["irq"] == traces["napi"]
     assert len(traces["ideal"]) > 100
     # and changing a cost does not move an arrival either
-    _, tr = irqlab.run_traced(EXAMPLE, {**OVER, "run.duration_ms": 2, "platform.irq_ns": 100},
-                              seed=5)
+    _, tr = irqlab.run_traced(
+        EXAMPLE, {**OVER, "run.duration_ms": 2, "platform.irq_ns": 100}, seed=5
+    )
     assert tr["arrival_ps"] == traces["napi"]

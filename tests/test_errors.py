@@ -21,7 +21,7 @@ def test_core_rejects_what_python_would_have_caught():
         _irqlab.run({"traffic.rate_pps": [1, 2]})
     with pytest.raises(irqlab.ConfigError, match="integer too large"):
         _irqlab.run({"run.seed": 2**200})
-    with pytest.raises(irqlab.ConfigError, match="run.seed = -1"):
+    with pytest.raises(irqlab.ConfigError, match=r"run\.seed = -1"):
         _irqlab.run({"run.seed": -1})
 
 

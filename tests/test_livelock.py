@@ -6,10 +6,12 @@ keeps the vector masked, the IRQ rate drops towards zero and throughput stays at
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
-from conftest import SALAH, salah_cliff_pps
 
 import irqlab
+from conftest import SALAH, salah_cliff_pps
 
 RATES = [40e3, 80e3, 110e3, 127e3, 145e3, 170e3, 200e3, 300e3, 400e3, 600e3]
 MU = 1e9 / SALAH["platform.proto_ns"]  # 187.3 kpps
@@ -19,8 +21,16 @@ R = 1e9 / SALAH["platform.irq_ns"]
 def sweep(scheme: str) -> dict[float, dict]:
     out = {}
     for rate in RATES:
-        out[rate] = irqlab.run({**SALAH, "scheme": scheme, "traffic.rate_pps": rate,
-                                "run.warmup_ms": 50, "run.duration_ms": 400, "run.seed": 3})
+        out[rate] = irqlab.run(
+            {
+                **SALAH,
+                "scheme": scheme,
+                "traffic.rate_pps": rate,
+                "run.warmup_ms": 50,
+                "run.duration_ms": 400,
+                "run.seed": 3,
+            }
+        )
     return out
 
 
@@ -48,7 +58,7 @@ def test_irq_throughput_peaks_at_the_cliff_and_falls_past_it(irq):
         assert tput[rate] == pytest.approx(rate, rel=0.02)
     # past it, throughput falls monotonically: livelock
     past = [tput[r] for r in RATES if r >= 145e3]
-    assert all(a > b for a, b in zip(past, past[1:], strict=False)), past
+    assert all(a > b for a, b in itertools.pairwise(past)), past
     assert tput[600e3] < 0.5 * tput[peak_rate]
     # and follows the model's effective service rate mu' = mu r / (lambda + r) (Eq. 2)
     for rate in (300e3, 400e3, 600e3):

@@ -53,7 +53,7 @@ def overrides_option(f: F) -> F:
         multiple=True,
         metavar="KEY=VALUE",
         help="Override any scenario key, e.g. --set traffic.rate_pps=2e5 --set scheme=irq "
-        "(repeatable; values are read as TOML: numbers, \"strings\" or bare words).",
+        '(repeatable; values are read as TOML: numbers, "strings" or bare words).',
     )(f)
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import difflib
 import math
-import tomllib
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 from irqlab import _irqlab
 from irqlab.errors import ConfigError
@@ -104,10 +105,7 @@ def check_value(key: str, value: Any) -> Scalar:
     if typ == "int":
         if not isinstance(value, int):
             raise bad("expected an integer")
-        if "choices" in spec:
-            ok = value in spec["choices"]
-        else:
-            ok = spec["min"] <= value <= spec["max"]
+        ok = value in spec["choices"] if "choices" in spec else spec["min"] <= value <= spec["max"]
         if not ok:
             raise bad(f"must be {allowed}")
         return value
