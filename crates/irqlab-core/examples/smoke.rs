@@ -20,5 +20,8 @@ fn main() {
     let r = run(&s);
     let dt = t.elapsed().as_secs_f64();
     println!("{}", serde_json::to_string_pretty(&r).unwrap());
-    eprintln!("wall {dt:.3}s, {:.2} M offered pkts/s", r.packets.offered as f64 / dt / 1e6);
+    eprintln!(
+        "wall {dt:.3}s, {:.2} M offered pkts/s",
+        r.packets.offered as f64 / dt / 1e6
+    );
 }

@@ -47,22 +47,21 @@ pub struct Cpu<T> {
     running: Option<usize>,
     /// Time up to which `remaining` and the accounts are brought.
     since: SimTime,
-    window_start: SimTime,
-    window_end: SimTime,
-    /// Picoseconds per category inside the measured window.
+    /// Picoseconds per category since time zero.
     account: [u64; N_CATEGORIES],
+    /// When the running job finishes (`u64::MAX` if none runs): cached for the event loop.
+    next_done: u64,
 }
 
 impl<T: Copy> Cpu<T> {
-    /// A core measuring CPU time in `[window_start, window_end)`.
-    pub fn new(window_start: SimTime, window_end: SimTime) -> Cpu<T> {
+    /// An idle core at time zero.
+    pub fn new() -> Cpu<T> {
         Cpu {
             jobs: [None; N_LEVELS],
             running: None,
             since: SimTime::ZERO,
-            window_start,
-            window_end,
             account: [0; N_CATEGORIES],
+            next_done: u64::MAX,
         }
     }
 
@@ -70,20 +69,14 @@ impl<T: Copy> Cpu<T> {
     #[inline]
     pub fn advance(&mut self, now: SimTime) {
         let dt = now.ps() - self.since.ps();
-        if dt == 0 {
-            return;
-        }
-        let lo = self.since.max(self.window_start).ps();
-        let hi = now.min(self.window_end).ps();
-        let measured = hi.saturating_sub(lo);
         match self.running {
             Some(level) => {
                 let job = self.jobs[level].as_mut().expect("running job");
                 debug_assert!(job.remaining >= dt, "job overran its completion");
                 job.remaining -= dt;
-                self.account[job.category as usize] += measured;
+                self.account[job.category as usize] += dt;
             }
-            None => self.account[Category::Idle as usize] += measured,
+            None => self.account[Category::Idle as usize] += dt,
         }
         self.since = now;
     }
@@ -100,14 +93,20 @@ impl<T: Copy> Cpu<T> {
         });
         if self.running.is_none_or(|r| l < r) {
             self.running = Some(l);
+            self.next_done = self.since.ps() + duration.ps();
         }
     }
 
     /// When the running job finishes, if one runs.
     #[inline]
     pub fn next_completion(&self) -> Option<SimTime> {
-        self.running
-            .map(|l| SimTime(self.since.ps() + self.jobs[l].as_ref().expect("job").remaining))
+        self.running.map(|_| SimTime(self.next_done))
+    }
+
+    /// When the running job finishes, in ps; `u64::MAX` if none runs.
+    #[inline]
+    pub fn next_completion_ps(&self) -> u64 {
+        self.next_done
     }
 
     /// Removes the running job, which has just finished, and returns its level and tag.
@@ -117,6 +116,10 @@ impl<T: Copy> Cpu<T> {
         let job = self.jobs[l].take().expect("job");
         debug_assert_eq!(job.remaining, 0);
         self.running = self.jobs.iter().position(Option::is_some);
+        self.next_done = match self.running {
+            Some(r) => self.since.ps() + self.jobs[r].as_ref().expect("job").remaining,
+            None => u64::MAX,
+        };
         let level = match l {
             0 => Level::HardIrq,
             1 => Level::SoftIrq,
@@ -131,7 +134,7 @@ impl<T: Copy> Cpu<T> {
         self.jobs[level as usize].is_some()
     }
 
-    /// Picoseconds accounted to each category in the measured window.
+    /// Picoseconds accounted to each category since time zero.
     pub fn account(&self) -> [u64; N_CATEGORIES] {
         self.account
     }
@@ -143,7 +146,7 @@ mod tests {
 
     #[test]
     fn preempted_work_resumes_and_every_picosecond_is_accounted() {
-        let mut cpu: Cpu<u8> = Cpu::new(SimTime(0), SimTime(100));
+        let mut cpu: Cpu<u8> = Cpu::new();
         cpu.advance(SimTime(10)); // idle 10
         cpu.start(Level::SoftIrq, SimDuration(30), Category::Softirq, 1);
         assert_eq!(cpu.next_completion(), Some(SimTime(40)));
@@ -162,17 +165,5 @@ mod tests {
         assert_eq!(a[Category::Softirq as usize], 30);
         assert_eq!(a[Category::Idle as usize], 65);
         assert_eq!(a.iter().sum::<u64>(), 100);
-    }
-
-    #[test]
-    fn only_the_window_is_accounted() {
-        let mut cpu: Cpu<u8> = Cpu::new(SimTime(10), SimTime(20));
-        cpu.start(Level::Thread, SimDuration(15), Category::Ksoftirqd, 0);
-        cpu.advance(SimTime(15));
-        cpu.complete();
-        cpu.advance(SimTime(30));
-        let a = cpu.account();
-        assert_eq!(a[Category::Ksoftirqd as usize], 5);
-        assert_eq!(a[Category::Idle as usize], 5);
     }
 }

@@ -6,10 +6,12 @@ use crate::time::SimDuration;
 
 /// Rounds a non-negative picosecond quantity to the nearest integer (ties up).
 ///
-/// Written as `floor(x + 0.5)` so that the Python reference reproduces it bit for bit.
+/// `floor(x + 0.5)`, written as a truncating cast (equal for non-negative `x`, and no libm
+/// call); the Python reference computes `int(x + 0.5)`, bit for bit the same.
 #[inline]
 pub fn round_ps(x: f64) -> u64 {
-    (x + 0.5).floor() as u64
+    debug_assert!((0.0..9.2e18).contains(&x), "time out of range: {x}");
+    (x + 0.5) as i64 as u64
 }
 
 /// Draws one cost. Deterministic costs draw no random number.
@@ -17,6 +19,6 @@ pub fn round_ps(x: f64) -> u64 {
 pub fn sample(cost: &Cost, stream: &mut Stream) -> SimDuration {
     match cost.dist {
         Dist::Deterministic => cost.mean,
-        Dist::Exponential => SimDuration(round_ps(stream.exponential(cost.mean.ps() as f64))),
+        Dist::Exponential => SimDuration(round_ps(stream.exponential(cost.mean_ps))),
     }
 }

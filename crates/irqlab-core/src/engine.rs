@@ -7,7 +7,7 @@
 //! end of the run is not processed. Between events the engine only advances the CPU's
 //! accounting; everything else happens at event times, in zero simulated time.
 
-use crate::cpu::Cpu;
+use crate::cpu::{Cpu, N_CATEGORIES};
 use crate::host::{Timer, Work};
 use crate::kernel::Kernel;
 use crate::metrics::{Metrics, Report, RunInfo};
@@ -18,9 +18,9 @@ use crate::scenario::Scenario;
 use crate::time::SimTime;
 use crate::traffic::{Arrival, Source};
 
-pub(crate) const PRIO_CPU: u8 = 0;
+/// Priority of timers in the event queue. The CPU's completion ranks 0 and an arrival 2; they
+/// are merged in the loop, not queued.
 pub(crate) const PRIO_TIMER: u8 = 1;
-pub(crate) const PRIO_ARRIVAL: u8 = 2;
 
 /// Observes per-packet outcomes (for tests and the reference comparison). The default,
 /// [`NoTrace`], compiles to nothing.
@@ -102,7 +102,7 @@ impl<'s, T: Tracer> Sim<'s, T> {
             ring: Ring::new(s.nic.ring_descriptors),
             irq: IrqLine::new(&s.nic),
             pending_hardirqs: 0,
-            cpu: Cpu::new(s.run.warmup, s.run.end),
+            cpu: Cpu::new(),
             kernel: Kernel::new(s.kernel.jiffy.ps()),
             timers: EventQueue::with_capacity(64),
             metrics: Metrics::new(s.run.warmup, s.run.end),
@@ -113,28 +113,30 @@ impl<'s, T: Tracer> Sim<'s, T> {
     /// Runs to the end and returns the report.
     pub fn run(mut self) -> (Report, T) {
         let end = self.s.run.end;
+        let warmup = self.s.run.warmup;
+        // CPU accounts when the measured window opens (read at the first event at or after it).
+        let mut at_warmup: Option<[u64; N_CATEGORIES]> = None;
         loop {
-            let mut best: Option<(SimTime, u8, Next)> = None;
-            if let Some(t) = self.cpu.next_completion() {
-                best = Some((t, PRIO_CPU, Next::Cpu));
-            }
-            if let Some((t, p)) = self.timers.peek()
-                && best.as_ref().is_none_or(|(bt, bp, _)| (t, p) < (*bt, *bp))
-            {
-                best = Some((t, p, Next::Timer));
-            }
-            let ta = self.next_arrival.time;
-            if best
-                .as_ref()
-                .is_none_or(|(bt, bp, _)| (ta, PRIO_ARRIVAL) < (*bt, *bp))
-            {
-                best = Some((ta, PRIO_ARRIVAL, Next::Arrival));
-            }
-            let (t, _, which) = best.expect("an arrival is always pending");
+            // Lazy merge of the three sources; ties go to the CPU, then timers, then arrivals.
+            let tc = self.cpu.next_completion_ps();
+            let tt = self.timers.peek().map_or(u64::MAX, |(t, _)| t.ps());
+            let ta = self.next_arrival.time.ps();
+            let (t, which) = if tc <= tt && tc <= ta {
+                (tc, Next::Cpu)
+            } else if tt <= ta {
+                (tt, Next::Timer)
+            } else {
+                (ta, Next::Arrival)
+            };
+            let t = SimTime(t);
             if t >= end {
                 break;
             }
             debug_assert!(t >= self.now, "event in the past: {t} < {}", self.now);
+            if at_warmup.is_none() && t >= warmup {
+                self.cpu.advance(warmup);
+                at_warmup = Some(self.cpu.account());
+            }
             self.now = t;
             self.cpu.advance(t);
             match which {
@@ -155,8 +157,17 @@ impl<'s, T: Tracer> Sim<'s, T> {
                 }
             }
         }
+        if at_warmup.is_none() {
+            self.cpu.advance(warmup);
+            at_warmup = Some(self.cpu.account());
+        }
         self.now = end;
         self.cpu.advance(end);
+        let before = at_warmup.expect("read above");
+        let mut measured = self.cpu.account();
+        for (m, b) in measured.iter_mut().zip(before) {
+            *m -= b;
+        }
         let info = RunInfo {
             scheme: self.s.scheme.name(),
             seed: self.s.run.seed,
@@ -165,7 +176,7 @@ impl<'s, T: Tracer> Sim<'s, T> {
         };
         let report = self
             .metrics
-            .report(info, self.cpu.account(), self.ring.occupied() as u64);
+            .report(info, measured, self.ring.occupied() as u64);
         (report, self.tracer)
     }
 }

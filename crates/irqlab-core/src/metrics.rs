@@ -38,7 +38,7 @@ pub struct Metrics {
     latency_sum_ps: u128,
     latency_min_ps: u64,
     latency_max_ps: u64,
-    hist: Histogram<u64>,
+    hist: Histogram<u32>,
 }
 
 impl Metrics {
@@ -108,8 +108,7 @@ impl Metrics {
         let n = self.delivered;
         let q = |x: f64| (n > 0).then(|| self.hist.value_at_quantile(x) as f64 / 1e3);
         let mean_us = (n > 0).then(|| self.latency_sum_ps as f64 / n as f64 / PS_PER_US as f64);
-        let cycles_per_packet =
-            (n > 0).then(|| busy * info.cpu_ghz * 1e9 / throughput_pps);
+        let cycles_per_packet = (n > 0).then(|| busy * info.cpu_ghz * 1e9 / throughput_pps);
         Report {
             scheme: info.scheme.to_string(),
             seed: info.seed,

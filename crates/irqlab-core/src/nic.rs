@@ -15,8 +15,6 @@
 //! - issuing an IRQ reloads the throttle counter; the ISR, when it finishes, has seen every
 //!   packet that arrived before, so it clears the cause and the frame count.
 
-use std::collections::VecDeque;
-
 use crate::scenario::NicConfig;
 use crate::time::{SimDuration, SimTime};
 
@@ -29,20 +27,29 @@ pub struct Packet {
     pub id: u64,
 }
 
-/// The Rx descriptor ring.
+/// The Rx descriptor ring: a fixed circular buffer, allocated once.
 #[derive(Debug)]
 pub struct Ring {
-    slots: VecDeque<Packet>,
-    capacity: usize,
+    slots: Box<[Packet]>,
+    /// Index of the oldest packet.
+    head: usize,
+    /// Slots taken (packets waiting plus the one in service).
+    len: usize,
     /// Whether the head packet is being processed (it keeps its slot until done).
     head_in_service: bool,
 }
 
 impl Ring {
     pub fn new(capacity: usize) -> Ring {
+        let empty = Packet {
+            arrival: SimTime::ZERO,
+            size_bytes: 0,
+            id: 0,
+        };
         Ring {
-            slots: VecDeque::with_capacity(capacity),
-            capacity,
+            slots: vec![empty; capacity].into_boxed_slice(),
+            head: 0,
+            len: 0,
             head_in_service: false,
         }
     }
@@ -50,41 +57,52 @@ impl Ring {
     /// Slots taken (packets waiting plus the one in service).
     #[inline]
     pub fn occupied(&self) -> usize {
-        self.slots.len()
+        self.len
     }
 
     /// Packets waiting for the driver to take them.
     #[inline]
     pub fn unprocessed(&self) -> usize {
-        self.slots.len() - usize::from(self.head_in_service)
+        self.len - usize::from(self.head_in_service)
     }
 
     #[inline]
     pub fn is_full(&self) -> bool {
-        self.slots.len() == self.capacity
+        self.len == self.slots.len()
     }
 
     /// Stores an arriving packet. The caller checks `is_full` first.
     #[inline]
     pub fn push(&mut self, p: Packet) {
         debug_assert!(!self.is_full());
-        self.slots.push_back(p);
+        let mut i = self.head + self.len;
+        if i >= self.slots.len() {
+            i -= self.slots.len();
+        }
+        self.slots[i] = p;
+        self.len += 1;
     }
 
     /// The driver takes the next waiting packet for processing.
     #[inline]
     pub fn take(&mut self) -> Packet {
-        debug_assert!(!self.head_in_service && !self.slots.is_empty());
+        debug_assert!(!self.head_in_service && self.len > 0);
         self.head_in_service = true;
-        self.slots[0]
+        self.slots[self.head]
     }
 
     /// Processing of the taken packet finished: its slot is free again.
     #[inline]
     pub fn release(&mut self) -> Packet {
-        debug_assert!(self.head_in_service);
+        debug_assert!(self.head_in_service && self.len > 0);
         self.head_in_service = false;
-        self.slots.pop_front().expect("a packet in service")
+        let p = self.slots[self.head];
+        self.head += 1;
+        if self.head == self.slots.len() {
+            self.head = 0;
+        }
+        self.len -= 1;
+        p
     }
 }
 
@@ -209,6 +227,29 @@ mod tests {
     use super::*;
     use crate::scenario::CauseMode;
 
+    #[test]
+    fn ring_keeps_order_and_slots_until_release() {
+        let mut r = Ring::new(2);
+        let p = |id| Packet {
+            arrival: SimTime(id),
+            size_bytes: 64,
+            id,
+        };
+        r.push(p(1));
+        r.push(p(2));
+        assert!(r.is_full());
+        assert_eq!(r.take().id, 1);
+        assert_eq!(r.unprocessed(), 1);
+        assert!(r.is_full(), "the packet in service keeps its slot");
+        assert_eq!(r.release().id, 1);
+        r.push(p(3)); // wraps around
+        assert_eq!(r.take().id, 2);
+        assert_eq!(r.release().id, 2);
+        assert_eq!(r.take().id, 3);
+        assert_eq!(r.release().id, 3);
+        assert_eq!(r.occupied(), 0);
+    }
+
     fn line(itr_us: u64, rx_usecs: u64, rx_frames: u64) -> IrqLine {
         IrqLine::new(&NicConfig {
             ring_descriptors: 8,
@@ -237,7 +278,10 @@ mod tests {
         l.isr_done();
         // A packet 3 us later waits until the counter expires at 10 us ...
         l.raise(SimTime(3 * US));
-        assert_eq!(l.decide(SimTime(3 * US)), IrqDecision::WaitUntil(SimTime(10 * US)));
+        assert_eq!(
+            l.decide(SimTime(3 * US)),
+            IrqDecision::WaitUntil(SimTime(10 * US))
+        );
         assert_eq!(l.decide(SimTime(10 * US)), IrqDecision::Fire);
         l.issue(SimTime(10 * US), false);
         l.isr_done();
@@ -250,13 +294,20 @@ mod tests {
     fn frame_count_and_absolute_timeout_whichever_first() {
         let mut l = line(0, 50, 3);
         l.raise(SimTime(US));
-        assert_eq!(l.decide(SimTime(US)), IrqDecision::WaitUntil(SimTime(51 * US)));
+        assert_eq!(
+            l.decide(SimTime(US)),
+            IrqDecision::WaitUntil(SimTime(51 * US))
+        );
         l.raise(SimTime(2 * US));
         l.raise(SimTime(4 * US));
         assert_eq!(l.decide(SimTime(4 * US)), IrqDecision::Fire);
         let mut l = line(0, 0, 2);
         l.raise(SimTime(US));
-        assert_eq!(l.decide(SimTime(US)), IrqDecision::Idle, "count only: waits for frames");
+        assert_eq!(
+            l.decide(SimTime(US)),
+            IrqDecision::Idle,
+            "count only: waits for frames"
+        );
     }
 
     #[test]

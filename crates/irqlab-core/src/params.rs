@@ -202,42 +202,226 @@ const COST_MAX_NS: f64 = 1e9;
 
 /// The schema. Order is the order of documentation.
 pub const PARAMS: &[ParamSpec] = &[
-    p("scheme", Kind::OneOf(SCHEMES), S("napi"), "interrupt-handling scheme (a preset of the host model)"),
-    p("run.seed", int(0, u64::MAX as i128), I(1), "random seed of the run"),
-    p("run.replication", int(0, crate::rng::MAX_REPLICATION as i128), I(0), "index of an independent, non-overlapping set of random streams under the same seed"),
-    p("run.duration_ms", Kind::Float { min: 0.0, max: 3.6e6, min_open: true }, F(100.0), "measured simulated time after the warm-up, ms"),
-    p("run.warmup_ms", float(0.0, 3.6e6), F(10.0), "simulated time before measuring starts, ms"),
-    p("traffic.kind", Kind::OneOf(&["poisson", "cbr"]), S("poisson"), "arrival process"),
-    p("traffic.rate_pps", positive(1e9), F(100_000.0), "mean offered packet rate, packets/s"),
-    p("traffic.size_bytes", int(1, 65_535), I(64), "frame size, bytes"),
-    p("nic.ring_descriptors", int(1, 1 << 20), I(1024), "Rx ring slots; a packet holds one from arrival to the end of its protocol processing"),
-    p("nic.itr_us", float(0.0, 1e6), F(0.0), "ITR: minimum interval between two IRQs of the vector, us (0 = off)"),
-    p("nic.rx_usecs", float(0.0, 1e6), F(0.0), "absolute timeout from the first unsignalled packet to its IRQ, us (0 = none)"),
-    p("nic.rx_frames", int(0, 1 << 20), I(0), "IRQ once this many packets wait to be signalled (0 = none)"),
-    p("nic.cause_mode", Kind::OneOf(&["latched", "armed"]), S("latched"), "latched: a cause raised while masked interrupts at unmask (Intel EICR); armed: re-enabling after an empty poll discards it"),
-    p("platform.cpu_ghz", positive(100.0), F(3.0), "core clock, GHz (for cycles_per_packet)"),
-    p("platform.irq_ns", float(0.0, COST_MAX_NS), F(3730.0), "one hard interrupt: entry, ISR, exit, ns"),
-    p("platform.irq_dist", Kind::OneOf(DISTS), S("exponential"), "distribution of irq_ns"),
-    p("platform.proto_ns", float(0.0, COST_MAX_NS), F(5340.0), "protocol processing of one packet (fixed part), ns"),
-    p("platform.proto_dist", Kind::OneOf(DISTS), S("exponential"), "distribution of proto_ns"),
-    p("platform.proto_ns_per_byte", float(0.0, 1e6), F(0.0), "protocol processing per frame byte (deterministic), ns"),
-    p("platform.poll_ns", float(0.0, COST_MAX_NS), F(0.0), "one call of the driver poll function, ns"),
-    p("platform.poll_dist", Kind::OneOf(DISTS), S("deterministic"), "distribution of poll_ns"),
-    p("platform.softirq_ns", float(0.0, COST_MAX_NS), F(0.0), "one net_rx_action run, ns"),
-    p("platform.softirq_dist", Kind::OneOf(DISTS), S("deterministic"), "distribution of softirq_ns"),
-    p("platform.mask_ns", float(0.0, COST_MAX_NS), F(0.0), "masking the vector in the ISR, ns"),
-    p("platform.mask_dist", Kind::OneOf(DISTS), S("deterministic"), "distribution of mask_ns"),
-    p("platform.unmask_ns", float(0.0, COST_MAX_NS), F(0.0), "re-enabling the vector after napi_complete_done, ns"),
-    p("platform.unmask_dist", Kind::OneOf(DISTS), S("deterministic"), "distribution of unmask_ns"),
-    p("platform.ctx_switch_ns", float(0.0, COST_MAX_NS), F(0.0), "switching to ksoftirqd when it is woken, ns"),
-    p("platform.ctx_switch_dist", Kind::OneOf(DISTS), S("deterministic"), "distribution of ctx_switch_ns"),
-    p("kernel.napi_weight", int(1, 65_536), I(64), "per-NAPI budget of one poll call (NAPI_POLL_WEIGHT)"),
-    p("kernel.netdev_budget", int(1, 1 << 20), I(300), "packets per net_rx_action run (net.core.netdev_budget)"),
-    p("kernel.netdev_budget_usecs", int(0, 10_000_000), I(0), "time limit of one net_rx_action run, us, checked in jiffies (0 = 2 jiffies, the kernel default and minimum)"),
-    p("kernel.hz", Kind::IntOneOf(&[100, 250, 300, 1000]), I(1000), "kernel tick rate (jiffy = 1/hz s)"),
-    p("kernel.max_softirq_restart", int(1, 1000), I(10), "handle_softirqs passes before ksoftirqd takes over (MAX_SOFTIRQ_RESTART)"),
-    p("kernel.max_softirq_time_ms", positive(1000.0), F(2.0), "handle_softirqs restart window, ms, in jiffies (MAX_SOFTIRQ_TIME)"),
-    p("driver.moderation", Kind::OneOf(&["static"]), S("static"), "interrupt moderation policy (static: keep nic.itr_us)"),
+    p(
+        "scheme",
+        Kind::OneOf(SCHEMES),
+        S("napi"),
+        "interrupt-handling scheme (a preset of the host model)",
+    ),
+    p(
+        "run.seed",
+        int(0, u64::MAX as i128),
+        I(1),
+        "random seed of the run",
+    ),
+    p(
+        "run.replication",
+        int(0, crate::rng::MAX_REPLICATION as i128),
+        I(0),
+        "index of an independent, non-overlapping set of random streams under the same seed",
+    ),
+    p(
+        "run.duration_ms",
+        Kind::Float {
+            min: 0.0,
+            max: 3.6e6,
+            min_open: true,
+        },
+        F(100.0),
+        "measured simulated time after the warm-up, ms",
+    ),
+    p(
+        "run.warmup_ms",
+        float(0.0, 3.6e6),
+        F(10.0),
+        "simulated time before measuring starts, ms",
+    ),
+    p(
+        "traffic.kind",
+        Kind::OneOf(&["poisson", "cbr"]),
+        S("poisson"),
+        "arrival process",
+    ),
+    p(
+        "traffic.rate_pps",
+        positive(1e9),
+        F(100_000.0),
+        "mean offered packet rate, packets/s",
+    ),
+    p(
+        "traffic.size_bytes",
+        int(1, 65_535),
+        I(64),
+        "frame size, bytes",
+    ),
+    p(
+        "nic.ring_descriptors",
+        int(1, 1 << 20),
+        I(1024),
+        "Rx ring slots; a packet holds one from arrival to the end of its protocol processing",
+    ),
+    p(
+        "nic.itr_us",
+        float(0.0, 1e6),
+        F(0.0),
+        "ITR: minimum interval between two IRQs of the vector, us (0 = off)",
+    ),
+    p(
+        "nic.rx_usecs",
+        float(0.0, 1e6),
+        F(0.0),
+        "absolute timeout from the first unsignalled packet to its IRQ, us (0 = none)",
+    ),
+    p(
+        "nic.rx_frames",
+        int(0, 1 << 20),
+        I(0),
+        "IRQ once this many packets wait to be signalled (0 = none)",
+    ),
+    p(
+        "nic.cause_mode",
+        Kind::OneOf(&["latched", "armed"]),
+        S("latched"),
+        "latched: a cause raised while masked interrupts at unmask (Intel EICR); armed: re-enabling after an empty poll discards it",
+    ),
+    p(
+        "platform.cpu_ghz",
+        positive(100.0),
+        F(3.0),
+        "core clock, GHz (for cycles_per_packet)",
+    ),
+    p(
+        "platform.irq_ns",
+        float(0.0, COST_MAX_NS),
+        F(3730.0),
+        "one hard interrupt: entry, ISR, exit, ns",
+    ),
+    p(
+        "platform.irq_dist",
+        Kind::OneOf(DISTS),
+        S("exponential"),
+        "distribution of irq_ns",
+    ),
+    p(
+        "platform.proto_ns",
+        float(0.0, COST_MAX_NS),
+        F(5340.0),
+        "protocol processing of one packet (fixed part), ns",
+    ),
+    p(
+        "platform.proto_dist",
+        Kind::OneOf(DISTS),
+        S("exponential"),
+        "distribution of proto_ns",
+    ),
+    p(
+        "platform.proto_ns_per_byte",
+        float(0.0, 1e6),
+        F(0.0),
+        "protocol processing per frame byte (deterministic), ns",
+    ),
+    p(
+        "platform.poll_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "one call of the driver poll function, ns",
+    ),
+    p(
+        "platform.poll_dist",
+        Kind::OneOf(DISTS),
+        S("deterministic"),
+        "distribution of poll_ns",
+    ),
+    p(
+        "platform.softirq_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "one net_rx_action run, ns",
+    ),
+    p(
+        "platform.softirq_dist",
+        Kind::OneOf(DISTS),
+        S("deterministic"),
+        "distribution of softirq_ns",
+    ),
+    p(
+        "platform.mask_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "masking the vector in the ISR, ns",
+    ),
+    p(
+        "platform.mask_dist",
+        Kind::OneOf(DISTS),
+        S("deterministic"),
+        "distribution of mask_ns",
+    ),
+    p(
+        "platform.unmask_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "re-enabling the vector after napi_complete_done, ns",
+    ),
+    p(
+        "platform.unmask_dist",
+        Kind::OneOf(DISTS),
+        S("deterministic"),
+        "distribution of unmask_ns",
+    ),
+    p(
+        "platform.ctx_switch_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "switching to ksoftirqd when it is woken, ns",
+    ),
+    p(
+        "platform.ctx_switch_dist",
+        Kind::OneOf(DISTS),
+        S("deterministic"),
+        "distribution of ctx_switch_ns",
+    ),
+    p(
+        "kernel.napi_weight",
+        int(1, 65_536),
+        I(64),
+        "per-NAPI budget of one poll call (NAPI_POLL_WEIGHT)",
+    ),
+    p(
+        "kernel.netdev_budget",
+        int(1, 1 << 20),
+        I(300),
+        "packets per net_rx_action run (net.core.netdev_budget)",
+    ),
+    p(
+        "kernel.netdev_budget_usecs",
+        int(0, 10_000_000),
+        I(0),
+        "time limit of one net_rx_action run, us, checked in jiffies (0 = 2 jiffies, the kernel default and minimum)",
+    ),
+    p(
+        "kernel.hz",
+        Kind::IntOneOf(&[100, 250, 300, 1000]),
+        I(1000),
+        "kernel tick rate (jiffy = 1/hz s)",
+    ),
+    p(
+        "kernel.max_softirq_restart",
+        int(1, 1000),
+        I(10),
+        "handle_softirqs passes before ksoftirqd takes over (MAX_SOFTIRQ_RESTART)",
+    ),
+    p(
+        "kernel.max_softirq_time_ms",
+        positive(1000.0),
+        F(2.0),
+        "handle_softirqs restart window, ms, in jiffies (MAX_SOFTIRQ_TIME)",
+    ),
+    p(
+        "driver.moderation",
+        Kind::OneOf(&["static"]),
+        S("static"),
+        "interrupt moderation policy (static: keep nic.itr_us)",
+    ),
 ];
 
 /// Looks up a key in the schema.
@@ -381,7 +565,10 @@ mod tests {
     fn unknown_key_suggests_the_nearest() {
         let e = Params::from_pairs([("traffic.rate_ps", Value::Float(1.0))]).unwrap_err();
         assert_eq!(e.key(), "traffic.rate_ps");
-        assert!(e.to_string().contains("did you mean 'traffic.rate_pps'"), "{e}");
+        assert!(
+            e.to_string().contains("did you mean 'traffic.rate_pps'"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -398,16 +585,25 @@ mod tests {
             "nic.ring_descriptors = 0: must be an integer in 1 … 1048576"
         );
         let e = Params::from_pairs([("traffic.rate_pps", Value::Str("fast".into()))]).unwrap_err();
-        assert_eq!(e.to_string(), "traffic.rate_pps = \"fast\": expected a number");
+        assert_eq!(
+            e.to_string(),
+            "traffic.rate_pps = \"fast\": expected a number"
+        );
         let e = Params::from_pairs([("traffic.rate_pps", Value::Float(f64::NAN))]).unwrap_err();
-        assert!(e.to_string().starts_with("traffic.rate_pps = NaN: must be"), "{e}");
+        assert!(
+            e.to_string().starts_with("traffic.rate_pps = NaN: must be"),
+            "{e}"
+        );
         let e = Params::from_pairs([("scheme", Value::Str("nappi".into()))]).unwrap_err();
         assert_eq!(
             e.to_string(),
             "scheme = \"nappi\": must be one of \"ideal\", \"irq\", \"napi\""
         );
         let e = Params::from_pairs([("nic.ring_descriptors", Value::Float(8.0))]).unwrap_err();
-        assert_eq!(e.to_string(), "nic.ring_descriptors = 8.0: expected an integer");
+        assert_eq!(
+            e.to_string(),
+            "nic.ring_descriptors = 8.0: expected an integer"
+        );
     }
 
     #[test]

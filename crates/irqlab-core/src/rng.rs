@@ -34,9 +34,16 @@ pub const N_STREAMS: usize = 9;
 pub const MAX_REPLICATION: u64 = 65_535;
 
 /// One component's random stream.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Stream {
     rng: Xoshiro256PlusPlus,
+    zig: &'static Ziggurat,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream").field("rng", &self.rng).finish()
+    }
 }
 
 impl Stream {
@@ -46,10 +53,34 @@ impl Stream {
         (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
-    /// An exponential variate with the given mean, by inversion: `-ln(1 - U) * mean`.
+    /// A standard exponential variate (mean 1), by the ziggurat method of Marsaglia and Tsang
+    /// (2000) with 256 strips: one 64-bit draw and no transcendental function 98.9% of the
+    /// time. The low 8 bits choose the strip, the top 53 the position in it; the rare wedge
+    /// and tail cases draw further uniforms from the same stream.
+    #[inline]
+    pub fn exp1(&mut self) -> f64 {
+        let z = self.zig;
+        loop {
+            let bits = self.rng.next_u64();
+            let i = (bits & 0xff) as usize;
+            let x = (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64) * z.x[i];
+            if x < z.x[i + 1] {
+                return x;
+            }
+            if i == 0 {
+                // The base strip's tail beyond R is R + Exp(1) (memorylessness).
+                return ZIG_R - (1.0 - self.uniform()).ln();
+            }
+            if z.f[i] + (z.f[i + 1] - z.f[i]) * self.uniform() < (-x).exp() {
+                return x;
+            }
+        }
+    }
+
+    /// An exponential variate with the given mean.
     #[inline]
     pub fn exponential(&mut self, mean: f64) -> f64 {
-        -(1.0 - self.uniform()).ln() * mean
+        self.exp1() * mean
     }
 
     #[inline]
@@ -58,14 +89,48 @@ impl Stream {
     }
 }
 
+/// Start of the ziggurat's tail, and the area of each of its 256 strips (Marsaglia & Tsang).
+pub const ZIG_R: f64 = 7.697_117_470_131_05;
+pub const ZIG_V: f64 = 0.003_949_659_822_581_557;
+
+/// Ziggurat tables for exp(-x): strip `i` spans `[0, x[i]]`, with `f[i] = exp(-x[i])`;
+/// `x` decreases from `x[0] = V e^R` (the base strip) through `x[1] = R` to `x[256] = 0`.
+pub struct Ziggurat {
+    pub x: [f64; 257],
+    pub f: [f64; 257],
+}
+
+/// The tables, computed once: `x[i+1] = -ln(exp(-x[i]) + V / x[i])`.
+pub fn ziggurat() -> &'static Ziggurat {
+    static TABLES: std::sync::OnceLock<Ziggurat> = std::sync::OnceLock::new();
+    TABLES.get_or_init(|| {
+        let mut x = [0.0; 257];
+        x[0] = ZIG_V * ZIG_R.exp();
+        x[1] = ZIG_R;
+        for i in 1..255 {
+            x[i + 1] = -((-x[i]).exp() + ZIG_V / x[i]).ln();
+        }
+        x[256] = 0.0;
+        let mut f = [0.0; 257];
+        for i in 0..257 {
+            f[i] = (-x[i]).exp();
+        }
+        Ziggurat { x, f }
+    })
+}
+
 /// All streams of one run.
 pub fn streams(seed: u64, replication: u64) -> [Stream; N_STREAMS] {
     let mut base = Xoshiro256PlusPlus::seed_from_u64(seed);
     for _ in 0..replication {
         base.long_jump();
     }
+    let zig = ziggurat();
     std::array::from_fn(|_| {
-        let s = Stream { rng: base.clone() };
+        let s = Stream {
+            rng: base.clone(),
+            zig,
+        };
         base.jump();
         s
     })
@@ -103,6 +168,49 @@ mod tests {
         let v: Vec<u64> = (0..3).map(|_| s[0].next_u64()).collect();
         let mut again = streams(42, 0);
         assert_eq!(v, (0..3).map(|_| again[0].next_u64()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn ziggurat_tables_are_consistent() {
+        let z = ziggurat();
+        assert!(z.x.windows(2).all(|w| w[0] > w[1]), "x decreases");
+        assert!(
+            z.x[255] > 0.0 && z.x[255] < 0.1,
+            "top strip ends near 0: {}",
+            z.x[255]
+        );
+        // every strip has the same area V
+        for i in 1..255 {
+            let area = z.x[i] * (z.f[i + 1] - z.f[i]);
+            assert!((area - ZIG_V).abs() < 1e-12, "strip {i}: {area}");
+        }
+    }
+
+    #[test]
+    fn exponential_matches_its_distribution() {
+        // Kolmogorov-Smirnov against 1 - exp(-x) on 200k draws: D < 1.63/sqrt(n) at 1%.
+        let mut s = streams(11, 0);
+        let n = 200_000;
+        let mut v: Vec<f64> = (0..n).map(|_| s[3].exp1()).collect();
+        v.sort_by(f64::total_cmp);
+        let d = v
+            .iter()
+            .enumerate()
+            .map(|(k, x)| {
+                let cdf = 1.0 - (-x).exp();
+                (cdf - k as f64 / n as f64)
+                    .abs()
+                    .max(((k + 1) as f64 / n as f64 - cdf).abs())
+            })
+            .fold(0.0, f64::max);
+        assert!(d < 1.63 / (n as f64).sqrt(), "KS distance {d}");
+        let mean = v.iter().sum::<f64>() / n as f64;
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+        assert!(
+            (mean - 1.0).abs() < 0.01 && (var - 1.0).abs() < 0.03,
+            "{mean} {var}"
+        );
+        assert!(v[n - 1] > ZIG_R, "the tail is sampled");
     }
 
     #[test]

@@ -38,6 +38,8 @@ pub enum Dist {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cost {
     pub mean: SimDuration,
+    /// `mean` in ps as a float, for sampling.
+    pub mean_ps: f64,
     pub dist: Dist,
 }
 
@@ -136,7 +138,11 @@ fn cost(p: &Params, name: &str) -> Cost {
         "exponential" => Dist::Exponential,
         _ => Dist::Deterministic,
     };
-    Cost { mean, dist }
+    Cost {
+        mean,
+        mean_ps: mean.ps() as f64,
+        dist,
+    }
 }
 
 /// `ceil(units * hz / per_second)`: the kernel's rounding of a time to jiffies.

@@ -39,6 +39,9 @@ mod tests {
     fn spacing_does_not_drift() {
         let mut c = Cbr::new(3.0, 64); // period 333333333333.33 ps
         let times: Vec<u64> = (0..4).map(|_| c.next().time.ps()).collect();
-        assert_eq!(times, [0, 333_333_333_333, 666_666_666_667, 1_000_000_000_000]);
+        assert_eq!(
+            times,
+            [0, 333_333_333_333, 666_666_666_667, 1_000_000_000_000]
+        );
     }
 }
