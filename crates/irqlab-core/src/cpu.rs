@@ -53,6 +53,12 @@ pub struct Cpu<T> {
     next_done: u64,
 }
 
+impl<T: Copy> Default for Cpu<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<T: Copy> Cpu<T> {
     /// An idle core at time zero.
     pub fn new() -> Cpu<T> {

@@ -182,9 +182,9 @@ impl IrqLine {
         if !self.cause || self.masked || self.in_service {
             return IrqDecision::Idle;
         }
-        let coalesced = if self.rx_frames == 0 && self.rx_usecs.is_zero() {
-            Some(now)
-        } else if self.rx_frames > 0 && self.frames >= self.rx_frames {
+        let no_coalescing = self.rx_frames == 0 && self.rx_usecs.is_zero();
+        let enough_frames = self.rx_frames > 0 && self.frames >= self.rx_frames;
+        let coalesced = if no_coalescing || enough_frames {
             Some(now)
         } else if !self.rx_usecs.is_zero() {
             Some(self.first + self.rx_usecs)
