@@ -91,7 +91,7 @@ impl<'s, T: Tracer> Sim<'s, T> {
         let mut streams = rng::streams(s.run.seed, s.run.replication);
         let mut source = Source::new(&s.traffic);
         let (arrivals, rest) = streams.split_at_mut(1);
-        let next_arrival = source.next(&mut arrivals[0], &mut rest[0]);
+        let next_arrival = source.next_arrival(&mut arrivals[0], &mut rest[0]);
         Sim {
             now: SimTime::ZERO,
             s,
@@ -151,7 +151,7 @@ impl<'s, T: Tracer> Sim<'s, T> {
                 Next::Arrival => {
                     let a = self.next_arrival;
                     let (arrivals, rest) = self.streams.split_at_mut(1);
-                    self.next_arrival = self.source.next(&mut arrivals[0], &mut rest[0]);
+                    self.next_arrival = self.source.next_arrival(&mut arrivals[0], &mut rest[0]);
                     debug_assert!(self.next_arrival.time >= a.time);
                     self.on_arrival(a);
                 }

@@ -21,7 +21,7 @@ impl Cbr {
     }
 
     #[inline]
-    pub fn next(&mut self) -> Arrival {
+    pub fn next_arrival(&mut self) -> Arrival {
         let time = SimTime(round_ps(self.k as f64 * self.period_ps));
         self.k += 1;
         Arrival {
@@ -38,7 +38,7 @@ mod tests {
     #[test]
     fn spacing_does_not_drift() {
         let mut c = Cbr::new(3.0, 64); // period 333333333333.33 ps
-        let times: Vec<u64> = (0..4).map(|_| c.next().time.ps()).collect();
+        let times: Vec<u64> = (0..4).map(|_| c.next_arrival().time.ps()).collect();
         assert_eq!(
             times,
             [0, 333_333_333_333, 666_666_666_667, 1_000_000_000_000]

@@ -38,10 +38,10 @@ impl Source {
     /// The next arrival, drawing from the arrivals stream (and the sizes stream, for sources
     /// with variable sizes).
     #[inline]
-    pub fn next(&mut self, arrivals: &mut Stream, _sizes: &mut Stream) -> Arrival {
+    pub fn next_arrival(&mut self, arrivals: &mut Stream, _sizes: &mut Stream) -> Arrival {
         match self {
-            Source::Poisson(s) => s.next(arrivals),
-            Source::Cbr(s) => s.next(),
+            Source::Poisson(s) => s.next_arrival(arrivals),
+            Source::Cbr(s) => s.next_arrival(),
         }
     }
 }

@@ -23,7 +23,7 @@ impl Poisson {
 
     /// The first arrival comes one gap after time zero, then one gap after the previous.
     #[inline]
-    pub fn next(&mut self, arrivals: &mut Stream) -> Arrival {
+    pub fn next_arrival(&mut self, arrivals: &mut Stream) -> Arrival {
         self.last += SimDuration(round_ps(arrivals.exponential(self.mean_gap_ps)));
         Arrival {
             time: self.last,
