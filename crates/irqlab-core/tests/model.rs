@@ -1,0 +1,284 @@
+//! Integration tests of the host model, one module per behaviour: conservation, determinism,
+//! agreement with queueing theory, and each scheme's defining behaviour.
+
+use irqlab_core::{Report, Scenario, Value, run, run_traced};
+
+fn scenario(pairs: &[(&str, Value)]) -> Scenario {
+    Scenario::from_pairs(pairs.iter().cloned()).expect("valid scenario")
+}
+
+fn f(x: f64) -> Value {
+    Value::Float(x)
+}
+fn i(x: i128) -> Value {
+    Value::Int(x)
+}
+fn s(x: &str) -> Value {
+    Value::Str(x.to_string())
+}
+
+/// Salah et al. (2007) costs: 1/r = 3.73 us, 1/mu = 5.34 us, exponential; B = 1024.
+fn salah(scheme: &str, rate: f64) -> Vec<(&'static str, Value)> {
+    vec![
+        ("scheme", s(scheme)),
+        ("traffic.rate_pps", f(rate)),
+        ("platform.irq_ns", f(3730.0)),
+        ("platform.irq_dist", s("exponential")),
+        ("platform.proto_ns", f(5340.0)),
+        ("platform.proto_dist", s("exponential")),
+        ("nic.ring_descriptors", i(1024)),
+        ("run.warmup_ms", f(50.0)),
+        ("run.duration_ms", f(400.0)),
+    ]
+}
+
+fn conserved(r: &Report) {
+    let p = &r.packets;
+    assert_eq!(
+        p.offered + p.in_flight_at_warmup,
+        p.delivered + p.dropped_nic + p.dropped_socket + p.in_flight,
+        "{p:?}"
+    );
+    let c = &r.cpu_ps;
+    assert_eq!(
+        c.irq + c.softirq + c.ksoftirqd + c.app + c.idle,
+        c.measured,
+        "{c:?}"
+    );
+}
+
+mod conservation {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn dist() -> impl Strategy<Value = Value> {
+        prop_oneof![Just(s("deterministic")), Just(s("exponential"))]
+    }
+    fn cost() -> impl Strategy<Value = Value> {
+        prop_oneof![Just(f(0.0)), (1.0..20_000.0f64).prop_map(f)]
+    }
+
+    prop_compose! {
+        fn any_scenario()(
+            scheme in prop_oneof![Just("ideal"), Just("irq"), Just("napi")],
+            seed in any::<u64>(),
+            warmup in prop_oneof![Just(0.0), 0.0..1.0f64],
+            duration in 0.05..3.0f64,
+            cbr in any::<bool>(),
+            rate in 1_000.0..2_000_000.0f64,
+            ring in 1..256i128,
+            itr in prop_oneof![Just(0.0), 0.0..100.0f64],
+            rx_usecs in prop_oneof![Just(0.0), 0.0..100.0f64],
+            rx_frames in 0..16i128,
+            armed in any::<bool>(),
+            irq in cost(), irq_dist in dist(),
+            proto in 0.0..20_000.0f64, proto_dist in dist(),
+            poll in cost(), softirq in cost(), mask in cost(), unmask in cost(), ctx in cost(),
+            weight in 1..64i128, budget in 1..300i128, restart in 1..10i128,
+        ) -> Scenario {
+            scenario(&[
+                ("scheme", s(scheme)),
+                ("run.seed", i(seed as i128)),
+                ("run.warmup_ms", f(warmup)),
+                ("run.duration_ms", f(duration)),
+                ("traffic.kind", s(if cbr { "cbr" } else { "poisson" })),
+                ("traffic.rate_pps", f(rate)),
+                ("nic.ring_descriptors", i(ring)),
+                ("nic.itr_us", f(itr)),
+                ("nic.rx_usecs", f(rx_usecs)),
+                ("nic.rx_frames", i(rx_frames)),
+                ("nic.cause_mode", s(if armed { "armed" } else { "latched" })),
+                ("platform.irq_ns", irq),
+                ("platform.irq_dist", irq_dist),
+                ("platform.proto_ns", f(proto)),
+                ("platform.proto_dist", proto_dist),
+                ("platform.poll_ns", poll),
+                ("platform.softirq_ns", softirq),
+                ("platform.mask_ns", mask),
+                ("platform.unmask_ns", unmask),
+                ("platform.ctx_switch_ns", ctx),
+                ("kernel.napi_weight", i(weight)),
+                ("kernel.netdev_budget", i(budget)),
+                ("kernel.max_softirq_restart", i(restart)),
+            ])
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn packets_and_cpu_time_are_conserved(sc in any_scenario()) {
+            conserved(&run(&sc));
+        }
+    }
+
+    #[test]
+    fn every_scheme_conserves_in_overload() {
+        for scheme in ["ideal", "irq", "napi"] {
+            let r = run(&scenario(&salah(scheme, 400_000.0)));
+            conserved(&r);
+            assert!(r.packets.dropped_nic > 0, "{scheme} overloaded must drop");
+        }
+    }
+}
+
+mod determinism {
+    use super::*;
+
+    #[test]
+    fn same_scenario_same_seed_gives_identical_json() {
+        for scheme in ["ideal", "irq", "napi"] {
+            let sc = scenario(&salah(scheme, 150_000.0));
+            let a = serde_json::to_string(&run(&sc)).unwrap();
+            let b = serde_json::to_string(&run(&sc)).unwrap();
+            assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn schemes_share_the_arrival_sequence() {
+        let mut short = salah("ideal", 150_000.0);
+        short.push(("run.duration_ms", f(3.0)));
+        let (_, ideal) = run_traced(&scenario(&short));
+        short[0] = ("scheme", s("irq"));
+        let (_, irq) = run_traced(&scenario(&short));
+        assert_eq!(ideal.arrival_ps, irq.arrival_ps);
+        assert!(ideal.arrival_ps.len() > 400);
+        assert_ne!(
+            ideal.done_ps, irq.done_ps,
+            "different schemes, different service"
+        );
+    }
+}
+
+mod agreement {
+    use super::*;
+
+    /// `ideal` at load 0.9 with B = 8: mean of 10 replications within its 95% interval of the
+    /// M/M/1/B closed forms (the full grid of loads and buffers is in the Python tests).
+    #[test]
+    fn ideal_is_mm1b() {
+        let (lambda, mu, b) = (0.9e6, 1e6, 8usize);
+        let rho: f64 = lambda / mu;
+        let p: Vec<f64> = (0..=b).map(|n| rho.powi(n as i32)).collect();
+        let z: f64 = p.iter().sum();
+        let loss = p[b] / z;
+        let mean_n: f64 = p
+            .iter()
+            .enumerate()
+            .map(|(n, pn)| n as f64 * pn)
+            .sum::<f64>()
+            / z;
+        let sojourn_us = mean_n / (lambda * (1.0 - loss)) * 1e6;
+        let reps: Vec<Report> = (0..10)
+            .map(|r| {
+                run(&scenario(&[
+                    ("scheme", s("ideal")),
+                    ("traffic.rate_pps", f(lambda)),
+                    ("platform.proto_ns", f(1000.0)),
+                    ("nic.ring_descriptors", i(b as i128)),
+                    ("run.replication", i(r)),
+                    ("run.warmup_ms", f(1.0)),
+                    ("run.duration_ms", f(100.0)),
+                ]))
+            })
+            .collect();
+        let ci = |xs: Vec<f64>| {
+            let n = xs.len() as f64;
+            let m = xs.iter().sum::<f64>() / n;
+            let sd = (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+            (m, 2.262 * sd / n.sqrt()) // t(0.975, 9)
+        };
+        let (m, h) = ci(reps.iter().map(|r| r.loss_ratio).collect());
+        assert!((m - loss).abs() <= h, "loss {m} ± {h} vs {loss}");
+        let (m, h) = ci(reps.iter().map(|r| r.latency_us.mean.unwrap()).collect());
+        assert!(
+            (m - sojourn_us).abs() <= h,
+            "latency {m} ± {h} vs {sojourn_us}"
+        );
+    }
+}
+
+mod schemes {
+    use super::*;
+
+    #[test]
+    fn ideal_has_no_interrupts() {
+        let r = run(&scenario(&salah("ideal", 100_000.0)));
+        assert_eq!(r.counts.irqs, 0);
+        assert_eq!(r.cpu_ps.irq, 0);
+        assert!(r.counts.polls > 0);
+    }
+
+    #[test]
+    fn irq_livelocks_past_the_cliff_and_napi_does_not() {
+        let tput = |scheme: &str, rate: f64| run(&scenario(&salah(scheme, rate))).throughput_pps;
+        let (below, cliff, past, far) = (
+            tput("irq", 100e3),
+            tput("irq", 127e3),
+            tput("irq", 250e3),
+            tput("irq", 600e3),
+        );
+        assert!(
+            cliff > below && cliff > past && past > far,
+            "{below} {cliff} {past} {far}"
+        );
+        assert!(far < 0.5 * cliff);
+        let mu = 1e9 / 5340.0;
+        for rate in [250e3, 600e3] {
+            let t = tput("napi", rate);
+            assert!((t - mu).abs() < 0.01 * mu, "napi at {rate}: {t}");
+        }
+    }
+
+    #[test]
+    fn napi_interrupts_fade_under_overload() {
+        let low = run(&scenario(&salah("napi", 100_000.0)));
+        let over = run(&scenario(&salah("napi", 400_000.0)));
+        assert!(low.irq_per_s > 10_000.0);
+        assert!(over.irq_per_s < 0.01 * low.irq_per_s, "{}", over.irq_per_s);
+    }
+
+    #[test]
+    fn static_itr_caps_the_interrupt_rate() {
+        // 20 us ITR: at most 50 000 IRQs/s, whatever the load.
+        for rate in [40_000.0, 100_000.0, 160_000.0] {
+            let mut sc = salah("napi", rate);
+            sc.push(("nic.itr_us", f(20.0)));
+            let r = run(&scenario(&sc));
+            assert!(r.irq_per_s <= 50_000.0 + 1.0, "{rate}: {}", r.irq_per_s);
+            conserved(&r);
+        }
+        let mut sc = salah("napi", 100_000.0);
+        sc.push(("nic.itr_us", f(20.0)));
+        let with = run(&scenario(&sc));
+        let without = run(&scenario(&salah("napi", 100_000.0)));
+        assert!(with.irq_per_s < without.irq_per_s);
+        assert!(
+            with.latency_us.mean > without.latency_us.mean,
+            "ITR trades latency for IRQs"
+        );
+    }
+
+    #[test]
+    fn irq_cause_is_a_bit_not_a_counter() {
+        // Deterministic ISR of 10 us and packets every 2 us: the ISR absorbs the arrivals that
+        // come while it runs, so there is one IRQ per 10 us at most, not one per packet.
+        let r = run(&scenario(&[
+            ("scheme", s("irq")),
+            ("traffic.kind", s("cbr")),
+            ("traffic.rate_pps", f(500_000.0)),
+            ("platform.irq_ns", f(10_000.0)),
+            ("platform.irq_dist", s("deterministic")),
+            ("platform.proto_ns", f(100.0)),
+            ("platform.proto_dist", s("deterministic")),
+            ("run.warmup_ms", f(0.0)),
+            ("run.duration_ms", f(10.0)),
+        ]));
+        assert!(
+            r.irq_per_s <= 100_001.0 && r.irq_per_s > 80_000.0,
+            "{}",
+            r.irq_per_s
+        );
+    }
+}
