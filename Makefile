@@ -1,0 +1,43 @@
+# One target per chore; CI (.ci/run) and people use the same ones.
+PYTHON ?= python3
+
+.PHONY: help install dev lint fmt test test-rust test-python bench ci clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+install:  ## build the Rust core and install irqlab
+	$(PYTHON) -m pip install .
+
+dev:  ## editable install with test and benchmark extras
+	$(PYTHON) -m pip install -e '.[test,bench]'
+
+lint:  ## rustfmt, clippy (warnings are errors), ruff
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	ruff check .
+	ruff format --check .
+
+fmt:  ## format Rust and Python
+	cargo fmt --all
+	ruff format .
+	ruff check --fix .
+
+test-rust:  ## the core's tests (no Python needed)
+	cargo test -p irqlab-core
+
+test-python:  ## the README's test command
+	$(PYTHON) -m pip install '.[test]' && pytest
+
+test: test-rust test-python  ## all tests
+
+bench:  ## simulated packets per second against the C and SimPy references
+	$(PYTHON) -m pip install '.[bench]'
+	$(PYTHON) benches/run_benchmarks.py
+
+ci:  ## what CI runs
+	.ci/run
+
+clean:
+	cargo clean
+	rm -rf build dist .pytest_cache .ruff_cache .hypothesis benches/build
