@@ -98,7 +98,7 @@ BAD = [
     ),
     (["--set", "bogus.anything_at_all=1"], "unknown key 'bogus.anything_at_all'"),
     (["--set", "traffic.rate_pps=fast"], 'traffic.rate_pps = "fast": expected a number'),
-    (["--set", "traffic.rate_pps=0"], "traffic.rate_pps = 0: must be a number in (0, 1e9]"),
+    (["--set", "traffic.rate_pps=0"], "traffic.rate_pps = 0: must be a number in [0.001, 1e9]"),
     (
         ["--set", "nic.ring_descriptors=0"],
         "nic.ring_descriptors = 0: must be an integer in 1 … 1048576",

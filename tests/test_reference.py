@@ -10,10 +10,11 @@ computed by the same formulas and compared exactly too.
 from __future__ import annotations
 
 import math
+import struct
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import irqlab
@@ -103,10 +104,60 @@ def test_splitmix64_reference_vector():
     ]
 
 
+# The exponential sampler (ziggurat, rng.rs), printed by a second /tmp probe that depends on
+# irqlab-core by path and calls `rng::ziggurat()` and `rng::streams(..)[k].exp1()`: an FNV-1a
+# style digest of the bits of the 2 x 257 table entries, the bits of the first six exp1() of
+# stream 3, and the first three tail draws (beyond ZIG_R) of stream 0 of seed 1 (1-based index,
+# bits).
+RUST_ZIGGURAT_DIGEST = 0x426FAC3F9C39CCFE
+RUST_EXP1_BITS = {
+    (42, 0): [
+        0x3FED9A2A2A2D75A2, 0x3FB975D31FC8BB31, 0x3FD8B46E49CEC973,
+        0x3FD252F553C0E738, 0x3FDEF87E13EB99F5, 0x3FDF36D62DBC15DD,
+    ],
+    (7, 1): [
+        0x3FE3021505D27044, 0x3FE569552AD8E70A, 0x3FC9552FD2C71268,
+        0x3F8D6B93A6E6C35F, 0x40051258CFCE3D5B, 0x3FD2FFFCD061E93A,
+    ],
+}  # fmt: skip
+RUST_TAIL_DRAWS = [
+    (1140, 4620519223282353441),
+    (2209, 4621228482086530825),
+    (3316, 4621540976463256075),
+]
+
+
+def _bits(x: float) -> int:
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def test_ziggurat_tables_match_the_core():
+    h = 0xCBF29CE484222325
+    for v in ref.ZIG_X + ref.ZIG_F:
+        h = ((h ^ _bits(v)) * 0x100000001B3) & ref.MASK64
+    assert h == RUST_ZIGGURAT_DIGEST
+
+
+@pytest.mark.parametrize(("seed", "replication"), list(RUST_EXP1_BITS))
+def test_exp1_matches_the_core(seed, replication):
+    s = ref.streams(seed, replication)[3]
+    assert [_bits(s.exp1()) for _ in range(6)] == RUST_EXP1_BITS[seed, replication]
+
+
+def test_exp1_tail_matches_the_core():
+    s = ref.streams(1, 0)[0]
+    tail = []
+    for n in range(1, 3317):
+        x = s.exp1()
+        if x > ref.ZIG_R:
+            tail.append((n, _bits(x)))
+    assert tail == RUST_TAIL_DRAWS
+
+
 @pytest.mark.parametrize(("seed", "replication"), [(1, 0), (42, 2), (2**64 - 1, 1), (0, 0)])
 def test_poisson_arrivals_are_the_arrivals_stream(seed, replication):
     """Indirect RNG check: the core's arrival times are the reference's stream 0, drawn as
-    ``t += round_ps(-ln(1 - U) * 1e12 / rate)``."""
+    ``t += round_ps(exp1() * 1e12 / rate)``."""
     rate = 250_000.0
     _, trace = irqlab.run_traced(
         {
@@ -138,7 +189,7 @@ def test_durations_round_like_rust(duration_ms):
     expected = ref.from_units(duration_ms, ref.PS_PER_MS)
     params = {
         "scheme": "ideal",
-        "traffic.rate_pps": 1e-6,
+        "traffic.rate_pps": 1e-3,
         "run.warmup_ms": 0.0,
         "run.duration_ms": duration_ms,
     }
@@ -227,7 +278,7 @@ def scenarios(draw) -> dict[str, Any]:
 
 
 @settings(
-    max_examples=150,
+    max_examples=400,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -236,7 +287,11 @@ def test_engine_equals_reference(params):
     """For random small valid scenarios, the core and the reference give the same per-packet
     outcomes (arrival, accepted, completion, in ps) and the same integer counters."""
     report = assert_same(params)
+    # Which regimes were reached: pytest -W default --hypothesis-show-statistics
+    for regime in ("irqs", "time_squeeze", "ksoftirqd_wakeups"):
+        event(f"{regime} > 0: {report['counts'][regime] > 0}")
     p = report["packets"]
+    event(f"drops: {p['dropped_nic'] > 0}")
     assert p["offered"] + p["in_flight_at_warmup"] == (
         p["delivered"] + p["dropped_nic"] + p["dropped_socket"] + p["in_flight"]
     )
@@ -425,6 +480,17 @@ def test_story_per_byte_cost_and_tiny_ring():
             "run.warmup_ms": 1.0,
         }
     )
+
+
+@pytest.mark.parametrize("kind", ["poisson", "cbr"])
+def test_story_lowest_allowed_rate(kind):
+    """At the lowest rate the schema allows (1e-3 pps, a mean gap of 1000 s) nothing arrives in
+    a short run but the CBR packet at time zero; rates below it, whose gaps would overflow the
+    picosecond clock, are rejected before the run."""
+    r = assert_same({"traffic.kind": kind, "traffic.rate_pps": 1e-3, "run.warmup_ms": 0.0})
+    assert r["packets"]["offered"] == (1 if kind == "cbr" else 0)
+    with pytest.raises(irqlab.ConfigError, match=r"traffic\.rate_pps = 1e-07: must be"):
+        irqlab.run({"traffic.kind": kind, "traffic.rate_pps": 1e-7})
 
 
 def test_reference_accepts_nested_scenarios_like_the_core():

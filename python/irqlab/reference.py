@@ -7,7 +7,7 @@ event order and the same decisions of the NIC interrupt logic, the CPU priority 
 (function names follow ``host.rs``, ``nic.rs``, ``cpu.rs`` and ``kernel.rs``), so that for any
 scenario :func:`simulate` gives the same per-packet outcomes, to the picosecond, and the same
 report as :func:`irqlab.run_traced`. It exists to be read and to check the fast engine against;
-it is far too slow for studies (about a hundred thousand events per second).
+it is far too slow for studies (dozens of times slower than the core).
 
 Only the configuration is taken from the core: :func:`irqlab.resolve` validates a scenario and
 fills in the defaults. Everything from there on (unit conversion, the random numbers, the run,
@@ -55,8 +55,16 @@ def from_units(value: float, unit_ps: int) -> int:
 
 
 def round_ps(x: float) -> int:
-    """``dist::round_ps``: ``floor(x + 0.5)`` (the core rounds variates this way, on purpose)."""
-    return max(0, math.floor(x + 0.5))
+    """``dist::round_ps``: ``(x + 0.5) as i64 as u64``, a truncation, i.e. ``floor(x + 0.5)``
+    for the non-negative ``x`` it is given (ties up; the core rounds variates this way, on
+    purpose). Rust's ``as`` saturates: NaN gives 0, +inf and huge values ``i64::MAX`` (this
+    happens for absurdly low rates, whose mean gap overflows to infinity)."""
+    y = x + 0.5
+    if math.isnan(y):
+        return 0
+    if y >= 2.0**63:
+        return 2**63 - 1
+    return max(int(y), -(2**63)) & MASK64
 
 
 # ----- random numbers (rng.rs, rand_xoshiro) ---------------------------------------------------
@@ -134,6 +142,27 @@ class Xoshiro256PlusPlus:
         self._jump_with(self.LONG_JUMP)
 
 
+# The ziggurat of exp(-x) (Marsaglia & Tsang 2000) with 256 strips, as rng.rs builds it.
+ZIG_R = 7.69711747013105  # start of the tail
+ZIG_V = 0.003949659822581557  # area of each strip
+
+
+def _ziggurat_tables() -> tuple[list[float], list[float]]:
+    """Strip ``i`` spans ``[0, x[i]]`` with ``f[i] = exp(-x[i])``; ``x[0] = V e^R`` (the base
+    strip), ``x[1] = R``, ``x[i+1] = -ln(exp(-x[i]) + V / x[i])``, ``x[256] = 0``."""
+    x = [0.0] * 257
+    x[0] = ZIG_V * math.exp(ZIG_R)
+    x[1] = ZIG_R
+    for i in range(1, 255):
+        x[i + 1] = -math.log(math.exp(-x[i]) + ZIG_V / x[i])
+    x[256] = 0.0
+    f = [math.exp(-xi) for xi in x]
+    return x, f
+
+
+ZIG_X, ZIG_F = _ziggurat_tables()
+
+
 class Stream:
     """One component's random stream (``rng::Stream``)."""
 
@@ -147,9 +176,24 @@ class Stream:
         """A double in [0, 1): the top 53 bits of the next output."""
         return (self.rng.next_u64() >> 11) * (1.0 / (1 << 53))
 
+    def exp1(self) -> float:
+        """A standard exponential variate by the ziggurat: the low 8 bits of one draw choose
+        the strip, the top 53 the position in it; the wedge and tail cases (about 1.1%) draw
+        further uniforms from the same stream."""
+        while True:
+            bits = self.rng.next_u64()
+            i = bits & 0xFF
+            x = (bits >> 11) * (1.0 / (1 << 53)) * ZIG_X[i]
+            if x < ZIG_X[i + 1]:
+                return x
+            if i == 0:
+                # The base strip's tail beyond R is R + Exp(1) (memorylessness).
+                return ZIG_R - math.log(1.0 - self.uniform())
+            if ZIG_F[i] + (ZIG_F[i + 1] - ZIG_F[i]) * self.uniform() < math.exp(-x):
+                return x
+
     def exponential(self, mean: float) -> float:
-        """By inversion: ``-ln(1 - U) * mean``."""
-        return -math.log(1.0 - self.uniform()) * mean
+        return self.exp1() * mean
 
 
 # Stream ids (rng::StreamId): part of the result contract.
@@ -413,30 +457,25 @@ class Job:
 
 
 class Cpu:
-    """One core as a preemptive-resume priority server with three levels (0 = highest)."""
+    """One core as a preemptive-resume priority server with three levels (0 = highest).
+    Every picosecond since time zero is accounted to the running job's category, or idle."""
 
-    def __init__(self, window_start: int, window_end: int) -> None:
+    def __init__(self) -> None:
         self.jobs: list[Job | None] = [None, None, None]
         self.running: int | None = None
         self.since = 0
-        self.window_start = window_start
-        self.window_end = window_end
         self.account = dict.fromkeys(CATEGORIES, 0)
 
     def advance(self, now: int) -> None:
         dt = now - self.since
-        if dt == 0:
-            return
-        lo = max(self.since, self.window_start)
-        hi = min(now, self.window_end)
-        measured = max(0, hi - lo)
+        assert dt >= 0, "time went backwards"
         if self.running is None:
-            self.account["idle"] += measured
+            self.account["idle"] += dt
         else:
             job = self.jobs[self.running]
             assert job is not None and job.remaining >= dt, "job overran its completion"
             job.remaining -= dt
-            self.account[job.category] += measured
+            self.account[job.category] += dt
         self.since = now
 
     def start(self, level: int, duration: int, category: str, tag: str) -> None:
@@ -681,7 +720,7 @@ class Sim:
         self.ring = Ring(cfg.ring_descriptors)
         self.irq = IrqLine(cfg)
         self.pending_hardirqs = 0
-        self.cpu = Cpu(cfg.warmup, cfg.end)
+        self.cpu = Cpu()
         self.kernel = Kernel(cfg.jiffy_ps)
         self.timers: list[tuple[int, int, int, str]] = []  # heap of (time, priority, seq, timer)
         self.timer_seq = 0
@@ -691,7 +730,8 @@ class Sim:
     # ----- engine ------------------------------------------------------------------------------
 
     def run(self) -> tuple[dict[str, Any], dict[str, list]]:
-        end = self.cfg.end
+        end, warmup = self.cfg.end, self.cfg.warmup
+        at_warmup: dict[str, int] | None = None  # CPU accounts when the window opens
         while True:
             # The smallest (time, priority): CPU completion, then timers (FIFO), then arrival.
             candidates = []
@@ -706,6 +746,9 @@ class Sim:
             if t >= end:
                 break
             assert t >= self.now, "event in the past"
+            if at_warmup is None and t >= warmup:
+                self.cpu.advance(warmup)
+                at_warmup = dict(self.cpu.account)
             self.now = t
             self.cpu.advance(t)
             if which == "cpu":
@@ -717,9 +760,13 @@ class Sim:
                 a = self.next_arrival
                 self.next_arrival = self.source.next(self.streams[ARRIVALS])
                 self.on_arrival(a)
+        if at_warmup is None:
+            self.cpu.advance(warmup)
+            at_warmup = dict(self.cpu.account)
         self.now = end
         self.cpu.advance(end)
-        report = self.metrics.report(self.cfg, dict(self.cpu.account), self.ring.occupied())
+        measured = {c: self.cpu.account[c] - at_warmup[c] for c in CATEGORIES}
+        report = self.metrics.report(self.cfg, measured, self.ring.occupied())
         return report, self.trace
 
     def push_timer(self, t: int, timer: str) -> None:
@@ -977,5 +1024,8 @@ def simulate(
     """
     from irqlab.scenario import resolve
 
-    cfg = Config.from_resolved(resolve(params or {}))
-    return Sim(cfg).run()
+    resolved = resolve(params or {})
+    report, trace = Sim(Config.from_resolved(resolved)).run()
+    # The core echoes every key it ran with, sorted.
+    report["scenario"] = dict(sorted(resolved.items()))
+    return report, trace

@@ -169,6 +169,7 @@ impl<'s, T: Tracer> Sim<'s, T> {
             *m -= b;
         }
         let info = RunInfo {
+            params: &self.s.params,
             scheme: self.s.scheme.name(),
             seed: self.s.run.seed,
             replication: self.s.run.replication,

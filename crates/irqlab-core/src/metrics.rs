@@ -7,10 +7,13 @@
 //! that `offered + in_flight_at_warmup = delivered + dropped_nic + dropped_socket + in_flight`
 //! holds exactly (with no warm-up, `in_flight_at_warmup` is 0).
 
+use std::collections::BTreeMap;
+
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use crate::cpu::{Category, N_CATEGORIES};
+use crate::params::{Params, Value};
 use crate::time::{PS_PER_NS, PS_PER_US, SimTime};
 
 /// Largest latency the histogram resolves (larger values are clamped for percentiles only;
@@ -168,12 +171,14 @@ impl Metrics {
                 ksoftirqd_wakeups: self.ksoftirqd_wakeups,
                 time_squeeze: self.time_squeeze,
             },
+            scenario: info.params.iter().map(|(k, v)| (k, v.clone())).collect(),
         }
     }
 }
 
 /// Run identity echoed into the report.
-pub struct RunInfo {
+pub struct RunInfo<'a> {
+    pub params: &'a Params,
     pub scheme: &'static str,
     pub seed: u64,
     pub replication: u64,
@@ -266,4 +271,6 @@ pub struct Report {
     /// `P_ll = c_pkt · t`: cycles per packet times mean latency (cycles·µs).
     pub load_latency_product: Option<f64>,
     pub counts: Counts,
+    /// Every scenario key with the value the run used (defaults filled in): enough to re-run it.
+    pub scenario: BTreeMap<&'static str, Value>,
 }

@@ -244,7 +244,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "traffic.rate_pps",
-        positive(1e9),
+        float(1e-3, 1e9),
         F(100_000.0),
         "mean offered packet rate, packets/s",
     ),

@@ -57,21 +57,35 @@ impl Stream {
     /// (2000) with 256 strips: one 64-bit draw and no transcendental function 98.9% of the
     /// time. The low 8 bits choose the strip, the top 53 the position in it; the rare wedge
     /// and tail cases draw further uniforms from the same stream.
-    #[inline]
+    #[inline(always)]
     pub fn exp1(&mut self) -> f64 {
+        let bits = self.rng.next_u64();
+        let i = (bits & 0xff) as usize;
+        let x = (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64) * self.zig.x[i];
+        if x < self.zig.x[i + 1] {
+            return x;
+        }
+        self.exp1_slow(i, x)
+    }
+
+    /// The ziggurat's rare cases: the tail of the base strip, or a point in a wedge (accepted
+    /// under the curve, else a fresh draw).
+    #[cold]
+    #[inline(never)]
+    fn exp1_slow(&mut self, mut i: usize, mut x: f64) -> f64 {
         let z = self.zig;
         loop {
-            let bits = self.rng.next_u64();
-            let i = (bits & 0xff) as usize;
-            let x = (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64) * z.x[i];
-            if x < z.x[i + 1] {
-                return x;
-            }
             if i == 0 {
                 // The base strip's tail beyond R is R + Exp(1) (memorylessness).
                 return ZIG_R - (1.0 - self.uniform()).ln();
             }
             if z.f[i] + (z.f[i + 1] - z.f[i]) * self.uniform() < (-x).exp() {
+                return x;
+            }
+            let bits = self.rng.next_u64();
+            i = (bits & 0xff) as usize;
+            x = (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64) * z.x[i];
+            if x < z.x[i + 1] {
                 return x;
             }
         }
