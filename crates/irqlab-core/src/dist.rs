@@ -10,7 +10,10 @@ use crate::time::SimDuration;
 /// call); the Python reference computes `int(x + 0.5)`, bit for bit the same.
 #[inline]
 pub fn round_ps(x: f64) -> u64 {
-    debug_assert!((0.0..9.2e18).contains(&x), "time out of range (scenario limits keep it below 2^63 ps): {x}");
+    debug_assert!(
+        (0.0..9.2e18).contains(&x),
+        "time out of range (scenario limits keep it below 2^63 ps): {x}"
+    );
     (x + 0.5) as i64 as u64
 }
 
