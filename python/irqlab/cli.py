@@ -114,7 +114,16 @@ def run(
     from irqlab.simulate import run as run_scenario
 
     overrides = parse_sets(sets)
-    report = run_scenario(scenario, overrides, seed=seed)
+    params = resolve(scenario, overrides, seed=seed)
+    seconds = (params["run.warmup_ms"] + params["run.duration_ms"]) / 1e3
+    packets = params["traffic.rate_pps"] * seconds
+    status = Console(stderr=True)
+    if packets > 2e7 and status.is_terminal:
+        # Long runs (seconds of wall time): say what is happening while the core works.
+        with status.status(f"simulating {packets / 1e6:,.0f} M packets ({seconds:g} s)…"):
+            report = run_scenario(scenario, overrides, seed=seed)
+    else:
+        report = run_scenario(scenario, overrides, seed=seed)
     if fmt == "json":
         text = json.dumps(report, indent=2) + "\n"
         if out:
@@ -122,7 +131,6 @@ def run(
         else:
             click.echo(text, nl=False)
         return
-    params = resolve(scenario, overrides, seed=seed)
     table = render_table(report, params)
     if out:
         with out.open("w", encoding="utf-8") as fh:
