@@ -41,7 +41,7 @@ pub struct Metrics {
     latency_sum_ps: u128,
     latency_min_ps: u64,
     latency_max_ps: u64,
-    hist: Histogram<u32>,
+    hist: Histogram<u64>,
 }
 
 impl Metrics {
