@@ -1,10 +1,19 @@
+//! Runs one scenario from the command line without Python, for profiling the core:
+//!
+//! ```sh
+//! cargo run --release -p irqlab-core --example run -- scheme=ideal traffic.rate_pps=9e5 \
+//!     nic.ring_descriptors=64 platform.proto_ns=1000 run.duration_ms=11111
+//! ```
+//!
+//! Arguments are `dotted.key=value`; prints the report as JSON and the speed on stderr.
+
 use irqlab_core::{Scenario, Value, run};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let pairs: Vec<(String, Value)> = args
         .iter()
         .map(|a| {
-            let (k, v) = a.split_once('=').unwrap();
+            let (k, v) = a.split_once('=').expect("arguments are dotted.key=value");
             let v = if let Ok(i) = v.parse::<i128>() {
                 Value::Int(i)
             } else if let Ok(x) = v.parse::<f64>() {
@@ -15,7 +24,13 @@ fn main() {
             (k.to_string(), v)
         })
         .collect();
-    let s = Scenario::from_pairs(pairs).unwrap();
+    let s = match Scenario::from_pairs(pairs) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
     let t = std::time::Instant::now();
     let r = run(&s);
     let dt = t.elapsed().as_secs_f64();
