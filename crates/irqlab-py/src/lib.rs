@@ -11,28 +11,25 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 
-/// Raises the Python exception class `name` from `irqlab.errors` with `args`.
-fn py_err<'py>(py: Python<'py>, name: &str, args: impl IntoPyObject<'py>) -> PyErr {
+/// The Python exception `irqlab.errors.<name>(*args)`.
+fn py_err<'py, A: pyo3::call::PyCallArgs<'py>>(py: Python<'py>, name: &str, args: A) -> PyErr {
     let made = py
         .import("irqlab.errors")
         .and_then(|m| m.getattr(name))
-        .and_then(|cls| cls.call1((args,)));
+        .and_then(|cls| cls.call1(args));
     match made {
         Ok(exc) => PyErr::from_value(exc),
         Err(e) => e,
     }
 }
 
+/// A core error as `ConfigError(message, key)`.
 fn config_error(py: Python<'_>, e: &Error) -> PyErr {
-    let made = py
-        .import("irqlab.errors")
-        .and_then(|m| m.getattr("ConfigError"))
-        .and_then(|cls| cls.call1((e.to_string(), e.key())));
-    match made {
-        Ok(exc) => PyErr::from_value(exc),
-        Err(err) => err,
-    }
+    py_err(py, "ConfigError", (e.to_string(), e.key()))
 }
+
+const RUN_FAILED: &str =
+    "irqlab core failed during the run (this is a bug; please report the scenario)";
 
 /// Converts one Python value; `bool` is checked before `int` (it is a subclass).
 fn to_value(py: Python<'_>, key: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
@@ -89,7 +86,9 @@ fn guard<T>(py: Python<'_>, f: impl FnOnce() -> T) -> PyResult<T> {
         py_err(
             py,
             "InternalError",
-            format!("irqlab core failed: {msg} (this is a bug; please report the scenario)"),
+            (format!(
+                "irqlab core failed: {msg} (this is a bug; please report the scenario)"
+            ),),
         )
     })
 }
@@ -121,11 +120,7 @@ fn run<'py>(py: Python<'py>, params: &Bound<'py, PyDict>) -> PyResult<Bound<'py,
     let report = py.detach(|| catch_unwind(AssertUnwindSafe(|| irqlab_core::run(&s))));
     match report {
         Ok(r) => report_to_py(py, &r),
-        Err(_) => Err(py_err(
-            py,
-            "InternalError",
-            "irqlab core failed during the run (this is a bug; please report the scenario)",
-        )),
+        Err(_) => Err(py_err(py, "InternalError", (RUN_FAILED,))),
     }
 }
 
@@ -138,13 +133,7 @@ fn run_traced<'py>(
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
     let s = build(py, params)?;
     let out = py.detach(|| catch_unwind(AssertUnwindSafe(|| irqlab_core::run_traced(&s))));
-    let (r, trace) = out.map_err(|_| {
-        py_err(
-            py,
-            "InternalError",
-            "irqlab core failed during the run (this is a bug; please report the scenario)",
-        )
-    })?;
+    let (r, trace) = out.map_err(|_| py_err(py, "InternalError", (RUN_FAILED,)))?;
     let d = PyDict::new(py);
     d.set_item("arrival_ps", PyList::new(py, &trace.arrival_ps)?)?;
     d.set_item("accepted", PyList::new(py, &trace.accepted)?)?;
