@@ -103,12 +103,6 @@ impl<T: Copy> Cpu<T> {
         }
     }
 
-    /// When the running job finishes, if one runs.
-    #[inline]
-    pub fn next_completion(&self) -> Option<SimTime> {
-        self.running.map(|_| SimTime(self.next_done))
-    }
-
     /// When the running job finishes, in ps; `u64::MAX` if none runs.
     #[inline]
     pub fn next_completion_ps(&self) -> u64 {
@@ -155,14 +149,14 @@ mod tests {
         let mut cpu: Cpu<u8> = Cpu::new();
         cpu.advance(SimTime(10)); // idle 10
         cpu.start(Level::SoftIrq, SimDuration(30), Category::Softirq, 1);
-        assert_eq!(cpu.next_completion(), Some(SimTime(40)));
+        assert_eq!(cpu.next_completion_ps(), 40);
         cpu.advance(SimTime(20));
         cpu.start(Level::HardIrq, SimDuration(5), Category::Irq, 2);
-        assert_eq!(cpu.next_completion(), Some(SimTime(25)));
+        assert_eq!(cpu.next_completion_ps(), 25);
         cpu.advance(SimTime(25));
         assert_eq!(cpu.complete(), (Level::HardIrq, 2));
         // The softirq job had 20 left when preempted: it now ends at 45.
-        assert_eq!(cpu.next_completion(), Some(SimTime(45)));
+        assert_eq!(cpu.next_completion_ps(), 45);
         cpu.advance(SimTime(45));
         assert_eq!(cpu.complete(), (Level::SoftIrq, 1));
         cpu.advance(SimTime(100));

@@ -10,7 +10,7 @@
 use crate::cpu::{Cpu, N_CATEGORIES};
 use crate::host::{Timer, Work};
 use crate::kernel::Kernel;
-use crate::metrics::{Metrics, Report, RunInfo};
+use crate::metrics::{Metrics, Report};
 use crate::nic::{IrqLine, Ring};
 use crate::queue::EventQueue;
 use crate::rng::{self, N_STREAMS, Stream};
@@ -168,16 +168,9 @@ impl<'s, T: Tracer> Sim<'s, T> {
         for (m, b) in measured.iter_mut().zip(before) {
             *m -= b;
         }
-        let info = RunInfo {
-            params: &self.s.params,
-            scheme: self.s.scheme.name(),
-            seed: self.s.run.seed,
-            replication: self.s.run.replication,
-            cpu_ghz: self.s.platform.cpu_ghz,
-        };
         let report = self
             .metrics
-            .report(info, measured, self.ring.occupied() as u64);
+            .report(self.s, measured, self.ring.occupied() as u64);
         (report, self.tracer)
     }
 }

@@ -112,17 +112,16 @@ impl Kernel {
         t.ps() / self.jiffy_ps
     }
 
-    /// `napi_schedule`: returns whether the NAPI was newly scheduled.
+    /// `napi_schedule`: a no-op if the NAPI is already scheduled.
     #[inline]
-    pub fn napi_schedule(&mut self) -> bool {
+    pub fn napi_schedule(&mut self) {
         if self.napi.sched {
-            return false;
+            return;
         }
         self.napi.sched = true;
         self.napi.on_poll_list = true;
         if !self.in_net_rx_action {
             self.softirq_pending = true;
         }
-        true
     }
 }

@@ -13,7 +13,8 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use crate::cpu::{Category, N_CATEGORIES};
-use crate::params::{Params, Value};
+use crate::params::Value;
+use crate::scenario::Scenario;
 use crate::time::{PS_PER_NS, PS_PER_US, SimTime};
 
 /// Largest latency the histogram resolves (larger values are clamped for percentiles only;
@@ -101,7 +102,7 @@ impl Metrics {
     }
 
     /// The report of the run.
-    pub fn report(&self, info: RunInfo, cpu_ps: [u64; N_CATEGORIES], in_flight: u64) -> Report {
+    pub fn report(&self, s: &Scenario, cpu_ps: [u64; N_CATEGORIES], in_flight: u64) -> Report {
         let measured = self.end - self.warmup;
         let secs = measured.as_secs_f64();
         let share = |c: Category| cpu_ps[c as usize] as f64 / measured.ps() as f64;
@@ -111,11 +112,11 @@ impl Metrics {
         let n = self.delivered;
         let q = |x: f64| (n > 0).then(|| self.hist.value_at_quantile(x) as f64 / 1e3);
         let mean_us = (n > 0).then(|| self.latency_sum_ps as f64 / n as f64 / PS_PER_US as f64);
-        let cycles_per_packet = (n > 0).then(|| busy * info.cpu_ghz * 1e9 / throughput_pps);
+        let cycles_per_packet = (n > 0).then(|| busy * s.platform.cpu_ghz * 1e9 / throughput_pps);
         Report {
-            scheme: info.scheme.to_string(),
-            seed: info.seed,
-            replication: info.replication,
+            scheme: s.scheme.name().to_string(),
+            seed: s.run.seed,
+            replication: s.run.replication,
             measured_s: secs,
             packets: Packets {
                 offered: self.offered,
@@ -171,18 +172,9 @@ impl Metrics {
                 ksoftirqd_wakeups: self.ksoftirqd_wakeups,
                 time_squeeze: self.time_squeeze,
             },
-            scenario: info.params.iter().map(|(k, v)| (k, v.clone())).collect(),
+            scenario: s.params.iter().map(|(k, v)| (k, v.clone())).collect(),
         }
     }
-}
-
-/// Run identity echoed into the report.
-pub struct RunInfo<'a> {
-    pub params: &'a Params,
-    pub scheme: &'static str,
-    pub seed: u64,
-    pub replication: u64,
-    pub cpu_ghz: f64,
 }
 
 /// Packet counts in the measured window.

@@ -154,11 +154,6 @@ impl IrqLine {
         }
     }
 
-    /// The ITR minimum interval currently programmed.
-    pub fn itr(&self) -> SimDuration {
-        self.itr
-    }
-
     /// A packet arrived (or was dropped for lack of descriptors: the overrun cause).
     #[inline]
     pub fn raise(&mut self, now: SimTime) {

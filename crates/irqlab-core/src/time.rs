@@ -23,7 +23,6 @@ pub struct SimDuration(pub u64);
 
 impl SimTime {
     pub const ZERO: SimTime = SimTime(0);
-    pub const MAX: SimTime = SimTime(u64::MAX);
 
     #[inline]
     pub fn ps(self) -> u64 {
@@ -34,10 +33,6 @@ impl SimTime {
     #[inline]
     pub fn since(self, earlier: SimTime) -> SimDuration {
         SimDuration(self.0.saturating_sub(earlier.0))
-    }
-
-    pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 / PS_PER_S as f64
     }
 }
 
