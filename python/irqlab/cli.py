@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import json
+import math
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -77,6 +79,8 @@ def main() -> None:
       irqlab run examples/napi.toml
       irqlab run examples/napi.toml --set scheme=irq --set traffic.rate_pps=2e5
       irqlab keys            # every scenario key, its default and allowed values
+      irqlab sweep examples/livelock_sweep.toml --out results/livelock
+      irqlab plot results/livelock --x traffic.rate_pps --y throughput_pps --hue scheme
     """
 
 
@@ -168,6 +172,280 @@ def check(scenario: Path, seed: int | None, sets: tuple[str, ...]) -> None:
     params = resolve(scenario, parse_sets(sets), seed=seed)
     for key, value in params.items():
         click.echo(f"{key} = {json.dumps(value)}")
+
+
+@main.command()
+@click.argument("sweep_file", metavar="SWEEP", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Output directory (default: sweep.out in the file, else results/<file name>).",
+)
+@click.option(
+    "-n",
+    "--replications",
+    type=int,
+    default=None,
+    help="Replications per point (sweep.replications).",
+)
+@click.option("--seed", type=int, default=None, help="The sweep seed (sweep.seed).")
+@click.option(
+    "--warmup",
+    default=None,
+    metavar="auto|MS",
+    help="Warm-up: a number of ms, or auto (MSER-5 on a pilot run of each point).",
+)
+@overrides_option
+@click.option(
+    "--executor",
+    type=click.Choice(["process", "inline", "dask"]),
+    default="process",
+    show_default=True,
+    help="process: a local pool; inline: this process; dask: a Dask LocalCluster or --scheduler.",
+)
+@click.option(
+    "-j", "--workers", type=int, default=None, help="Worker processes (default: one per core)."
+)
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="Join the Dask cluster at ADDRESS (e.g. tcp://10.0.0.1:8786); implies --executor dask.",
+)
+@click.option(
+    "--resume/--fresh",
+    default=True,
+    show_default=True,
+    help="Resume: reuse the runs already finished in --out. Fresh: discard them first.",
+)
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bar (default: on a terminal)."
+)
+@user_errors
+def sweep(
+    sweep_file: Path,
+    out: Path | None,
+    replications: int | None,
+    seed: int | None,
+    warmup: str | None,
+    sets: tuple[str, ...],
+    executor: str,
+    workers: int | None,
+    scheduler: str | None,
+    resume: bool,
+    progress: bool | None,
+) -> None:
+    """Run every point of a SWEEP file, with replications, and write the results.
+
+    A sweep file has a base scenario, axes over any keys (their product gives the points)
+    and how many replications to run (see docs/sweeps.md). Replication r of every point uses
+    random streams (run.seed, r): independent across replications, common across schemes and
+    loads, so differences between points are not noise.
+
+    \b
+    Writes to --out:
+      runs.parquet      one row per point × replication: metrics (as in `irqlab run
+                        --format json`, dotted), every parameter, the seed
+      summary.parquet   one row per point: per metric the mean, .std, .ci95 (Student-t
+      summary.csv       half-width), .rel (half-width / mean), and n
+      journal.sqlite    every finished run; rerunning the command resumes from it
+
+    Results are identical, row for row, whatever the executor and number of workers.
+    """
+    from irqlab.experiments import execute, parse_sweep, parse_warmup, summary_table
+
+    spec = parse_sweep(sweep_file, parse_sets(sets))
+    if replications is not None:
+        spec.replications = replications
+        if replications < 1:
+            raise ConfigError(f"--replications {replications}: must be at least 1", None)
+    if seed is not None:
+        spec.seed = seed
+    if warmup is not None:
+        spec.warmup = parse_warmup(warmup)
+    target = Path(os.path.normpath(out or spec.out or Path("results") / sweep_file.stem))
+    console = Console(stderr=True)
+    n_points = len(spec.points())
+    console.print(
+        f"sweep: {n_points} points × {spec.replications} replications → {target}",
+        highlight=False,
+    )
+    runs = execute(
+        spec,
+        target,
+        executor=executor,
+        workers=workers,
+        scheduler=scheduler,
+        resume=resume,
+        progress=console.is_terminal if progress is None else progress,
+    )
+    _print_summary(summary_table(runs), [a.key for a in spec.axes])
+    click.echo(f"wrote {target}/runs.parquet, summary.parquet, summary.csv")
+
+
+def _sig(x: float, digits: int) -> str:
+    """``x`` to ``digits`` significant digits, never in exponent notation."""
+    if x == 0:
+        return "0"
+    places = digits - 1 - math.floor(math.log10(abs(x)))
+    return f"{round(x, places):.{max(places, 0)}f}"
+
+
+def _si(x: float, digits: int = 3) -> str:
+    """Significant digits with an SI prefix: 187312.4 → 187k, 0.00421 → 0.00421."""
+    if x != x:
+        return "—"
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= div:
+            return _sig(x / div, digits) + suffix
+    return _sig(x, digits)
+
+
+#: Columns of the table `irqlab sweep` prints: (metric, header).
+SUMMARY_COLUMNS = (
+    ("throughput_pps", "throughput pps"),
+    ("loss_ratio", "loss"),
+    ("latency_us.mean", "latency µs"),
+    ("latency_us.p99", "p99 µs"),
+    ("cpu.busy", "CPU busy"),
+    ("irq_per_s", "IRQ/s"),
+)
+
+
+def _print_summary(summary: Any, axes: list[str], limit: int = 40) -> None:
+    """The sweep's points as a table: axes, n, and key metrics as mean ±95% half-width."""
+    t = Table(show_header=True, header_style="bold", caption="mean ±95% confidence half-width")
+    for a in axes:
+        t.add_column(a, justify="right")
+    t.add_column("n", justify="right")
+    for _, header in SUMMARY_COLUMNS:
+        t.add_column(header, justify="right")
+    for _, row in summary.head(limit).iterrows():
+        cells = [row[a] if isinstance(row[a], str) else _si(row[a]) for a in axes]
+        cells.append(str(row["n"]))
+        for m, _ in SUMMARY_COLUMNS:
+            ci = row[f"{m}.ci95"]
+            cells.append(_si(row[m]) + ("" if ci != ci else f" ±{_si(ci, 2)}"))
+        t.add_row(*cells)
+    Console().print(t)
+    if len(summary) > limit:
+        click.echo(f"… and {len(summary) - limit} more points in summary.csv")
+
+
+@main.command()
+@click.argument("results", type=click.Path(exists=True, path_type=Path))
+@click.option("--x", "x", required=True, help="Column on the x axis, e.g. traffic.rate_pps.")
+@click.option(
+    "--y",
+    "ys",
+    required=True,
+    multiple=True,
+    help="Metric on the y axis, e.g. latency_us.mean; repeat for one panel per metric.",
+)
+@click.option("--hue", default=None, help="One line per value of this column, e.g. scheme.")
+@click.option(
+    "--where",
+    "wheres",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Keep only rows with this parameter value (repeatable).",
+)
+@click.option("--logx", is_flag=True, help="Logarithmic x axis.")
+@click.option("--logy", is_flag=True, help="Logarithmic y axes.")
+@click.option("--band", is_flag=True, help="Shaded confidence bands instead of error bars.")
+@click.option("--title", default=None, help="Figure title.")
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="PNG or SVG file (default: <results>/<first y>.png).",
+)
+@user_errors
+def plot(
+    results: Path,
+    x: str,
+    ys: tuple[str, ...],
+    hue: str | None,
+    wheres: tuple[str, ...],
+    logx: bool,
+    logy: bool,
+    band: bool,
+    title: str | None,
+    out: Path | None,
+) -> None:
+    """Plot a sweep's RESULTS (its directory, or a summary/runs .parquet or .csv).
+
+    Points are the means over replications; error bars (or --band) are their 95% confidence
+    intervals. Several --y give one panel per metric sharing the x axis.
+
+    \b
+    Example:
+      irqlab plot results/livelock --x traffic.rate_pps \\
+          --y throughput_pps --y latency_us.mean --y cpu.busy --hue scheme --logy
+    """
+    from irqlab.plot import plot as make_plot
+    from irqlab.scenario import parse_override
+
+    where = dict(parse_override(w) for w in wheres)
+    if out is None:
+        folder = results if results.is_dir() else results.parent
+        out = folder / f"{ys[0]}.png"
+    try:
+        make_plot(
+            results,
+            x,
+            list(ys),
+            hue,
+            where=where,
+            logx=logx,
+            logy=logy,
+            band=band,
+            title=title,
+            out=out,
+        )
+    except ValueError as e:
+        raise ConfigError(str(e), None) from None
+    click.echo(f"wrote {out}")
+
+
+@main.command()
+@click.argument("results", type=click.Path(exists=True, path_type=Path))
+@click.option("--point", type=int, required=True, help="Point index (column 'point').")
+@click.option("--replication", type=int, default=0, show_default=True, help="Replication.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="table: for a person; json: every metric, for programs.",
+)
+@user_errors
+def rerun(results: Path, point: int, replication: int, fmt: str) -> None:
+    """Re-run one row of a sweep's RESULTS alone (its directory or runs.parquet).
+
+    The row's parameters and seed are exactly what ran, so the report equals the row.
+    """
+    from irqlab.experiments import load_results, row_scenario
+    from irqlab.report import render_table
+    from irqlab.simulate import run as run_scenario
+
+    runs = load_results(results, "runs")
+    match = runs[(runs["point"] == point) & (runs["replication"] == replication)]
+    if match.empty:
+        raise ConfigError(
+            f"no row with point {point} and replication {replication} "
+            f"(points 0–{runs['point'].max()}, replications 0–{runs['replication'].max()})",
+            None,
+        )
+    params = row_scenario(match.iloc[0].to_dict())
+    report = run_scenario(params)
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2))
+    else:
+        Console().print(render_table(report, params))
 
 
 if __name__ == "__main__":  # pragma: no cover

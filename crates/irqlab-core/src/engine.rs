@@ -15,7 +15,7 @@ use crate::nic::{IrqLine, Ring};
 use crate::queue::EventQueue;
 use crate::rng::{self, N_STREAMS, Stream};
 use crate::scenario::Scenario;
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 use crate::traffic::{Arrival, Source};
 
 /// Priority of timers in the event queue. The CPU's completion ranks 0 and an arrival 2; they
@@ -27,8 +27,8 @@ pub(crate) const PRIO_TIMER: u8 = 1;
 pub trait Tracer {
     /// Packet `id` arrived at `t`; `accepted` is false if the ring was full.
     fn arrival(&mut self, id: u64, t: SimTime, accepted: bool);
-    /// Packet `id` finished protocol processing at `t`.
-    fn delivered(&mut self, id: u64, t: SimTime);
+    /// Packet `id`, which arrived at `arrival`, finished protocol processing at `t`.
+    fn delivered(&mut self, id: u64, arrival: SimTime, t: SimTime);
 }
 
 /// A tracer that records nothing.
@@ -38,7 +38,7 @@ impl Tracer for NoTrace {
     #[inline(always)]
     fn arrival(&mut self, _: u64, _: SimTime, _: bool) {}
     #[inline(always)]
-    fn delivered(&mut self, _: u64, _: SimTime) {}
+    fn delivered(&mut self, _: u64, _: SimTime, _: SimTime) {}
 }
 
 /// Per-packet outcomes of a run: arrival time, and completion time (`None` if dropped or still
@@ -57,8 +57,54 @@ impl Tracer for PacketTrace {
         self.accepted.push(accepted);
         self.done_ps.push(None);
     }
-    fn delivered(&mut self, id: u64, t: SimTime) {
+    fn delivered(&mut self, id: u64, _: SimTime, t: SimTime) {
         self.done_ps[id as usize] = Some(t.ps());
+    }
+}
+
+/// The run as a time series: per bucket of equal width from time zero, the packets offered,
+/// dropped at the NIC and delivered, and the sum of the delivered packets' latencies. This is
+/// the output sequence warm-up detection (MSER) works on. Memory is fixed by the bucket count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    pub bucket: SimDuration,
+    pub offered: Vec<u64>,
+    pub dropped: Vec<u64>,
+    pub delivered: Vec<u64>,
+    /// Sum of latencies of the packets delivered in the bucket, ps (exact).
+    pub latency_sum_ps: Vec<u128>,
+}
+
+impl Series {
+    /// `buckets` equal buckets covering `[0, end)` (the last may extend past `end`).
+    pub fn new(end: SimTime, buckets: usize) -> Series {
+        let buckets = buckets.max(1);
+        let width = end.ps().div_ceil(buckets as u64).max(1);
+        Series {
+            bucket: SimDuration(width),
+            offered: vec![0; buckets],
+            dropped: vec![0; buckets],
+            delivered: vec![0; buckets],
+            latency_sum_ps: vec![0; buckets],
+        }
+    }
+
+    #[inline]
+    fn index(&self, t: SimTime) -> usize {
+        ((t.ps() / self.bucket.ps()) as usize).min(self.offered.len() - 1)
+    }
+}
+
+impl Tracer for Series {
+    fn arrival(&mut self, _: u64, t: SimTime, accepted: bool) {
+        let i = self.index(t);
+        self.offered[i] += 1;
+        self.dropped[i] += u64::from(!accepted);
+    }
+    fn delivered(&mut self, _: u64, arrival: SimTime, t: SimTime) {
+        let i = self.index(t);
+        self.delivered[i] += 1;
+        self.latency_sum_ps[i] += u128::from((t - arrival).ps());
     }
 }
 

@@ -287,7 +287,7 @@ impl<T: Tracer> Sim<'_, T> {
         if self.measuring() {
             self.metrics.polled_packets += 1;
         }
-        self.tracer.delivered(pkt.id, self.now);
+        self.tracer.delivered(pkt.id, pkt.arrival, self.now);
         self.kernel.napi.work += 1;
         self.driver_poll_step();
     }

@@ -43,7 +43,7 @@ pub mod scenario;
 pub mod time;
 pub mod traffic;
 
-pub use engine::{NoTrace, PacketTrace, Tracer};
+pub use engine::{NoTrace, PacketTrace, Series, Tracer};
 pub use error::Error;
 pub use metrics::Report;
 pub use params::{PARAMS, ParamSpec, Params, Value};
@@ -57,6 +57,13 @@ pub fn run(scenario: &Scenario) -> Report {
 /// Runs one scenario and records every packet's arrival and completion.
 pub fn run_traced(scenario: &Scenario) -> (Report, PacketTrace) {
     engine::Sim::new(scenario, PacketTrace::default()).run()
+}
+
+/// Runs one scenario and records it as a time series of `buckets` equal buckets over the
+/// whole run (warm-up included), for warm-up detection.
+pub fn run_series(scenario: &Scenario, buckets: usize) -> (Report, Series) {
+    let series = Series::new(scenario.run.end, buckets);
+    engine::Sim::new(scenario, series).run()
 }
 
 /// Builds and runs a scenario given as `(dotted key, value)` pairs.

@@ -282,3 +282,29 @@ mod schemes {
         );
     }
 }
+
+mod series {
+    use super::*;
+    use irqlab_core::run_series;
+
+    #[test]
+    fn series_adds_up_to_the_report() {
+        // With no warm-up, the buckets partition the measured window: their sums are the
+        // report's counters and their latency sum gives its mean exactly.
+        let mut pairs = salah("napi", 150_000.0);
+        pairs.push(("run.warmup_ms", f(0.0)));
+        pairs.push(("run.duration_ms", f(20.0)));
+        let sc = scenario(&pairs);
+        let (r, s) = run_series(&sc, 1000);
+        assert_eq!(s.offered.len(), 1000);
+        assert_eq!(s.bucket.ps() * 1000, 20_000_000_000);
+        assert_eq!(s.offered.iter().sum::<u64>(), r.packets.offered);
+        assert_eq!(s.dropped.iter().sum::<u64>(), r.packets.dropped_nic);
+        assert_eq!(s.delivered.iter().sum::<u64>(), r.packets.delivered);
+        let sum: u128 = s.latency_sum_ps.iter().sum();
+        let mean_us = sum as f64 / r.packets.delivered as f64 / 1e6;
+        assert!((mean_us - r.latency_us.mean.unwrap()).abs() < 1e-9 * mean_us.max(1.0));
+        // The series observes; it does not change the run.
+        assert_eq!(run(&sc), r);
+    }
+}

@@ -141,6 +141,41 @@ fn run_traced<'py>(
     Ok((report_to_py(py, &r)?, d))
 }
 
+/// Like `run`, and also returns the run as a time series of `buckets` equal buckets from time
+/// zero (warm-up included): `{bucket_ps, offered, dropped, delivered, latency_sum_us}` lists.
+#[pyfunction]
+fn run_series<'py>(
+    py: Python<'py>,
+    params: &Bound<'py, PyDict>,
+    buckets: usize,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
+    if !(1..=10_000_000).contains(&buckets) {
+        return Err(py_err(
+            py,
+            "ConfigError",
+            (
+                format!("buckets = {buckets}: must be in [1, 10000000]"),
+                "buckets",
+            ),
+        ));
+    }
+    let s = build(py, params)?;
+    let out = py.detach(|| catch_unwind(AssertUnwindSafe(|| irqlab_core::run_series(&s, buckets))));
+    let (r, series) = out.map_err(|_| py_err(py, "InternalError", (RUN_FAILED,)))?;
+    let d = PyDict::new(py);
+    d.set_item("bucket_ps", series.bucket.ps())?;
+    d.set_item("offered", PyList::new(py, &series.offered)?)?;
+    d.set_item("dropped", PyList::new(py, &series.dropped)?)?;
+    d.set_item("delivered", PyList::new(py, &series.delivered)?)?;
+    let lat: Vec<f64> = series
+        .latency_sum_ps
+        .iter()
+        .map(|&ps| ps as f64 / 1e6)
+        .collect();
+    d.set_item("latency_sum_us", PyList::new(py, &lat)?)?;
+    Ok((report_to_py(py, &r)?, d))
+}
+
 /// The scenario schema: a list of `{key, type, default, allowed, doc, ...}` dicts.
 #[pyfunction]
 fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
@@ -192,6 +227,7 @@ fn _irqlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_traced, m)?)?;
+    m.add_function(wrap_pyfunction!(run_series, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,0 +1,674 @@
+"""Experiments: sweeps of a base scenario over axes, with replications, statistics, and
+resumable output.
+
+A sweep file is TOML::
+
+    [sweep]
+    base = "napi.toml"          # a scenario file (relative to this file); [base] adds to it
+    replications = 10           # per point (independent random streams, see below)
+    seed = 1                    # the sweep seed: run.seed of every run
+    warmup = "auto"             # MSER-5 on a pilot run; or a number of ms; default: the base's
+    out = "results/napi"        # default output directory
+
+    [sweep.precision]           # optional: add replications until every metric is precise
+    metrics = ["latency_us.mean", "throughput_pps"]
+    relative = 0.01             # CI half-width ≤ 1% of the mean …
+    confidence = 0.95           # … at 95%
+    max_replications = 100
+
+    [base]                      # scenario keys, as in a scenario file
+    run.duration_ms = 100
+
+    [axes]                      # the points are the product of the axes, in this order
+    scheme = ["irq", "napi"]
+    "traffic.rate_pps" = { from = 20_000, to = 300_000, step = 20_000 }
+    # or { from = 1e4, to = 1e6, num = 13, log = true }
+
+Replication ``r`` of every point runs with ``run.seed`` = the sweep seed and
+``run.replication`` = ``r``: the core derives its random streams from the pair, so
+replications never overlap, and replication ``r`` of every scheme and load sees the same
+arrival stream (common random numbers).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import itertools
+import json
+import math
+import os
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from irqlab import __version__, _irqlab
+from irqlab.errors import ConfigError
+from irqlab.executors import KINDS, make_executor
+from irqlab.journal import Journal
+from irqlab.scenario import check_value, flatten, load_scenario, load_toml, schema
+from irqlab.stats import precision_met, replications_needed, summarize
+from irqlab.tasks import run_pilot, run_replication
+
+SWEEP_KEYS = ("base", "replications", "seed", "warmup", "out", "precision")
+PRECISION_KEYS = ("metrics", "relative", "confidence", "max_replications")
+RANGE_KEYS = ("from", "to", "step", "num", "log")
+#: Keys a sweep sets itself.
+RESERVED = ("run.seed", "run.replication")
+#: Replications of one point at most (the core's replication index is 16 bits).
+MAX_REPLICATIONS = 65_536
+#: Columns a sweep adds to each run's row.
+BOOKKEEPING = ("point", "replication", "point_id", "warmup.method", "warmup.reliable")
+
+
+@dataclass(frozen=True)
+class Precision:
+    """Sequential stopping: replicate until each metric's CI half-width ≤ relative·|mean|."""
+
+    metrics: tuple[str, ...]
+    relative: float
+    confidence: float = 0.95
+    max_replications: int = 100
+
+
+@dataclass(frozen=True)
+class Axis:
+    key: str
+    values: tuple[Any, ...]
+
+
+@dataclass
+class SweepSpec:
+    """A parsed sweep: base scenario (flat, validated), axes, and how to run it."""
+
+    base: dict[str, Any] = field(default_factory=dict)
+    axes: list[Axis] = field(default_factory=list)
+    replications: int = 10
+    seed: int | None = None
+    warmup: str | float | None = None
+    precision: Precision | None = None
+    out: Path | None = None
+
+    def points(self) -> list[dict[str, Any]]:
+        """Every point's flat overrides, in product order (the first axis varies slowest)."""
+        keys = [a.key for a in self.axes]
+        combos = itertools.product(*(a.values for a in self.axes))
+        return [{**self.base, **dict(zip(keys, c, strict=True))} for c in combos]
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-able description, written next to the results."""
+        return {
+            "irqlab": __version__,
+            "base": self.base,
+            "axes": {a.key: list(a.values) for a in self.axes},
+            "replications": self.replications,
+            "seed": self.seed,
+            "warmup": self.warmup,
+            "precision": None if self.precision is None else vars(self.precision),
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing
+
+
+def _close(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _int(name: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigError(f"{name} = {value!r}: must be an integer in [{low}, {high}]", name)
+    return value
+
+
+def _number(name: str, value: Any, low: float, high: float, *, open_low: bool = True) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if ok:
+        x = float(value)
+        ok = math.isfinite(x) and (x > low if open_low else x >= low) and x <= high
+    if not ok:
+        bracket = "(" if open_low else "["
+        raise ConfigError(f"{name} = {value!r}: must be a number in {bracket}{low}, {high}]", name)
+    return float(value)
+
+
+def _tidy(x: float) -> float:
+    """Removes the binary noise of ``from + i·step`` (0.30000000000000004 → 0.3)."""
+    return float(f"{x:.12g}")
+
+
+def _range(key: str, spec: Mapping[str, Any]) -> list[Any]:
+    name = f"axes.{key}"
+    unknown = [k for k in spec if k not in RANGE_KEYS]
+    if unknown:
+        raise ConfigError(
+            f"{name}.{unknown[0]}: unknown range key{_close(unknown[0], RANGE_KEYS)}; "
+            f"a range is {{from, to, step}} or {{from, to, num, log}}",
+            name,
+        )
+    for k in ("from", "to"):
+        if k not in spec:
+            raise ConfigError(f"{name}: a range needs '{k}'", name)
+    lo = _number(f"{name}.from", spec["from"], -math.inf, math.inf)
+    hi = _number(f"{name}.to", spec["to"], -math.inf, math.inf)
+    if hi < lo:
+        raise ConfigError(f"{name}: 'to' ({hi:g}) is below 'from' ({lo:g})", name)
+    if ("step" in spec) == ("num" in spec):
+        raise ConfigError(f"{name}: give exactly one of 'step' or 'num'", name)
+    log = spec.get("log", False)
+    if not isinstance(log, bool):
+        raise ConfigError(f"{name}.log = {log!r}: must be true or false", name)
+    integral = all(isinstance(spec.get(k, 0), int) for k in ("from", "to", "step"))
+    if "step" in spec:
+        if log:
+            raise ConfigError(f"{name}: 'log' goes with 'num', not 'step'", name)
+        step = _number(f"{name}.step", spec["step"], 0.0, math.inf)
+        n = math.floor((hi - lo) / step * (1 + 1e-12) + 1e-9) + 1
+        if n > 100_000:
+            raise ConfigError(f"{name}: {n} values; at most 100000 per axis", name)
+        if integral:
+            return [int(spec["from"]) + i * int(spec["step"]) for i in range(n)]
+        return [_tidy(lo + i * step) for i in range(n)]
+    n = _int(f"{name}.num", spec["num"], 1, 100_000)
+    if log:
+        if lo <= 0:
+            raise ConfigError(f"{name}: a log range needs 'from' > 0", name)
+        values = [lo * (hi / lo) ** (i / (n - 1)) if n > 1 else lo for i in range(n)]
+    else:
+        values = [lo + (hi - lo) * i / (n - 1) if n > 1 else lo for i in range(n)]
+    values = [_tidy(v) for v in values]
+    if integral and not log and all(v.is_integer() for v in values):
+        return [int(v) for v in values]
+    return values
+
+
+def _axis_leaves(tree: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for k, v in tree.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping) and not (set(v) & set(RANGE_KEYS)):
+            out += _axis_leaves(v, f"{key}.")
+        else:
+            out.append((key, v))
+    return out
+
+
+def parse_axes(tree: Mapping[str, Any] | None) -> list[Axis]:
+    """``{key: [values] | {from, to, step|num, log} | value}`` → checked axes, in order."""
+    axes: list[Axis] = []
+    for key, spec in _axis_leaves(tree or {}):
+        if key in RESERVED:
+            raise ConfigError(
+                f"axes.{key}: a sweep sets {key} itself "
+                "(use [sweep] seed and replications instead)",
+                key,
+            )
+        if isinstance(spec, Mapping):
+            values = _range(key, spec)
+        elif isinstance(spec, list | tuple):
+            values = list(spec)
+            if not values:
+                raise ConfigError(f"axes.{key}: the list of values is empty", key)
+        else:
+            values = [spec]
+        checked = tuple(check_value(key, v) for v in values)
+        if len(set(checked)) != len(checked):
+            raise ConfigError(f"axes.{key}: values repeat", key)
+        axes.append(Axis(key, checked))
+    return axes
+
+
+def parse_precision(tree: Mapping[str, Any], replications: int) -> Precision:
+    name = "sweep.precision"
+    for k in tree:
+        if k not in PRECISION_KEYS:
+            raise ConfigError(
+                f"{name}.{k}: unknown key{_close(k, PRECISION_KEYS)}; "
+                f"allowed: {', '.join(PRECISION_KEYS)}",
+                f"{name}.{k}",
+            )
+    metrics = tree.get("metrics")
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if not metrics or not all(isinstance(m, str) for m in metrics):
+        raise ConfigError(f"{name}.metrics: give a list of metric names", f"{name}.metrics")
+    known = metric_names()
+    for m in metrics:
+        if m not in known:
+            raise ConfigError(
+                f"{name}.metrics: '{m}' is not a metric{_close(m, known)}", f"{name}.metrics"
+            )
+    relative = _number(f"{name}.relative", tree.get("relative", 0.01), 0.0, 1.0)
+    confidence = _number(f"{name}.confidence", tree.get("confidence", 0.95), 0.0, 0.9999)
+    top = _int(
+        f"{name}.max_replications",
+        tree.get("max_replications", max(100, replications)),
+        max(2, replications),
+        MAX_REPLICATIONS,
+    )
+    return Precision(tuple(metrics), relative, confidence, top)
+
+
+def parse_sweep(
+    source: str | Path | Mapping[str, Any], base_overrides: Iterable[tuple[str, Any]] = ()
+) -> SweepSpec:
+    """Reads a sweep file (or a dict shaped like one) and checks every key in it."""
+    if isinstance(source, str | Path):
+        path = Path(source)
+        tree: Mapping[str, Any] = load_toml(path)
+        here = path.parent
+    else:
+        tree, here = source, Path.cwd()
+    for k in tree:
+        if k not in ("sweep", "base", "axes"):
+            raise ConfigError(
+                f"'{k}': unknown section{_close(k, ('sweep', 'base', 'axes'))}; "
+                "a sweep file has [sweep], [base] and [axes]",
+                k,
+            )
+    settings = dict(tree.get("sweep", {}))
+    for k in settings:
+        if k not in SWEEP_KEYS:
+            raise ConfigError(
+                f"sweep.{k}: unknown key{_close(k, SWEEP_KEYS)}; allowed: {', '.join(SWEEP_KEYS)}",
+                f"sweep.{k}",
+            )
+    base: dict[str, Any] = {}
+    if "base" in settings:
+        if not isinstance(settings["base"], str):
+            raise ConfigError("sweep.base: give the path of a scenario file", "sweep.base")
+        base.update(flatten(load_toml(here / settings["base"])))
+    base.update(flatten(tree.get("base", {})))
+    base.update(base_overrides)
+    for key in RESERVED[1:]:
+        if key in base:
+            raise ConfigError(f"{key}: a sweep sets it itself (use sweep.replications)", key)
+    spec = SweepSpec(base=load_scenario(base), axes=parse_axes(tree.get("axes")))
+    replications = settings.get("replications", spec.replications)
+    spec.replications = _int("sweep.replications", replications, 1, MAX_REPLICATIONS)
+    if "seed" in settings:
+        spec.seed = _int("sweep.seed", settings["seed"], 0, 2**64 - 1)
+    if "warmup" in settings:
+        spec.warmup = parse_warmup(settings["warmup"])
+    if "out" in settings:
+        if not isinstance(settings["out"], str):
+            raise ConfigError("sweep.out: give a directory path", "sweep.out")
+        spec.out = here / settings["out"]
+    if "precision" in settings:
+        spec.precision = parse_precision(settings["precision"], spec.replications)
+    return spec
+
+
+def parse_warmup(value: Any) -> str | float:
+    """``"auto"`` (MSER-5) or a warm-up in ms."""
+    if value == "auto":
+        return "auto"
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise ConfigError(
+                f'sweep.warmup = {value!r}: must be "auto" or a number of ms', "sweep.warmup"
+            ) from None
+    return float(check_value("run.warmup_ms", value))
+
+
+@cache
+def metric_names() -> tuple[str, ...]:
+    """The metric columns of a run's row, in report order."""
+    params = {"run.duration_ms": 0.001, "run.warmup_ms": 0.0, "traffic.rate_pps": 1.0}
+    row = run_replication({"params": params, "extra": {}})
+    return tuple(k for k in row if k not in schema())
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+
+@dataclass
+class Point:
+    index: int
+    point_id: str
+    params: dict[str, Any]  # resolved, run.replication = 0
+
+
+def _point_id(params: Mapping[str, Any], warmup: str | float | None) -> str:
+    key = {k: v for k, v in params.items() if k != "run.replication"}
+    if warmup == "auto":
+        key["run.warmup_ms"] = "auto"
+    text = json.dumps({"irqlab": __version__, "params": key}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def resolve_points(spec: SweepSpec) -> list[Point]:
+    points = []
+    for i, overrides in enumerate(spec.points()):
+        if spec.seed is not None:
+            overrides["run.seed"] = spec.seed
+        if isinstance(spec.warmup, float):
+            overrides["run.warmup_ms"] = spec.warmup
+        try:
+            params = dict(_irqlab.resolve(overrides))
+        except ConfigError as e:
+            where = ", ".join(f"{a.key}={overrides[a.key]}" for a in spec.axes)
+            raise ConfigError(f"{e} (at point {i}: {where})", e.key) from None
+        points.append(Point(i, _point_id(params, spec.warmup), params))
+    return points
+
+
+def _progress(enabled: bool):
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("runs ·"),
+        TimeElapsedColumn(),
+        TextColumn("· ETA"),
+        TimeRemainingColumn(),
+        disable=not enabled,
+        transient=False,
+    )
+
+
+def _targets(
+    spec: SweepSpec,
+    points: Sequence[Point],
+    rows: Mapping[tuple[str, int], dict[str, Any]],
+    targets: dict[str, int],
+) -> bool:
+    """Sequential stopping: raises each point's target count until its metrics are precise.
+
+    Each decision uses exactly replications 0 … target−1, so the same data always gives the
+    same next target, whatever order the runs finished in or whether the sweep was resumed.
+    The target at most doubles per round. Returns whether any target changed.
+    """
+    prec = spec.precision
+    if prec is None:
+        return False
+    changed = False
+    for p in points:
+        n = targets[p.point_id]
+        if n >= prec.max_replications:
+            continue
+        data = [rows[(p.point_id, r)] for r in range(n)]
+        need = n
+        for m in prec.metrics:
+            values = [d[m] for d in data if d[m] is not None]
+            if len(values) < 2 or not precision_met(values, prec.relative, prec.confidence):
+                est = replications_needed(values, prec.relative, prec.confidence)
+                need = max(need, min(est, 2 * n), n + 1)
+        need = min(need, prec.max_replications)
+        if need > n:
+            targets[p.point_id] = need
+            changed = True
+    return changed
+
+
+def _run_tasks(executor, fn, tasks, on_result, progress, task_id) -> None:
+    for i, result in executor.imap_unordered(fn, tasks):
+        on_result(tasks[i], result)
+        progress.advance(task_id)
+
+
+def execute(
+    spec: SweepSpec,
+    out: Path | None = None,
+    *,
+    executor: str = "process",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    resume: bool = True,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Runs a parsed sweep; returns its runs table. See :func:`sweep`."""
+    if executor not in KINDS:
+        raise ConfigError(f"executor = {executor!r}: must be one of {', '.join(KINDS)}", None)
+    points = resolve_points(spec)
+    if out is not None:
+        out = Path(out)
+        if out.exists() and not out.is_dir():
+            raise ConfigError(f"{out}: exists and is not a directory", None)
+        if not resume and out.exists():
+            for name in ("journal.sqlite", "journal.sqlite-wal", "journal.sqlite-shm"):
+                (out / name).unlink(missing_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
+        _write_atomic(out / "sweep.json", json.dumps(spec.describe(), indent=2) + "\n")
+    journal = Journal(None if out is None else out / "journal.sqlite")
+    try:
+        rows = journal.rows()
+        pilots = journal.pilots()
+        targets = {p.point_id: spec.replications for p in points}
+        bar = _progress(progress)
+        with bar, make_executor(executor, workers, scheduler) as pool:
+            # 1. warm-up pilots (MSER-5), one per point that still needs runs
+            if spec.warmup == "auto":
+                todo = [
+                    {"point_id": p.point_id, "params": p.params}
+                    for p in points
+                    if p.point_id not in pilots
+                    and any((p.point_id, r) not in rows for r in range(spec.replications))
+                ]
+                if todo:
+                    tid = bar.add_task("warm-up pilots", total=len(todo))
+
+                    def got_pilot(task: dict[str, Any], result: dict[str, Any]) -> None:
+                        journal.add_pilot(task["point_id"], result)
+                        pilots[task["point_id"]] = result
+
+                    _run_tasks(pool, run_pilot, todo, got_pilot, bar, tid)
+            # 2. replications, in rounds when sequential stopping is on
+            tid = None
+            while True:
+                tasks = []
+                for p in points:
+                    for r in range(targets[p.point_id]):
+                        if (p.point_id, r) not in rows:
+                            tasks.append(_replication_task(spec, p, r, pilots))
+                if tasks:
+                    if tid is None:
+                        tid = bar.add_task("sweep", total=len(tasks))
+                    else:
+                        bar.update(tid, total=bar.tasks[tid].total + len(tasks))
+
+                    def got_row(task: dict[str, Any], row: dict[str, Any]) -> None:
+                        key = (task["extra"]["point_id"], task["params"]["run.replication"])
+                        journal.add_row(*key, row)
+                        rows[key] = row
+
+                    _run_tasks(pool, run_replication, tasks, got_row, bar, tid)
+                if not _targets(spec, points, rows, targets):
+                    break
+    finally:
+        journal.close()
+    runs = _runs_table(spec, points, rows, targets)
+    if out is not None:
+        write_results(runs, out, spec)
+    return runs
+
+
+def _replication_task(
+    spec: SweepSpec, p: Point, r: int, pilots: Mapping[str, dict[str, Any]]
+) -> dict[str, Any]:
+    params = dict(p.params)
+    params["run.replication"] = r
+    if spec.warmup == "auto":
+        pilot = pilots[p.point_id]
+        params["run.warmup_ms"] = pilot["warmup_ms"]
+        method, reliable = "mser5", pilot["reliable"]
+    else:
+        method, reliable = "fixed", True
+    extra = {"point_id": p.point_id, "warmup.method": method, "warmup.reliable": reliable}
+    return {"params": params, "extra": extra}
+
+
+def _runs_table(
+    spec: SweepSpec,
+    points: Sequence[Point],
+    rows: Mapping[tuple[str, int], dict[str, Any]],
+    targets: Mapping[str, int],
+) -> pd.DataFrame:
+    records = []
+    for p in points:
+        for r in range(targets[p.point_id]):
+            records.append({"point": p.index, "replication": r, **rows[(p.point_id, r)]})
+    axes = [a.key for a in spec.axes]
+    metrics = [m for m in metric_names() if m not in axes]
+    params = [k for k in schema() if k not in axes]
+    columns = ["point", "replication", *axes, *metrics, *params, *BOOKKEEPING[2:]]
+    df = pd.DataFrame.from_records(records, columns=columns)
+    for m in metrics:
+        if df[m].dtype == object:  # a metric that was None (nothing delivered) in some row
+            df[m] = pd.to_numeric(df[m]).astype("float64")
+    return df
+
+
+def summary_table(runs: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """One row per point: parameters, ``n``, and per metric its mean, std, CI and precision."""
+    params = [k for k in runs.columns if k in schema() and k != "run.replication"]
+    metrics = [m for m in metric_names() if m in runs.columns and m not in params]
+    return summarize(runs, params, metrics, confidence)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_results(runs: pd.DataFrame, out: Path, spec: SweepSpec | None = None) -> None:
+    """``runs.parquet``, ``summary.parquet`` and ``summary.csv`` in ``out``, each replaced
+    atomically (a reader never sees half a file)."""
+    out.mkdir(parents=True, exist_ok=True)
+    confidence = spec.precision.confidence if spec and spec.precision else 0.95
+    summary = summary_table(runs, confidence)
+    for name, df in (("runs.parquet", runs), ("summary.parquet", summary)):
+        tmp = out / (name + ".tmp")
+        df.to_parquet(tmp, index=False)
+        os.replace(tmp, out / name)
+    tmp = out / "summary.csv.tmp"
+    summary.to_csv(tmp, index=False)
+    os.replace(tmp, out / "summary.csv")
+
+
+def sweep(
+    spec: str | Path | Mapping[str, Any] | SweepSpec | None = None,
+    *,
+    base: str | Path | Mapping[str, Any] | None = None,
+    axes: Mapping[str, Any] | None = None,
+    replications: int | None = None,
+    seed: int | None = None,
+    warmup: str | float | None = None,
+    precision: Mapping[str, Any] | None = None,
+    out: str | Path | None = None,
+    executor: str = "process",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    resume: bool = True,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Runs a sweep; returns one row per point × replication (a pandas DataFrame).
+
+    ``spec`` is a sweep file, a dict shaped like one, or None; the keyword arguments add to it
+    or override it: ``base`` a scenario (file or dict), ``axes`` ``{key: values or range}``,
+    ``replications``, ``seed``, ``warmup`` (ms or ``"auto"``), ``precision``
+    (``{metrics, relative, confidence, max_replications}``), ``out`` a directory for
+    ``runs.parquet``, ``summary.parquet``, ``summary.csv`` and the journal that makes the
+    sweep resumable. ``executor`` is ``"process"`` (a local pool of ``workers`` processes,
+    default one per core), ``"inline"`` or ``"dask"`` (a LocalCluster, or the cluster at
+    ``scheduler``). Rows are identical whatever the executor and worker count.
+
+    >>> import irqlab
+    >>> df = irqlab.sweep(base={"scheme": "ideal", "run.duration_ms": 5},
+    ...                   axes={"traffic.rate_pps": [50_000, 100_000]},
+    ...                   replications=2, executor="inline")
+    >>> len(df), list(df["traffic.rate_pps"].unique())
+    (4, [50000, 100000])
+
+    Use :func:`irqlab.summarize` for means and confidence intervals per point.
+    """
+    if isinstance(spec, SweepSpec):
+        parsed = spec
+    else:
+        tree: dict[str, Any] = {}
+        if isinstance(spec, Mapping):
+            tree = dict(spec)
+        parsed = parse_sweep(spec if isinstance(spec, str | Path) else tree)
+    if base is not None:
+        extra = load_toml(base) if isinstance(base, str | Path) else base
+        parsed.base = load_scenario({**parsed.base, **flatten(extra)})
+    if axes is not None:
+        parsed.axes = parse_axes(axes)
+    if replications is not None:
+        parsed.replications = _int("replications", replications, 1, MAX_REPLICATIONS)
+    if seed is not None:
+        parsed.seed = _int("seed", seed, 0, 2**64 - 1)
+    if warmup is not None:
+        parsed.warmup = parse_warmup(warmup)
+    if precision is not None:
+        parsed.precision = parse_precision(precision, parsed.replications)
+    target = out if out is not None else parsed.out
+    return execute(
+        parsed,
+        None if target is None else Path(target),
+        executor=executor,
+        workers=workers,
+        scheduler=scheduler,
+        resume=resume,
+        progress=progress,
+    )
+
+
+def load_results(path: str | Path, kind: str = "summary") -> pd.DataFrame:
+    """A sweep's ``summary`` or ``runs`` table from its directory (or a .parquet/.csv file)."""
+    p = Path(path)
+    if p.is_dir():
+        for candidate in (p / f"{kind}.parquet", p / f"{kind}.csv"):
+            if candidate.exists():
+                p = candidate
+                break
+        else:
+            raise ConfigError(f"{path}: no {kind}.parquet or {kind}.csv (not a sweep?)", None)
+    if not p.exists():
+        raise ConfigError(f"{p}: no such file", None)
+    if p.suffix == ".parquet":
+        return pd.read_parquet(p)
+    if p.suffix == ".csv":
+        return pd.read_csv(p)
+    raise ConfigError(f"{p}: expected a directory, a .parquet or a .csv file", None)
+
+
+def row_scenario(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The scenario of one row of a runs table: exactly what ran, ready for :func:`irqlab.run`."""
+    out: dict[str, Any] = {}
+    for key, spec in schema().items():
+        value = row[key]
+        if hasattr(value, "item"):  # numpy scalar → Python
+            value = value.item()
+        if spec["type"] == "int":
+            value = int(value)
+        elif spec["type"] == "float":
+            value = float(value)
+        out[key] = value
+    return out
+
+
+def remove_results(out: Path) -> None:
+    """Deletes a sweep's output directory (``--fresh``)."""
+    if out.exists():
+        shutil.rmtree(out)

@@ -1,0 +1,426 @@
+"""Figures from a sweep: one panel per metric against one swept parameter, one line per variant.
+
+A sweep directory holds ``summary.parquet`` (one row per point: the parameters, ``n`` and, for
+each metric ``M``, the mean ``M`` and its spread ``M.std``, ``M.ci95`` and ``M.rel``) and
+``runs.parquet`` (one row per point and replication). :func:`plot` draws either, stacking the
+metrics in panels that share the x axis, as the receive-path papers do::
+
+    >>> from irqlab.plot import plot
+    >>> fig = plot("out/sweep", x="traffic.rate_pps", y=["latency_us.p99", "cpu.busy"],
+    ...            hue="scheme", logy=True, out="latency.png")  # doctest: +SKIP
+
+The figure is built with :class:`matplotlib.figure.Figure` directly, not pyplot: no backend
+is selected and nothing global changes, so it is safe in scripts, servers and worker processes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter
+
+__all__ = ["label", "plot"]
+
+# Spread columns stored next to each metric M of a summary: M.std, M.ci95, M.rel.
+_SUFFIXES = ("std", "ci95", "rel")
+# Columns that identify a row rather than describe the scenario or its outcome.
+_BOOKKEEPING = frozenset(
+    {"point", "point_id", "n", "replication", "seed", "run.seed", "run.replication"}
+)
+# First dotted component of every figure in a run's report: these are outcomes, not parameters.
+_METRIC_ROOTS = frozenset(
+    {
+        "measured_s",
+        "packets",
+        "offered_pps",
+        "throughput_pps",
+        "loss_ratio",
+        "latency_us",
+        "cpu",
+        "cpu_ps",
+        "irq_per_s",
+        "polls_per_s",
+        "packets_per_poll",
+        "cycles_per_packet",
+        "load_latency_product",
+        "counts",
+    }
+)
+_SAVE_SUFFIXES = (".png", ".svg")
+_MARKERS = ("o", "s", "^", "D", "v", "<", ">", "p", "h", "*")
+
+# Names with a label of their own; everything else is derived from its prefix or unit suffix.
+_LABELS = {
+    "traffic.rate_pps": "offered load (packets/s)",
+    "offered_pps": "offered rate (packets/s)",
+    "throughput_pps": "throughput (packets/s)",
+    "irq_per_s": "IRQ rate (1/s)",
+    "polls_per_s": "poll rate (1/s)",
+    "loss_ratio": "loss ratio",
+    "packets_per_poll": "packets per poll",
+    "cycles_per_packet": "cycles per packet",
+    "load_latency_product": "load-latency product (cycles·µs)",
+    "measured_s": "measured time (s)",
+}
+_UNITS = {
+    "_pps": "packets/s",
+    "_bytes": "bytes",
+    "_us": "µs",
+    "_ns": "ns",
+    "_ms": "ms",
+}
+_SPREAD_WORDS = {
+    "std": "std of",
+    "ci95": "95% CI half-width of",
+    "rel": "relative precision of",
+}
+
+
+def label(name: str) -> str:
+    """A readable axis label, with its unit, for a parameter or metric name.
+
+    ``label("traffic.rate_pps")`` is ``"offered load (packets/s)"``, ``label("latency_us.p99")``
+    is ``"latency p99 (µs)"`` and ``label("cpu.irq")`` is ``"CPU irq (fraction)"``. A name ending
+    in a unit (``_us``, ``_ns``, ``_ms``, ``_pps``, ``_bytes``) keeps its stem and gains the unit;
+    anything unknown is returned unchanged.
+    """
+    if name in _LABELS:
+        return _LABELS[name]
+    base, _, last = name.rpartition(".")
+    if base and last in _SPREAD_WORDS:
+        inner = label(base)
+        if last == "rel":  # a ratio: the metric's unit does not apply
+            inner = re.sub(r" \([^()]*\)$", "", inner)
+        return f"{_SPREAD_WORDS[last]} {inner}"
+    root, _, rest = name.partition(".")
+    if rest:
+        if root == "latency_us":
+            return f"latency {rest} (µs)"
+        if root == "cpu":
+            return f"CPU {rest} (fraction)"
+        if root == "cpu_ps":
+            return f"CPU {rest} time (ps)"
+        if root == "packets":
+            return f"packets {rest}"
+    if root == "latency_us" and not rest:
+        return "latency (µs)"
+    for suffix, unit in _UNITS.items():
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return f"{name[: -len(suffix)]} ({unit})"
+    return name
+
+
+def plot(
+    results: pd.DataFrame | str | Path,
+    x: str,
+    y: str | Sequence[str],
+    hue: str | None = None,
+    *,
+    where: Mapping[str, Any] | None = None,
+    logx: bool = False,
+    logy: bool = False,
+    band: bool = False,
+    ci: str = "ci95",
+    title: str | None = None,
+    out: str | Path | None = None,
+    width: float = 6.4,
+    height_per_panel: float = 3.2,
+) -> Figure:
+    """Draws metrics ``y`` against parameter ``x``: one panel per metric, one line per ``hue``.
+
+    ``results`` is a summary or runs data frame, a sweep directory (its ``summary.parquet``,
+    else ``summary.csv``) or a ``.parquet``/``.csv`` file. Runs (a ``replication`` column and
+    no ``n``) are first reduced to a mean and a 95 % Student-t half-width per point.
+
+    ``where`` keeps only the rows whose parameters equal the given values (a list or tuple
+    means any of them). Should another parameter still vary, each of its values gets its own
+    line, labelled ``scheme=napi, nic.itr_us=10``: different points are never averaged.
+
+    Each point carries an error bar of half-width ``M.<ci>`` (``"ci95"``, or ``"std"``), or,
+    with ``band=True``, a shaded band; a missing value (one replication) draws no bar.
+    ``logx`` and ``logy`` drop the non-positive values a log axis cannot show. ``out`` saves
+    the figure as PNG or SVG, creating its directory. Returns the
+    :class:`~matplotlib.figure.Figure`.
+    """
+    ys = [y] if isinstance(y, str) else list(y)
+    if not ys:
+        raise ValueError("y names no metric: give one name or a list of names")
+    if out is not None and Path(out).suffix.lower() not in _SAVE_SUFFIXES:
+        raise ValueError(
+            f"cannot save a figure as {Path(out).suffix or 'a file without suffix'!r} ({out}); "
+            f"use one of {', '.join(_SAVE_SUFFIXES)}"
+        )
+
+    df = _load(results)
+    columns = list(df.columns)
+    for key in where or {}:
+        _check_column(key, columns, "where key")
+    _check_column(x, columns, "x")
+    for name in ys:
+        _check_column(name, columns, "y")
+    if hue is not None:
+        _check_column(hue, columns, "hue")
+
+    df = _filter(df, where or {})
+    if _is_runs(df):
+        df = _summarise_runs(df, x, ys, hue)
+    for name in ys:
+        _check_column(f"{name}.{ci}", list(df.columns), f"{ci!r} spread of y={name!r}")
+
+    varying = _varying_params(df, x, ys, hue)
+    keys = ([hue] if hue is not None else []) + varying
+    lines = _split(df, keys)
+
+    fig = Figure(figsize=(width, height_per_panel * len(ys)), layout="constrained")
+    axes = fig.subplots(nrows=len(ys), ncols=1, sharex=True, squeeze=False)[:, 0]
+    for ax, metric in zip(axes, ys, strict=True):
+        for i, (values, part) in enumerate(lines):
+            _check_unique_x(part, x, keys, values)
+            name = _line_label(keys, values, hue, varying)
+            _draw_line(ax, part, x, metric, ci, i, name, logx=logx, logy=logy, band=band)
+        ax.set_ylabel(label(metric))
+        ax.grid(True, alpha=0.3)
+        if logy:
+            ax.set_yscale("log")
+        elif _is_rate(metric):
+            ax.yaxis.set_major_formatter(EngFormatter())
+        if keys:
+            ax.legend(title=hue if not varying else None, fontsize="small")
+    if logx:
+        for ax in axes:
+            ax.set_xscale("log")
+    elif _is_rate(x):
+        axes[-1].xaxis.set_major_formatter(EngFormatter())
+    axes[-1].set_xlabel(label(x))
+    if title is not None:
+        fig.suptitle(title)
+
+    if out is not None:
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=150, bbox_inches="tight", format=path.suffix.lower()[1:])
+    return fig
+
+
+def _load(results: pd.DataFrame | str | Path) -> pd.DataFrame:
+    """The data frame behind ``results``: itself, a sweep directory's summary, or a file."""
+    if isinstance(results, pd.DataFrame):
+        return results
+    path = Path(results)
+    if path.is_dir():
+        for name in ("summary.parquet", "summary.csv"):
+            if (path / name).is_file():
+                return _load(path / name)
+        raise FileNotFoundError(f"{path} holds neither summary.parquet nor summary.csv")
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file or directory: {path}")
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        return pd.read_parquet(path)
+    if suffix == ".csv":
+        return pd.read_csv(path)
+    raise ValueError(f"cannot read {path}: expected a directory, a .parquet or a .csv file")
+
+
+def _check_column(name: str, columns: list[str], role: str) -> None:
+    """Raises a ValueError naming ``name`` and the columns it was probably meant to be."""
+    if name in columns:
+        return
+    close = difflib.get_close_matches(name, columns, n=3, cutoff=0.6)
+    close += [c for c in columns if name in c and c not in close][: 5 - len(close)]
+    hint = (
+        f"did you mean {', '.join(map(repr, close))}?"
+        if close
+        else f"available: {', '.join(map(repr, columns[:20]))}{', …' if len(columns) > 20 else ''}"
+    )
+    raise ValueError(f"unknown column {name!r} for {role}; {hint}")
+
+
+def _filter(df: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:
+    """The rows whose columns equal ``where``'s values; an empty result is an error."""
+    keep = pd.Series(True, index=df.index)
+    for key, value in where.items():
+        if isinstance(value, (list, tuple, set, frozenset)):
+            keep &= df[key].isin(list(value))
+        else:
+            keep &= df[key] == value
+        if not keep.any():
+            seen = ", ".join(_fmt(v) for v in pd.unique(df[key]))
+            raise ValueError(f"no rows left after where[{key!r}] = {value!r}; it takes: {seen}")
+    return df[keep]
+
+
+def _is_runs(df: pd.DataFrame) -> bool:
+    """Runs data has one row per replication: a ``replication`` column and no ``n``."""
+    return "replication" in df.columns and "n" not in df.columns
+
+
+def _summarise_runs(df: pd.DataFrame, x: str, ys: list[str], hue: str | None) -> pd.DataFrame:
+    """Per point: the mean of each y over replications, its std, 95 % t half-width and rel."""
+    from scipy import stats
+
+    if "point" not in df.columns:
+        raise ValueError("runs data needs a 'point' column to group replications")
+    groups = df.groupby("point", sort=True)
+    # A parameter is constant within a point; the outcomes and the seed are not.
+    spread = groups.nunique(dropna=False).max()
+    means = list(ys)
+    if x not in ys and spread.get(x, 1) > 1:
+        means.append(x)  # x is itself an outcome (e.g. throughput): average it too
+    constant = [
+        c
+        for c in df.columns
+        if c != "point"
+        and c not in means
+        and (c in (x, hue) or (c not in _BOOKKEEPING and not _is_metric(c, ())))
+        and spread[c] <= 1
+    ]
+    out = groups[constant].first() if constant else pd.DataFrame(index=groups.size().index)
+    n = groups[means].count()
+    mean = groups[means].mean()
+    std = groups[means].std(ddof=1)
+    dof = np.maximum(n.to_numpy() - 1, 1)
+    half = np.where(n.to_numpy() >= 2, stats.t.ppf(0.975, dof), np.nan) * std / np.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = half / mean.abs()
+    for c in means:
+        out[c] = mean[c]
+        out[f"{c}.std"] = std[c]
+        out[f"{c}.ci95"] = half[c]
+        out[f"{c}.rel"] = rel[c]
+    out["n"] = groups.size()
+    return out.reset_index()
+
+
+def _is_metric(column: str, columns: Iterable[str]) -> bool:
+    """An outcome of a run: a known report figure, or a column with a spread next to it."""
+    cols = set(columns)
+    return column.partition(".")[0] in _METRIC_ROOTS or any(
+        f"{column}.{s}" in cols for s in _SUFFIXES
+    )
+
+
+def _varying_params(df: pd.DataFrame, x: str, ys: list[str], hue: str | None) -> list[str]:
+    """Parameter columns, other than ``x`` and ``hue``, that take more than one value.
+
+    Two kinds are left out, since splitting by them would cut lines into single points: a
+    column that merely renames ``x``, ``hue`` or an earlier one (its values pair one to one
+    with theirs), and the parameter an outcome on the x axis follows (``x="throughput_pps"``
+    and ``traffic.rate_pps``: one row per value within each line).
+    """
+    columns = list(df.columns)
+    taken = {x, hue, *ys} | {f"{m}.{s}" for m in ys for s in _SUFFIXES}
+    out: list[str] = []
+    for c in columns:
+        base, _, last = c.rpartition(".")
+        if c in taken or c in _BOOKKEEPING or (last in _SUFFIXES and base in columns):
+            continue
+        if _is_metric(c, columns) or df[c].nunique(dropna=False) <= 1:
+            continue
+        keys = [k for k in [hue, *out] if k is not None]
+        if any(_one_to_one(df, c, k) for k in [x, *keys]):
+            continue
+        if df.groupby([*keys, c], dropna=False).size().max() > 1:
+            out.append(c)
+    return out
+
+
+def _one_to_one(df: pd.DataFrame, a: str, b: str) -> bool:
+    """Whether each value of column ``a`` goes with exactly one of ``b``, and the other way."""
+    pairs = df[[a, b]].drop_duplicates()
+    return not (pairs[a].duplicated().any() or pairs[b].duplicated().any())
+
+
+def _split(df: pd.DataFrame, keys: list[str]) -> list[tuple[tuple[Any, ...], pd.DataFrame]]:
+    """The rows of each line: one group per combination of ``keys`` values, in sorted order."""
+    if not keys:
+        return [((), df)]
+    return [
+        (values if isinstance(values, tuple) else (values,), part)
+        for values, part in df.groupby(keys, sort=True, dropna=False)
+    ]
+
+
+def _line_label(
+    keys: list[str], values: tuple[Any, ...], hue: str | None, varying: list[str]
+) -> str | None:
+    """``napi`` under a legend titled by the hue, or ``scheme=napi, nic.itr_us=10``."""
+    if not keys:
+        return None
+    if hue is not None and not varying:
+        return _fmt(values[0])
+    return _describe(keys, values)
+
+
+def _describe(keys: list[str], values: tuple[Any, ...]) -> str:
+    """``scheme=napi, nic.itr_us=10``."""
+    return ", ".join(f"{k}={_fmt(v)}" for k, v in zip(keys, values, strict=True))
+
+
+def _fmt(value: Any) -> str:
+    """Values as a person writes them: 10 rather than 10.0, 1e+06 for a million."""
+    if isinstance(value, (float, np.floating)) and not math.isnan(value):
+        return f"{value:g}"
+    return str(value)
+
+
+def _check_unique_x(part: pd.DataFrame, x: str, keys: list[str], values: tuple[Any, ...]) -> None:
+    """Two rows of one line at the same x differ in something unseen: refuse to draw them."""
+    dup = part[x][part[x].duplicated()]
+    if len(dup):
+        where = _describe(keys, values) or "the only line"
+        raise ValueError(
+            f"several rows share {x}={_fmt(dup.iloc[0])} in {where}; narrow them with where= "
+            "or split them with hue="
+        )
+
+
+def _draw_line(
+    ax: Any,
+    part: pd.DataFrame,
+    x: str,
+    metric: str,
+    ci: str,
+    style: int,
+    name: str | None,
+    *,
+    logx: bool,
+    logy: bool,
+    band: bool,
+) -> None:
+    """One line: marked means sorted by x, with error bars or a band of half-width ``M.<ci>``."""
+    part = part.sort_values(x, kind="stable")
+    xs = part[x].to_numpy()
+    ys = part[metric].to_numpy(dtype=float)
+    half = part[f"{metric}.{ci}"].to_numpy(dtype=float)
+    keep = np.isfinite(ys)
+    if logy:  # a log axis cannot show zero or less: leave those points out
+        keep &= ys > 0
+    if logx:
+        keep &= pd.to_numeric(part[x], errors="coerce").to_numpy(dtype=float) > 0
+    xs, ys, half = xs[keep], ys[keep], half[keep]
+    color, marker = f"C{style % 10}", _MARKERS[style % len(_MARKERS)]
+    ax.plot(xs, ys, marker=marker, markersize=4, color=color, label=name)
+    bar = np.isfinite(half)
+    if not bar.any():
+        return
+    if band:
+        lo, hi = ys - np.where(bar, half, 0), ys + np.where(bar, half, 0)
+        if logy:  # a log axis cannot reach zero: stop the band just above it
+            lo = np.where(lo > 0, lo, ys * 1e-3)
+        ax.fill_between(xs, lo, hi, where=bar, color=color, alpha=0.2, linewidth=0)
+    else:
+        ax.errorbar(xs[bar], ys[bar], yerr=half[bar], fmt="none", ecolor=color, capsize=0)
+
+
+def _is_rate(name: str) -> bool:
+    """Packets or events per second: large numbers best read with k and M prefixes."""
+    return name.endswith(("_pps", "_per_s"))
