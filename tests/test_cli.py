@@ -21,7 +21,7 @@ def invoke(*args: str):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
-@pytest.mark.parametrize("sub", [[], ["run"], ["keys"], ["check"]])
+@pytest.mark.parametrize("sub", [[], ["run"], ["keys"], ["check"], ["sweep"], ["plot"], ["rerun"]])
 def test_every_subcommand_has_help(sub):
     r = invoke(*sub, "--help")
     assert r.exit_code == 0
@@ -154,3 +154,54 @@ def test_a_real_process_prints_no_traceback_for_a_user_error():
     assert p.returncode == 2
     assert "Traceback" not in p.stderr
     assert p.stderr.strip() == "irqlab: error: nic.itr_us = -1: must be a number in [0, 1e6]"
+
+
+SWEEP = """
+[sweep]
+replications = 2
+[base]
+scheme = "napi"
+run.duration_ms = 5
+run.warmup_ms = 1
+[axes]
+scheme = ["irq", "napi"]
+"traffic.rate_pps" = [50_000, 150_000]
+"""
+
+
+def test_sweep_then_plot(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(SWEEP)
+    out = tmp_path / "out"
+    r = invoke("sweep", str(f), "--out", str(out), "--executor", "inline", "--seed", "4")
+    assert r.exit_code == 0, r.output
+    assert "runs.parquet" in r.output and "confidence half-width" in r.output
+    for name in ("runs.parquet", "summary.parquet", "summary.csv", "sweep.json"):
+        assert (out / name).exists(), name
+    assert json.loads((out / "sweep.json").read_text())["seed"] == 4
+    png = tmp_path / "fig.png"
+    r = invoke(
+        "plot", str(out), "--x", "traffic.rate_pps", "--y", "latency_us.p99",
+        "--y", "cpu.busy", "--hue", "scheme", "-o", str(png),
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    r = invoke("plot", str(out), "--x", "traffic.rate_pps", "--y", "latency_us.p100")
+    assert r.exit_code == 2 and "latency_us.p100" in r.output and "latency_us.p99" in r.output
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[sweep]\nreplicas = 2\n", "sweep.replicas: unknown key (did you mean 'replications'?)"),
+        ("[axes]\nshceme = ['irq']\n", "unknown key 'shceme' (did you mean 'scheme'?)"),
+        ("[axes]\nscheme = ['irq', 'polling']\n", 'scheme = "polling": must be one of'),
+    ],
+)
+def test_bad_sweep_file_gives_one_line_and_exit_2(tmp_path, text, message):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    r = invoke("sweep", str(f), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 2
+    assert message in r.output
+    assert "Traceback" not in r.output

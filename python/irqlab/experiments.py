@@ -38,7 +38,6 @@ import itertools
 import json
 import math
 import os
-import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -364,6 +363,7 @@ def resolve_points(spec: SweepSpec) -> list[Point]:
 
 
 def _progress(enabled: bool):
+    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -381,6 +381,7 @@ def _progress(enabled: bool):
         TimeElapsedColumn(),
         TextColumn("· ETA"),
         TimeRemainingColumn(),
+        console=Console(stderr=True),
         disable=not enabled,
         transient=False,
     )
@@ -498,7 +499,7 @@ def execute(
         journal.close()
     runs = _runs_table(spec, points, rows, targets)
     if out is not None:
-        write_results(runs, out, spec)
+        write_results(runs, out)
     return runs
 
 
@@ -551,12 +552,11 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_results(runs: pd.DataFrame, out: Path, spec: SweepSpec | None = None) -> None:
+def write_results(runs: pd.DataFrame, out: Path) -> None:
     """``runs.parquet``, ``summary.parquet`` and ``summary.csv`` in ``out``, each replaced
     atomically (a reader never sees half a file)."""
     out.mkdir(parents=True, exist_ok=True)
-    confidence = spec.precision.confidence if spec and spec.precision else 0.95
-    summary = summary_table(runs, confidence)
+    summary = summary_table(runs)
     for name, df in (("runs.parquet", runs), ("summary.parquet", summary)):
         tmp = out / (name + ".tmp")
         df.to_parquet(tmp, index=False)
@@ -666,9 +666,3 @@ def row_scenario(row: Mapping[str, Any]) -> dict[str, Any]:
             value = float(value)
         out[key] = value
     return out
-
-
-def remove_results(out: Path) -> None:
-    """Deletes a sweep's output directory (``--fresh``)."""
-    if out.exists():
-        shutil.rmtree(out)

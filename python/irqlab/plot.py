@@ -19,6 +19,7 @@ import difflib
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
+from irqlab.stats import summarize
+
 __all__ = ["label", "plot"]
 
 # Spread columns stored next to each metric M of a summary: M.std, M.ci95, M.rel.
@@ -34,25 +37,6 @@ _SUFFIXES = ("std", "ci95", "rel")
 # Columns that identify a row rather than describe the scenario or its outcome.
 _BOOKKEEPING = frozenset(
     {"point", "point_id", "n", "replication", "seed", "run.seed", "run.replication"}
-)
-# First dotted component of every figure in a run's report: these are outcomes, not parameters.
-_METRIC_ROOTS = frozenset(
-    {
-        "measured_s",
-        "packets",
-        "offered_pps",
-        "throughput_pps",
-        "loss_ratio",
-        "latency_us",
-        "cpu",
-        "cpu_ps",
-        "irq_per_s",
-        "polls_per_s",
-        "packets_per_poll",
-        "cycles_per_packet",
-        "load_latency_product",
-        "counts",
-    }
 )
 _SAVE_SUFFIXES = (".png", ".svg")
 _MARKERS = ("o", "s", "^", "D", "v", "<", ">", "p", "h", "*")
@@ -265,8 +249,6 @@ def _is_runs(df: pd.DataFrame) -> bool:
 
 def _summarise_runs(df: pd.DataFrame, x: str, ys: list[str], hue: str | None) -> pd.DataFrame:
     """Per point: the mean of each y over replications, its std, 95 % t half-width and rel."""
-    from scipy import stats
-
     if "point" not in df.columns:
         raise ValueError("runs data needs a 'point' column to group replications")
     groups = df.groupby("point", sort=True)
@@ -283,27 +265,21 @@ def _summarise_runs(df: pd.DataFrame, x: str, ys: list[str], hue: str | None) ->
         and (c in (x, hue) or (c not in _BOOKKEEPING and not _is_metric(c, ())))
         and spread[c] <= 1
     ]
-    out = groups[constant].first() if constant else pd.DataFrame(index=groups.size().index)
-    n = groups[means].count()
-    mean = groups[means].mean()
-    std = groups[means].std(ddof=1)
-    dof = np.maximum(n.to_numpy() - 1, 1)
-    half = np.where(n.to_numpy() >= 2, stats.t.ppf(0.975, dof), np.nan) * std / np.sqrt(n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = half / mean.abs()
-    for c in means:
-        out[c] = mean[c]
-        out[f"{c}.std"] = std[c]
-        out[f"{c}.ci95"] = half[c]
-        out[f"{c}.rel"] = rel[c]
-    out["n"] = groups.size()
-    return out.reset_index()
+    return summarize(df, params=constant, metrics=means)
+
+
+@cache
+def _metric_roots() -> frozenset[str]:
+    """First dotted component of every figure in a run's report: outcomes, not parameters."""
+    from irqlab.experiments import metric_names
+
+    return frozenset(m.partition(".")[0] for m in metric_names())
 
 
 def _is_metric(column: str, columns: Iterable[str]) -> bool:
     """An outcome of a run: a known report figure, or a column with a spread next to it."""
     cols = set(columns)
-    return column.partition(".")[0] in _METRIC_ROOTS or any(
+    return column.partition(".")[0] in _metric_roots() or any(
         f"{column}.{s}" in cols for s in _SUFFIXES
     )
 
