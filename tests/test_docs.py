@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from irqlab.scenario import schema
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,3 +37,12 @@ def test_every_key_is_documented_with_its_default():
 
 def test_no_documented_key_is_unknown():
     assert set(doc_rows()) <= set(schema())
+
+
+@pytest.mark.parametrize("module", ["irqlab", "irqlab.experiments"])
+def test_docstring_examples_hold(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

@@ -48,7 +48,7 @@ import pandas as pd
 
 from irqlab import __version__, _irqlab
 from irqlab.errors import ConfigError
-from irqlab.executors import KINDS, make_executor
+from irqlab.executors import KINDS, Executor, make_executor
 from irqlab.journal import Journal
 from irqlab.scenario import check_value, flatten, load_scenario, load_toml, schema
 from irqlab.stats import precision_met, replications_needed, summarize
@@ -421,12 +421,6 @@ def _targets(
     return changed
 
 
-def _run_tasks(executor, fn, tasks, on_result, progress, task_id) -> None:
-    for i, result in executor.imap_unordered(fn, tasks):
-        on_result(tasks[i], result)
-        progress.advance(task_id)
-
-
 def execute(
     spec: SweepSpec,
     out: Path | None = None,
@@ -451,51 +445,57 @@ def execute(
         out.mkdir(parents=True, exist_ok=True)
         _write_atomic(out / "sweep.json", json.dumps(spec.describe(), indent=2) + "\n")
     journal = Journal(None if out is None else out / "journal.sqlite")
+    pool: Executor | None = None
     try:
         rows = journal.rows()
         pilots = journal.pilots()
         targets = {p.point_id: spec.replications for p in points}
         bar = _progress(progress)
-        with bar, make_executor(executor, workers, scheduler) as pool:
-            # 1. warm-up pilots (MSER-5), one per point that still needs runs
-            if spec.warmup == "auto":
-                todo = [
-                    {"point_id": p.point_id, "params": p.params}
-                    for p in points
-                    if p.point_id not in pilots
-                    and any((p.point_id, r) not in rows for r in range(spec.replications))
-                ]
-                if todo:
-                    tid = bar.add_task("warm-up pilots", total=len(todo))
+        bars: dict[str, Any] = {}
 
-                    def got_pilot(task: dict[str, Any], result: dict[str, Any]) -> None:
-                        journal.add_pilot(task["point_id"], result)
-                        pilots[task["point_id"]] = result
+        def run(name: str, fn: Any, tasks: list[dict[str, Any]], done: Any) -> None:
+            nonlocal pool
+            if not tasks:
+                return
+            if pool is None:  # started only when there is work: a finished sweep starts none
+                pool = make_executor(executor, workers, scheduler)
+            if name in bars:
+                bar.update(bars[name], total=bar.tasks[bars[name]].total + len(tasks))
+            else:
+                bars[name] = bar.add_task(name, total=len(tasks))
+            for i, result in pool.imap_unordered(fn, tasks):
+                done(tasks[i], result)
+                bar.advance(bars[name])
 
-                    _run_tasks(pool, run_pilot, todo, got_pilot, bar, tid)
-            # 2. replications, in rounds when sequential stopping is on
-            tid = None
+        def got_pilot(task: dict[str, Any], result: dict[str, Any]) -> None:
+            journal.add_pilot(task["point_id"], result)
+            pilots[task["point_id"]] = result
+
+        def got_row(task: dict[str, Any], row: dict[str, Any]) -> None:
+            key = (task["extra"]["point_id"], task["params"]["run.replication"])
+            journal.add_row(*key, row)
+            rows[key] = row
+
+        with bar:
+            # in rounds: sequential stopping may raise the targets after each
             while True:
-                tasks = []
-                for p in points:
-                    for r in range(targets[p.point_id]):
-                        if (p.point_id, r) not in rows:
-                            tasks.append(_replication_task(spec, p, r, pilots))
-                if tasks:
-                    if tid is None:
-                        tid = bar.add_task("sweep", total=len(tasks))
-                    else:
-                        bar.update(tid, total=bar.tasks[tid].total + len(tasks))
-
-                    def got_row(task: dict[str, Any], row: dict[str, Any]) -> None:
-                        key = (task["extra"]["point_id"], task["params"]["run.replication"])
-                        journal.add_row(*key, row)
-                        rows[key] = row
-
-                    _run_tasks(pool, run_replication, tasks, got_row, bar, tid)
+                missing = [
+                    (p, r)
+                    for p in points
+                    for r in range(targets[p.point_id])
+                    if (p.point_id, r) not in rows
+                ]
+                if spec.warmup == "auto":  # MSER-5 pilot of each point that needs runs
+                    todo = {p.point_id: p for p, _ in missing if p.point_id not in pilots}
+                    pilot_tasks = [{"point_id": pid, "params": p.params} for pid, p in todo.items()]
+                    run("warm-up pilots", run_pilot, pilot_tasks, got_pilot)
+                tasks = [_replication_task(spec, p, r, pilots) for p, r in missing]
+                run("sweep", run_replication, tasks, got_row)
                 if not _targets(spec, points, rows, targets):
                     break
     finally:
+        if pool is not None:
+            pool.close()
         journal.close()
     runs = _runs_table(spec, points, rows, targets)
     if out is not None:
@@ -597,8 +597,8 @@ def sweep(
     >>> df = irqlab.sweep(base={"scheme": "ideal", "run.duration_ms": 5},
     ...                   axes={"traffic.rate_pps": [50_000, 100_000]},
     ...                   replications=2, executor="inline")
-    >>> len(df), list(df["traffic.rate_pps"].unique())
-    (4, [50000, 100000])
+    >>> len(df), df["traffic.rate_pps"].unique().tolist()
+    (4, [50000.0, 100000.0])
 
     Use :func:`irqlab.summarize` for means and confidence intervals per point.
     """
