@@ -307,6 +307,20 @@ def test_mser_finds_the_transient_of_a_filling_ring():
     assert high["measured_s"] == pytest.approx(0.2)
 
 
+def test_points_with_their_own_warmup_still_plot_one_line_per_scheme():
+    df = irqlab.sweep(
+        base={**SMALL, "run.duration_ms": 10.0},
+        axes={"scheme": ["irq", "napi"], "traffic.rate_pps": [30_000, 120_000, 170_000]},
+        replications=2,
+        warmup="auto",
+        executor="inline",
+    )
+    assert df["run.warmup_ms"].nunique() > 1
+    for data in (df, irqlab.summarize(df)):
+        fig = irqlab.plot(data, x="traffic.rate_pps", y="latency_us.mean", hue="scheme")
+        assert len(fig.axes[0].get_lines()) == 2
+
+
 def test_sequential_stopping_reaches_the_precision_or_the_cap():
     df = irqlab.sweep(
         base={**SMALL, "run.duration_ms": 10.0},

@@ -11,22 +11,28 @@ moderation, NAPI polling, softirqs) and reports latency, CPU load, IRQ rate, thr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from irqlab._irqlab import __version__
 from irqlab.errors import ConfigError, InternalError, IrqlabError
 from irqlab.experiments import load_results, summary_table, sweep
 from irqlab.scenario import load_scenario, resolve
 from irqlab.simulate import run, run_traced
 
+if TYPE_CHECKING:
+    import pandas
 
-def summarize(runs, confidence: float = 0.95):
+
+def summarize(runs: pandas.DataFrame, confidence: float = 0.95) -> pandas.DataFrame:
     """Per point of a sweep's runs table: parameters, ``n``, and for each metric its mean,
     ``.std``, ``.ci95`` (Student-t half-width) and ``.rel`` (half-width / mean)."""
     return summary_table(runs, confidence)
 
 
-def plot(results, x, y, hue=None, **kwargs):
-    """Plots a sweep's results; see :func:`irqlab.plot.plot`."""
-    from irqlab.plot import plot as _plot
+def plot(results: Any, x: str, y: str | list[str], hue: str | None = None, **kwargs: Any) -> Any:
+    """Plots a sweep's results (means with confidence intervals, a panel per ``y``); returns
+    the matplotlib Figure. See :func:`irqlab.figures.plot` for the options."""
+    from irqlab.figures import plot as _plot  # matplotlib loads only when plotting
 
     return _plot(results, x, y, hue, **kwargs)
 

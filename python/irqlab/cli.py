@@ -385,7 +385,7 @@ def plot(
       irqlab plot results/livelock --x traffic.rate_pps \\
           --y throughput_pps --y latency_us.mean --y cpu.busy --hue scheme --logy
     """
-    from irqlab.plot import plot as make_plot
+    from irqlab.figures import plot as make_plot
     from irqlab.scenario import parse_override
 
     where = dict(parse_override(w) for w in wheres)

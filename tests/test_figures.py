@@ -13,9 +13,9 @@ import pytest
 from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.ticker import EngFormatter
 
-import irqlab.plot
+import irqlab.figures
 from conftest import confidence_interval
-from irqlab.plot import label, plot
+from irqlab.figures import label, plot
 
 SCHEMES = ("interrupt", "napi")
 RATES = (10_000.0, 50_000.0, 100_000.0, 200_000.0, 400_000.0)
@@ -439,7 +439,7 @@ def test_other_file_types_are_refused_before_any_work(tmp_path, name):
 
 
 def test_plotting_leaves_pyplot_alone(tmp_path):
-    tree = ast.parse(Path(irqlab.plot.__file__).read_text())
+    tree = ast.parse(Path(irqlab.figures.__file__).read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {
         f"{n.module}.{a.name}"

@@ -5,7 +5,7 @@ each metric ``M``, the mean ``M`` and its spread ``M.std``, ``M.ci95`` and ``M.r
 ``runs.parquet`` (one row per point and replication). :func:`plot` draws either, stacking the
 metrics in panels that share the x axis, as the receive-path papers do::
 
-    >>> from irqlab.plot import plot
+    >>> from irqlab.figures import plot
     >>> fig = plot("out/sweep", x="traffic.rate_pps", y=["latency_us.p99", "cpu.busy"],
     ...            hue="scheme", logy=True, out="latency.png")  # doctest: +SKIP
 
@@ -35,8 +35,20 @@ __all__ = ["label", "plot"]
 # Spread columns stored next to each metric M of a summary: M.std, M.ci95, M.rel.
 _SUFFIXES = ("std", "ci95", "rel")
 # Columns that identify a row rather than describe the scenario or its outcome.
+# The warm-up is one of them: with MSER-5 each point has its own, and it must not split lines.
 _BOOKKEEPING = frozenset(
-    {"point", "point_id", "n", "replication", "seed", "run.seed", "run.replication"}
+    {
+        "point",
+        "point_id",
+        "n",
+        "replication",
+        "seed",
+        "run.seed",
+        "run.replication",
+        "run.warmup_ms",
+        "warmup.method",
+        "warmup.reliable",
+    }
 )
 _SAVE_SUFFIXES = (".png", ".svg")
 _MARKERS = ("o", "s", "^", "D", "v", "<", ">", "p", "h", "*")
