@@ -186,6 +186,8 @@ def test_sweep_then_plot(tmp_path):
     )  # fmt: skip
     assert r.exit_code == 0, r.output
     assert png.read_bytes()[:4] == b"\x89PNG"
+    r = invoke("plot", str(tmp_path), "--x", "traffic.rate_pps", "--y", "cpu.busy")
+    assert r.exit_code == 2 and "no summary.parquet or summary.csv" in r.output
     r = invoke("plot", str(out), "--x", "traffic.rate_pps", "--y", "latency_us.p100")
     assert r.exit_code == 2 and "latency_us.p100" in r.output and "latency_us.p99" in r.output
 
@@ -205,3 +207,12 @@ def test_bad_sweep_file_gives_one_line_and_exit_2(tmp_path, text, message):
     assert r.exit_code == 2
     assert message in r.output
     assert "Traceback" not in r.output
+
+
+def test_sweep_options_are_checked_like_the_file(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(SWEEP)
+    r = invoke("sweep", str(f), "--out", str(tmp_path / "o"), "-n", "70000")
+    assert r.exit_code == 2 and "replications = 70000: must be an integer in [1, 65536]" in r.output
+    r = invoke("sweep", str(f), "--out", str(tmp_path / "o"), "--warmup", "soon")
+    assert r.exit_code == 2 and "sweep.warmup" in r.output

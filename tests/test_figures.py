@@ -272,9 +272,9 @@ def test_reading_a_directory_a_parquet_or_a_csv_gives_the_same_figure(tmp_path):
 
 
 def test_unreadable_sources_are_refused(tmp_path):
-    with pytest.raises(FileNotFoundError, match=r"summary\.parquet"):
+    with pytest.raises(irqlab.ConfigError, match=r"summary\.parquet"):
         plot(tmp_path, x="traffic.rate_pps", y="cpu.busy")
-    with pytest.raises(FileNotFoundError, match=r"nothing\.csv"):
+    with pytest.raises(irqlab.ConfigError, match=r"nothing\.csv"):
         plot(tmp_path / "nothing.csv", x="traffic.rate_pps", y="cpu.busy")
     (tmp_path / "summary.json").write_text("{}")
     with pytest.raises(ValueError, match=r"\.parquet"):

@@ -384,3 +384,13 @@ def test_the_example_sweep_shows_livelock(tmp_path):
     assert abs(peak - salah_cliff_pps()) <= 20_000
     assert irq.iloc[-1] < 0.7 * irq.max()  # livelock: throughput falls past the cliff
     assert napi.iloc[-1] == pytest.approx(187_000, rel=0.02)  # NAPI holds the maximum
+
+
+@pytest.mark.parametrize(
+    ("kw", "needle"),
+    [({"executor": "slurm"}, "executor = 'slurm'"), ({"workers": 0}, "workers = 0")],
+)
+def test_a_bad_executor_is_refused_before_anything_runs(tmp_path, kw, needle):
+    with pytest.raises(irqlab.ConfigError, match=needle):
+        small_sweep(out=tmp_path, **kw)
+    assert not (tmp_path / "journal.sqlite").exists()

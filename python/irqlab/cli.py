@@ -59,6 +59,16 @@ def overrides_option(f: F) -> F:
     )(f)
 
 
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="table: for a person; json: every metric, for programs.",
+)
+
+
 def parse_sets(sets: tuple[str, ...]) -> list[tuple[str, Any]]:
     from irqlab.scenario import parse_override
 
@@ -88,14 +98,7 @@ def main() -> None:
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--seed", type=int, default=None, help="Override run.seed.")
 @overrides_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="table: for a person; json: every metric, for programs.",
-)
+@format_option
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
@@ -253,17 +256,10 @@ def sweep(
 
     Results are identical, row for row, whatever the executor and number of workers.
     """
-    from irqlab.experiments import execute, parse_sweep, parse_warmup, summary_table
+    from irqlab.experiments import execute, parse_sweep, summary_table
 
     spec = parse_sweep(sweep_file, parse_sets(sets))
-    if replications is not None:
-        spec.replications = replications
-        if replications < 1:
-            raise ConfigError(f"--replications {replications}: must be at least 1", None)
-    if seed is not None:
-        spec.seed = seed
-    if warmup is not None:
-        spec.warmup = parse_warmup(warmup)
+    spec.override(replications=replications, seed=seed, warmup=warmup)
     target = Path(os.path.normpath(out or spec.out or Path("results") / sweep_file.stem))
     console = Console(stderr=True)
     n_points = len(spec.points())
@@ -414,14 +410,7 @@ def plot(
 @click.argument("results", type=click.Path(exists=True, path_type=Path))
 @click.option("--point", type=int, required=True, help="Point index (column 'point').")
 @click.option("--replication", type=int, default=0, show_default=True, help="Replication.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="table: for a person; json: every metric, for programs.",
-)
+@format_option
 @user_errors
 def rerun(results: Path, point: int, replication: int, fmt: str) -> None:
     """Re-run one row of a sweep's RESULTS alone (its directory or runs.parquet).

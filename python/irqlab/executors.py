@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
-from irqlab.errors import IrqlabError
+from irqlab.errors import ConfigError, IrqlabError
 
 KINDS = ("process", "inline", "dask")
 
@@ -29,9 +29,6 @@ def default_workers() -> int:
 
 class Executor:
     """Runs ``fn`` over tasks; yields ``(index, result)`` as each completes."""
-
-    name = "executor"
-    workers = 1
 
     def imap_unordered(
         self, fn: Callable[[Any], Any], tasks: Sequence[Any]
@@ -51,8 +48,6 @@ class Executor:
 class InlineExecutor(Executor):
     """Runs tasks one after the other in this process (debugging, tiny sweeps)."""
 
-    name = "inline"
-
     def imap_unordered(
         self, fn: Callable[[Any], Any], tasks: Sequence[Any]
     ) -> Iterator[tuple[int, Any]]:
@@ -66,8 +61,6 @@ class ProcessExecutor(Executor):
     At most ``2 × workers`` tasks are in flight, so an interrupted sweep loses little work and
     the pool never holds a huge queue of pickled tasks.
     """
-
-    name = "process"
 
     def __init__(self, workers: int | None = None):
         self.workers = workers or default_workers()
@@ -107,8 +100,6 @@ class DaskExecutor(Executor):
     The workers need irqlab installed in the same version as the client.
     """
 
-    name = "dask"
-
     def __init__(self, workers: int | None = None, scheduler: str | None = None):
         try:
             from distributed import Client, LocalCluster
@@ -120,11 +111,9 @@ class DaskExecutor(Executor):
                 self._client = Client(scheduler, timeout="20s")
             except OSError as e:
                 raise IrqlabError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
-            self.workers = max(1, sum(self._client.nthreads().values()))
         else:
-            self.workers = workers or default_workers()
             self._cluster = LocalCluster(
-                n_workers=self.workers,
+                n_workers=workers or default_workers(),
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
@@ -152,18 +141,21 @@ class DaskExecutor(Executor):
             self._cluster.close()
 
 
+def check(kind: str, workers: int | None) -> None:
+    """Raises :class:`ConfigError` for an unknown executor or a worker count below one."""
+    if kind not in KINDS:
+        raise ConfigError(f"executor = {kind!r}: must be one of {', '.join(KINDS)}", None)
+    if workers is not None and workers < 1:
+        raise ConfigError(f"workers = {workers}: must be at least 1", None)
+
+
 def make_executor(
     kind: str = "process", workers: int | None = None, scheduler: str | None = None
 ) -> Executor:
     """An executor by name: ``process`` (default), ``inline`` or ``dask``."""
-    if workers is not None and workers < 1:
-        raise IrqlabError(f"workers = {workers}: must be at least 1")
-    if scheduler and kind != "dask":
-        kind = "dask"
-    if kind == "process":
-        return ProcessExecutor(workers)
+    check(kind, workers)
+    if kind == "dask" or scheduler:  # a scheduler address means Dask
+        return DaskExecutor(workers, scheduler)
     if kind == "inline":
         return InlineExecutor()
-    if kind == "dask":
-        return DaskExecutor(workers, scheduler)
-    raise IrqlabError(f"executor = {kind!r}: must be one of {', '.join(KINDS)}")
+    return ProcessExecutor(workers)

@@ -48,7 +48,8 @@ import pandas as pd
 
 from irqlab import __version__, _irqlab
 from irqlab.errors import ConfigError
-from irqlab.executors import KINDS, Executor, make_executor
+from irqlab.executors import Executor, make_executor
+from irqlab.executors import check as check_executor
 from irqlab.journal import Journal
 from irqlab.scenario import check_value, flatten, load_scenario, load_toml, schema
 from irqlab.stats import precision_met, replications_needed, summarize
@@ -98,6 +99,24 @@ class SweepSpec:
         keys = [a.key for a in self.axes]
         combos = itertools.product(*(a.values for a in self.axes))
         return [{**self.base, **dict(zip(keys, c, strict=True))} for c in combos]
+
+    def override(
+        self,
+        *,
+        replications: int | None = None,
+        seed: int | None = None,
+        warmup: str | float | None = None,
+        precision: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Replaces the given [sweep] settings (None keeps the file's), checking each."""
+        if replications is not None:
+            self.replications = _int("replications", replications, 1, MAX_REPLICATIONS)
+        if seed is not None:
+            self.seed = _int("seed", seed, 0, 2**64 - 1)
+        if warmup is not None:
+            self.warmup = parse_warmup(warmup)
+        if precision is not None:
+            self.precision = parse_precision(precision, self.replications)
 
     def describe(self) -> dict[str, Any]:
         """A JSON-able description, written next to the results."""
@@ -432,8 +451,7 @@ def execute(
     progress: bool = False,
 ) -> pd.DataFrame:
     """Runs a parsed sweep; returns its runs table. See :func:`sweep`."""
-    if executor not in KINDS:
-        raise ConfigError(f"executor = {executor!r}: must be one of {', '.join(KINDS)}", None)
+    check_executor(executor, workers)
     points = resolve_points(spec)
     if out is not None:
         out = Path(out)
@@ -614,14 +632,7 @@ def sweep(
         parsed.base = load_scenario({**parsed.base, **flatten(extra)})
     if axes is not None:
         parsed.axes = parse_axes(axes)
-    if replications is not None:
-        parsed.replications = _int("replications", replications, 1, MAX_REPLICATIONS)
-    if seed is not None:
-        parsed.seed = _int("seed", seed, 0, 2**64 - 1)
-    if warmup is not None:
-        parsed.warmup = parse_warmup(warmup)
-    if precision is not None:
-        parsed.precision = parse_precision(precision, parsed.replications)
+    parsed.override(replications=replications, seed=seed, warmup=warmup, precision=precision)
     target = out if out is not None else parsed.out
     return execute(
         parsed,
@@ -646,9 +657,9 @@ def load_results(path: str | Path, kind: str = "summary") -> pd.DataFrame:
             raise ConfigError(f"{path}: no {kind}.parquet or {kind}.csv (not a sweep?)", None)
     if not p.exists():
         raise ConfigError(f"{p}: no such file", None)
-    if p.suffix == ".parquet":
+    if p.suffix.lower() == ".parquet":
         return pd.read_parquet(p)
-    if p.suffix == ".csv":
+    if p.suffix.lower() == ".csv":
         return pd.read_csv(p)
     raise ConfigError(f"{p}: expected a directory, a .parquet or a .csv file", None)
 

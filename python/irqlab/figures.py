@@ -210,20 +210,9 @@ def _load(results: pd.DataFrame | str | Path) -> pd.DataFrame:
     """The data frame behind ``results``: itself, a sweep directory's summary, or a file."""
     if isinstance(results, pd.DataFrame):
         return results
-    path = Path(results)
-    if path.is_dir():
-        for name in ("summary.parquet", "summary.csv"):
-            if (path / name).is_file():
-                return _load(path / name)
-        raise FileNotFoundError(f"{path} holds neither summary.parquet nor summary.csv")
-    if not path.is_file():
-        raise FileNotFoundError(f"no such file or directory: {path}")
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        return pd.read_parquet(path)
-    if suffix == ".csv":
-        return pd.read_csv(path)
-    raise ValueError(f"cannot read {path}: expected a directory, a .parquet or a .csv file")
+    from irqlab.experiments import load_results
+
+    return load_results(results, "summary")
 
 
 def _check_column(name: str, columns: list[str], role: str) -> None:
