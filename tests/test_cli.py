@@ -104,7 +104,10 @@ BAD = [
         "nic.ring_descriptors = 0: must be an integer in 1 … 1048576",
     ),
     (["--set", "nic.ring_descriptors=2.5"], "nic.ring_descriptors = 2.5: expected an integer"),
-    (["--set", "scheme=nappi"], 'scheme = "nappi": must be one of "ideal", "irq", "napi"'),
+    (
+        ["--set", "scheme=nappi"],
+        'scheme = "nappi": must be one of "ideal", "irq", "disable-enable", "poll"',
+    ),
     (["--set", "platform.irq_dist=gamma"], 'platform.irq_dist = "gamma": must be one of'),
     (["--set", "kernel.hz=999"], "kernel.hz = 999: must be one of 100, 250, 300, 1000"),
     (["--set", "run.duration_ms=-5"], "run.duration_ms = -5: must be a number in (0, 3.6e6]"),

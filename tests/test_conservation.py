@@ -1,4 +1,4 @@
-"""Conservation, for every scheme over many random valid scenarios.
+"""Conservation, for every scheme and traffic kind over many random valid scenarios.
 
 Packets: offered + in_flight_at_warmup = delivered + dropped_nic + dropped_socket + in_flight
 (with no warm-up, in_flight_at_warmup is 0 and this is offered = delivered + dropped + in flight).
@@ -11,19 +11,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irqlab
+from irqlab.scenario import schema
 
 DIST = st.sampled_from(["deterministic", "exponential"])
 COST = st.one_of(st.just(0), st.floats(1, 20_000))
 
 scenarios = st.fixed_dictionaries(
     {
-        "scheme": st.sampled_from(["ideal", "irq", "napi"]),
+        "scheme": st.sampled_from(schema()["scheme"]["choices"]),
         "run.seed": st.integers(0, 2**64 - 1),
         "run.replication": st.integers(0, 50),
         "run.duration_ms": st.floats(0.05, 3),
         "run.warmup_ms": st.one_of(st.just(0), st.floats(0, 1)),
-        "traffic.kind": st.sampled_from(["poisson", "cbr"]),
-        "traffic.rate_pps": st.floats(1_000, 2_000_000),
+        "traffic.kind": st.sampled_from(["poisson", "cbr", "pareto-onoff"]),
+        "traffic.rate_pps": st.floats(1_000, 1_000_000),
+        "traffic.sizes": st.sampled_from(["fixed", "salah2007", "imix", "64:1, 1518:1"]),
         "nic.ring_descriptors": st.integers(1, 256),
         "nic.itr_us": st.one_of(st.just(0), st.floats(0, 100)),
         "nic.rx_usecs": st.one_of(st.just(0), st.floats(0, 100)),
@@ -38,6 +40,15 @@ scenarios = st.fixed_dictionaries(
         "platform.unmask_ns": COST,
         "platform.mask_ns": COST,
         "platform.ctx_switch_ns": COST,
+        "platform.poll_timer_ns": COST,
+        "platform.poll_timer_dist": DIST,
+        "platform.proto_ns_per_byte": st.one_of(st.just(0), st.floats(0, 5)),
+        "driver.first_packet": st.sampled_from(["softirq", "isr"]),
+        "poll.period_us": st.floats(0.5, 100),
+        "poll.quota": st.integers(1, 8),
+        "hybrid.switch_pps": st.floats(0, 1_000_000),
+        "hybrid.window_us": st.floats(5, 500),
+        "hybrid.hysteresis": st.floats(0, 0.5),
         "kernel.napi_weight": st.integers(1, 64),
         "kernel.netdev_budget": st.integers(1, 300),
         "kernel.max_softirq_restart": st.integers(1, 10),

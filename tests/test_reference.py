@@ -234,7 +234,7 @@ def scenarios(draw) -> dict[str, Any]:
     """Small valid scenarios that reach every corner of the model: drops, moderation, masking,
     repoll, budget and time squeeze, softirq restarts and ksoftirqd."""
     p: dict[str, Any] = {
-        "scheme": draw(st.sampled_from(["ideal", "irq", "napi"])),
+        "scheme": draw(st.sampled_from(ref.ORACLE_SCHEMES)),
         "run.seed": draw(st.integers(0, 2**64 - 1)),
         "run.replication": draw(st.integers(0, 3)),
         "traffic.kind": draw(st.sampled_from(["poisson", "cbr"])),

@@ -94,10 +94,10 @@ def check_value(key: str, value: Any) -> Scalar:
         raise ConfigError(f"{key}: expected a value ({allowed}), got a table", key)
     if isinstance(value, list | tuple):
         raise ConfigError(f"{key}: expected a single value ({allowed}), got a list", key)
-    if typ == "str":
+    if typ in ("str", "text"):
         if not isinstance(value, str):
             raise bad("expected a string")
-        if value not in spec["choices"]:
+        if typ == "str" and value not in spec["choices"]:
             raise bad(f"must be {allowed}")
         return value
     if isinstance(value, bool) or not isinstance(value, int | float):

@@ -12,6 +12,7 @@ use crate::host::{Timer, Work};
 use crate::kernel::Kernel;
 use crate::metrics::{Metrics, Report};
 use crate::nic::{IrqLine, Ring};
+use crate::polling::PollLoop;
 use crate::queue::EventQueue;
 use crate::rng::{self, N_STREAMS, Stream};
 use crate::scenario::Scenario;
@@ -121,6 +122,7 @@ pub(crate) struct Sim<'s, T: Tracer> {
     pub pending_hardirqs: u32,
     pub cpu: Cpu<Work>,
     pub kernel: Kernel,
+    pub poll_loop: PollLoop,
     pub timers: EventQueue<Timer>,
     pub metrics: Metrics,
     pub tracer: T,
@@ -150,6 +152,7 @@ impl<'s, T: Tracer> Sim<'s, T> {
             pending_hardirqs: 0,
             cpu: Cpu::new(),
             kernel: Kernel::new(s.kernel.jiffy.ps()),
+            poll_loop: PollLoop::new(s.scheme),
             timers: EventQueue::with_capacity(64),
             metrics: Metrics::new(s.run.warmup, s.run.end),
             tracer,
@@ -160,6 +163,9 @@ impl<'s, T: Tracer> Sim<'s, T> {
     pub fn run(mut self) -> (Report, T) {
         let end = self.s.run.end;
         let warmup = self.s.run.warmup;
+        if self.s.scheme.uses_poll_loop() {
+            self.poll_loop_start();
+        }
         // CPU accounts when the measured window opens (read at the first event at or after it).
         let mut at_warmup: Option<[u64; N_CATEGORIES]> = None;
         loop {

@@ -6,13 +6,18 @@
 //! - `ideal`: an accepted arrival schedules the NAPI and runs softirqs inline, for free.
 //! - `irq`: the NIC raises an IRQ per arrival (cause bit semantics, `nic`); the ISR schedules
 //!   the NAPI without masking the vector, so ISRs keep preempting protocol processing.
+//! - `irq`, `coalesce-count`, `coalesce-time`: as `irq`; the NIC coalesces (`nic.rx_frames`,
+//!   `nic.rx_usecs`).
 //! - `napi`: the IRQ auto-masks the vector; the poll re-enables it when it completes.
+//! - `disable-enable`, `poll`, `napi-poll`, `hybrid`: the same NIC and CPU, with protocol
+//!   processing in Salah's polling loop (`polling`).
 
 use crate::cpu::{Category, Level};
 use crate::dist::{round_ps, sample};
 use crate::engine::{PRIO_TIMER, Sim, Tracer};
 use crate::kernel::{Ksoftirqd, SoftirqCtx};
 use crate::nic::{IrqDecision, Packet};
+use crate::polling::LoopMode;
 use crate::rng::StreamId;
 use crate::scenario::{CauseMode, Cost, Scheme};
 use crate::time::SimDuration;
@@ -33,6 +38,12 @@ pub enum Work {
     Unmask,
     /// The context switch into ksoftirqd.
     KsoftirqdSwitch,
+    /// The polling timer's interrupt handler (`polling`).
+    PollTimer,
+    /// Protocol processing of one packet in Salah's polling loop (`polling`).
+    LoopPacket,
+    /// Re-enabling packet interrupts at the end of the polling loop (`polling`).
+    LoopUnmask,
 }
 
 /// Timers in the event queue.
@@ -40,11 +51,15 @@ pub enum Work {
 pub enum Timer {
     /// The NIC's moderation timer (ITR throttle or absolute timeout) expires.
     NicModeration,
+    /// The periodic polling timer (`polling`).
+    PollTick,
+    /// The hybrid scheme's throughput measurement window ends (`polling`).
+    HybridWindow,
 }
 
 impl<T: Tracer> Sim<'_, T> {
     #[inline]
-    fn measuring(&self) -> bool {
+    pub(crate) fn measuring(&self) -> bool {
         self.metrics.measuring(self.now)
     }
 
@@ -75,7 +90,7 @@ impl<T: Tracer> Sim<'_, T> {
                     self.irq_exit();
                 }
             }
-            Scheme::Irq | Scheme::Napi => {
+            _ => {
                 // A drop raises the cause too (receiver overrun), so that a full ring under
                 // normal interruption keeps interrupting: that is receive livelock.
                 self.irq.raise(self.now);
@@ -85,7 +100,7 @@ impl<T: Tracer> Sim<'_, T> {
     }
 
     /// Asks the interrupt logic whether to issue an IRQ now, later, or not.
-    fn nic_check(&mut self) {
+    pub(crate) fn nic_check(&mut self) {
         match self.irq.decide(self.now) {
             IrqDecision::Idle => {}
             IrqDecision::Fire => self.issue_irq(),
@@ -106,11 +121,13 @@ impl<T: Tracer> Sim<'_, T> {
                 }
                 self.nic_check();
             }
+            Timer::PollTick => self.on_poll_tick(),
+            Timer::HybridWindow => self.on_hybrid_window(),
         }
     }
 
     fn issue_irq(&mut self) {
-        self.irq.issue(self.now, self.s.scheme == Scheme::Napi);
+        self.irq.issue(self.now, self.s.scheme.masks_on_irq());
         if self.measuring() {
             self.metrics.irqs += 1;
         }
@@ -121,13 +138,23 @@ impl<T: Tracer> Sim<'_, T> {
         }
     }
 
-    fn start_isr(&mut self) {
-        let p = &self.s.platform;
-        let (irq, mask) = (p.irq, p.mask);
-        let mut d = self.draw(irq, StreamId::IrqCost);
-        if self.s.scheme == Scheme::Napi && !mask.is_zero() {
-            d = d + self.draw(mask, StreamId::MaskCost);
-        }
+    pub(crate) fn start_isr(&mut self) {
+        let s = self.s;
+        let d = if s.first_packet_in_isr
+            && s.scheme.uses_poll_loop()
+            && self.poll_loop.mode == LoopMode::DisableEnable
+            && !self.poll_loop.running
+            && self.ring.unprocessed() > 0
+        {
+            self.isr_with_first_packet()
+        } else {
+            let p = &s.platform;
+            let mut d = self.draw(p.irq, StreamId::IrqCost);
+            if s.scheme.masks_on_irq() && !p.mask.is_zero() {
+                d = d + self.draw(p.mask, StreamId::MaskCost);
+            }
+            d
+        };
         self.cpu.start(Level::HardIrq, d, Category::Irq, Work::Isr);
     }
 
@@ -148,18 +175,24 @@ impl<T: Tracer> Sim<'_, T> {
                 self.kernel.ksoftirqd = Ksoftirqd::Running;
                 self.ksoftirqd_loop();
             }
+            Work::PollTimer => self.tick_done(),
+            Work::LoopPacket => self.loop_packet_done(),
+            Work::LoopUnmask => self.loop_unmask_done(),
         }
     }
 
-    /// The ISR has run: it schedules the NAPI; `irq_exit` then runs softirqs.
+    /// The ISR has run: it schedules the NAPI; `irq_exit` then runs softirqs. (Schemes with
+    /// Salah's polling loop start a poll instead.)
     fn isr_done(&mut self) {
         self.irq.isr_done();
-        self.kernel.napi_schedule();
-        if self.pending_hardirqs > 0 {
-            self.pending_hardirqs -= 1;
-            self.start_isr();
+        if self.s.scheme.uses_poll_loop() {
+            self.poll_loop_isr_done();
+            self.next_hardirq();
+        } else {
+            self.kernel.napi_schedule();
+            self.next_hardirq();
+            self.irq_exit();
         }
-        self.irq_exit();
         self.nic_check();
     }
 
@@ -298,7 +331,7 @@ impl<T: Tracer> Sim<'_, T> {
     fn driver_poll_done(&mut self) {
         if self.kernel.napi.work < self.s.kernel.napi_weight {
             self.kernel.napi.sched = false;
-            if self.s.scheme == Scheme::Napi {
+            if self.s.scheme.masks_on_irq() {
                 if self.s.nic.cause_mode == CauseMode::Armed {
                     self.irq.clear();
                 }

@@ -37,6 +37,7 @@ pub mod kernel;
 pub mod metrics;
 pub mod nic;
 pub mod params;
+mod polling;
 mod queue;
 pub mod rng;
 pub mod scenario;

@@ -39,6 +39,8 @@ pub struct Metrics {
     pub softirq_runs: u64,
     pub ksoftirqd_wakeups: u64,
     pub time_squeeze: u64,
+    pub timer_ticks: u64,
+    pub mode_switches: u64,
     latency_sum_ps: u128,
     latency_min_ps: u64,
     latency_max_ps: u64,
@@ -62,6 +64,8 @@ impl Metrics {
             softirq_runs: 0,
             ksoftirqd_wakeups: 0,
             time_squeeze: 0,
+            timer_ticks: 0,
+            mode_switches: 0,
             latency_sum_ps: 0,
             latency_min_ps: u64::MAX,
             latency_max_ps: 0,
@@ -171,6 +175,8 @@ impl Metrics {
                 softirq_runs: self.softirq_runs,
                 ksoftirqd_wakeups: self.ksoftirqd_wakeups,
                 time_squeeze: self.time_squeeze,
+                timer_ticks: self.timer_ticks,
+                mode_switches: self.mode_switches,
             },
             scenario: s.params.iter().map(|(k, v)| (k, v.clone())).collect(),
         }
@@ -230,7 +236,7 @@ pub struct CpuPs {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Counts {
     pub irqs: u64,
-    /// Calls of the driver's poll function.
+    /// Calls of the driver's poll function (`napi`), or polls of the polling loop.
     pub polls: u64,
     /// Packets processed by those calls.
     pub polled_packets: u64,
@@ -239,6 +245,10 @@ pub struct Counts {
     pub ksoftirqd_wakeups: u64,
     /// `net_rx_action` runs cut short by the budget or the time limit.
     pub time_squeeze: u64,
+    /// Polling-timer interrupts (`poll`, `napi-poll`, `hybrid`).
+    pub timer_ticks: u64,
+    /// Switches between disable-enable and polling (`hybrid`).
+    pub mode_switches: u64,
 }
 
 /// The result of one run.

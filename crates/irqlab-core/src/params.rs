@@ -52,6 +52,8 @@ pub enum Kind {
     Float { min: f64, max: f64, min_open: bool },
     /// A string from a fixed set.
     OneOf(&'static [&'static str]),
+    /// Free text, parsed and checked when the scenario is built; the words say what is allowed.
+    Text(&'static str),
 }
 
 /// A default value, as constant data.
@@ -98,6 +100,7 @@ impl Kind {
                 let v: Vec<String> = set.iter().map(|s| format!("\"{s}\"")).collect();
                 format!("one of {}", v.join(", "))
             }
+            Kind::Text(words) => words.to_string(),
         }
     }
 
@@ -105,7 +108,7 @@ impl Kind {
         match self {
             Kind::Int { .. } | Kind::IntOneOf(_) => "an integer",
             Kind::Float { .. } => "a number",
-            Kind::OneOf(_) => "a string",
+            Kind::OneOf(_) | Kind::Text(_) => "a string",
         }
     }
 
@@ -152,6 +155,7 @@ impl Kind {
                 }
                 Ok(Value::Str(s.clone()))
             }
+            (Kind::Text(_), Value::Str(s)) => Ok(Value::Str(s.trim().to_string())),
             _ => Err(wrong_type()),
         }
     }
@@ -165,8 +169,21 @@ fn fmt_g(x: f64) -> String {
     }
 }
 
-/// Names of the schemes, in the order they are documented.
-pub const SCHEMES: &[&str] = &["ideal", "irq", "napi"];
+/// Names of the schemes, in the order they are documented: Salah et al. (2007)'s seven and
+/// their hybrid, then Linux NAPI.
+pub const SCHEMES: &[&str] = &[
+    "ideal",
+    "irq",
+    "disable-enable",
+    "poll",
+    "napi-poll",
+    "coalesce-count",
+    "coalesce-time",
+    "hybrid",
+    "napi",
+];
+/// Platform presets: named sets of costs.
+pub const PLATFORM_PRESETS: &[&str] = &["none", "salah2007"];
 /// Cost distributions.
 pub const DISTS: &[&str] = &["deterministic", "exponential"];
 
@@ -238,9 +255,9 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "traffic.kind",
-        Kind::OneOf(&["poisson", "cbr"]),
+        Kind::OneOf(&["poisson", "cbr", "pareto-onoff"]),
         S("poisson"),
-        "arrival process",
+        "arrival process (pareto-onoff: aggregated Pareto ON/OFF sources, self-similar)",
     ),
     p(
         "traffic.rate_pps",
@@ -252,7 +269,53 @@ pub const PARAMS: &[ParamSpec] = &[
         "traffic.size_bytes",
         int(1, 65_535),
         I(64),
-        "frame size, bytes",
+        "frame size, bytes (when traffic.sizes = \"fixed\")",
+    ),
+    p(
+        "traffic.sizes",
+        Kind::Text(
+            "\"fixed\", a built-in table (\"salah2007\", \"imix\") or \"bytes:weight, ...\" pairs",
+        ),
+        S("fixed"),
+        "frame-size distribution: fixed (traffic.size_bytes) or an empirical table",
+    ),
+    p(
+        "traffic.sources",
+        int(1, 4096),
+        I(8),
+        "pareto-onoff: number of ON/OFF sources aggregated",
+    ),
+    p(
+        "traffic.alpha_on",
+        Kind::Float {
+            min: 1.0,
+            max: 10.0,
+            min_open: true,
+        },
+        F(1.3),
+        "pareto-onoff: Pareto shape of the ON periods",
+    ),
+    p(
+        "traffic.alpha_off",
+        Kind::Float {
+            min: 1.0,
+            max: 10.0,
+            min_open: true,
+        },
+        F(1.5),
+        "pareto-onoff: Pareto shape of the OFF periods",
+    ),
+    p(
+        "traffic.on_min_bytes",
+        int(1, 65_535),
+        I(64),
+        "pareto-onoff: shortest ON period, as the wire time of this many bytes (Pareto location)",
+    ),
+    p(
+        "traffic.line_rate_gbps",
+        positive(1e4),
+        F(1.0),
+        "pareto-onoff: line rate during ON (frames back to back with 20 bytes of preamble and gap), Gbit/s",
     ),
     p(
         "nic.ring_descriptors",
@@ -283,6 +346,12 @@ pub const PARAMS: &[ParamSpec] = &[
         Kind::OneOf(&["latched", "armed"]),
         S("latched"),
         "latched: a cause raised while masked interrupts at unmask (Intel EICR); armed: re-enabling after an empty poll discards it",
+    ),
+    p(
+        "platform.preset",
+        Kind::OneOf(PLATFORM_PRESETS),
+        S("none"),
+        "a named set of platform costs (salah2007: Salah et al. 2007, section 4); keys given explicitly win",
     ),
     p(
         "platform.cpu_ghz",
@@ -369,6 +438,18 @@ pub const PARAMS: &[ParamSpec] = &[
         "distribution of unmask_ns",
     ),
     p(
+        "platform.poll_timer_ns",
+        float(0.0, COST_MAX_NS),
+        F(1590.0),
+        "one polling-timer interrupt that starts a poll (poll, napi-poll, hybrid; Salah's T_PollOH), ns",
+    ),
+    p(
+        "platform.poll_timer_dist",
+        Kind::OneOf(DISTS),
+        S("exponential"),
+        "distribution of poll_timer_ns",
+    ),
+    p(
         "platform.ctx_switch_ns",
         float(0.0, COST_MAX_NS),
         F(0.0),
@@ -422,6 +503,122 @@ pub const PARAMS: &[ParamSpec] = &[
         S("static"),
         "interrupt moderation policy (static: keep nic.itr_us)",
     ),
+    p(
+        "driver.first_packet",
+        Kind::OneOf(&["softirq", "isr"]),
+        S("softirq"),
+        "disable-enable, hybrid: isr = the ISR processes the first packet of a busy period, one cost of mean irq+mask+proto (Salah's 1/v); softirq = ISR, then protocol processing",
+    ),
+    p(
+        "poll.period_us",
+        Kind::Float {
+            min: 0.0,
+            max: 1e6,
+            min_open: true,
+        },
+        F(20.0),
+        "poll, napi-poll, hybrid: period of the polling timer (T_poll), us",
+    ),
+    p(
+        "poll.quota",
+        int(1, 1 << 20),
+        I(3),
+        "poll, napi-poll, hybrid: packets processed per poll at most (Q)",
+    ),
+    p(
+        "hybrid.switch_pps",
+        float(0.0, 1e9),
+        F(0.0),
+        "hybrid: measured throughput at which disable-enable hands over to polling, packets/s (0 = 0.95 x the cliff point of Eq. 13)",
+    ),
+    p(
+        "hybrid.window_us",
+        Kind::Float {
+            min: 0.0,
+            max: 1e7,
+            min_open: true,
+        },
+        F(1000.0),
+        "hybrid: throughput measurement window, us",
+    ),
+    p(
+        "hybrid.hysteresis",
+        float(0.0, 0.99),
+        F(0.1),
+        "hybrid: polling hands back to disable-enable below (1 - hysteresis) x switch_pps",
+    ),
+];
+
+/// Defaults that a choice brings with it: when `key` has `value`, each listed key that the
+/// scenario does not set takes the listed value. Scheme presets rank above platform presets,
+/// which rank above the schema defaults; a key set explicitly always wins.
+pub struct Preset {
+    pub key: &'static str,
+    pub value: &'static str,
+    pub defaults: &'static [(&'static str, Default)],
+    pub doc: &'static str,
+}
+
+/// The presets, highest rank first.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        key: "scheme",
+        value: "disable-enable",
+        defaults: &[
+            ("nic.cause_mode", S("armed")),
+            ("driver.first_packet", S("isr")),
+        ],
+        doc: "interrupts re-armed when the ring is found empty; the ISR processes the first packet (the Markov chain of Salah Fig. 2)",
+    },
+    Preset {
+        key: "scheme",
+        value: "napi-poll",
+        defaults: &[("nic.cause_mode", S("armed"))],
+        doc: "interrupts re-armed when the ring is found empty (Salah Fig. 4)",
+    },
+    Preset {
+        key: "scheme",
+        value: "hybrid",
+        defaults: &[
+            ("nic.cause_mode", S("armed")),
+            ("driver.first_packet", S("isr")),
+        ],
+        doc: "as disable-enable below the switching point",
+    },
+    Preset {
+        key: "scheme",
+        value: "coalesce-count",
+        defaults: &[("nic.rx_frames", I(8))],
+        doc: "an IRQ every tau = nic.rx_frames packets",
+    },
+    Preset {
+        key: "scheme",
+        value: "coalesce-time",
+        defaults: &[("nic.rx_usecs", F(50.0))],
+        doc: "an IRQ T = nic.rx_usecs after the first packet of a batch",
+    },
+    Preset {
+        key: "platform.preset",
+        value: "salah2007",
+        defaults: &[
+            ("platform.cpu_ghz", F(2.53)),
+            ("platform.irq_ns", F(3730.0)),
+            ("platform.irq_dist", S("exponential")),
+            ("platform.proto_ns", F(5250.0)),
+            ("platform.proto_dist", S("exponential")),
+            ("platform.proto_ns_per_byte", F(1.0 / 0.748)),
+            ("platform.mask_ns", F(500.0)),
+            ("platform.mask_dist", S("deterministic")),
+            ("platform.unmask_ns", F(0.0)),
+            ("platform.poll_ns", F(0.0)),
+            ("platform.softirq_ns", F(0.0)),
+            ("platform.ctx_switch_ns", F(0.0)),
+            ("platform.poll_timer_ns", F(1590.0)),
+            ("platform.poll_timer_dist", S("exponential")),
+            ("nic.ring_descriptors", I(1024)),
+        ],
+        doc: "2.53 GHz Pentium 4 of Salah et al. (2007), section 4: 1/r = 3.73 us; 1/mu = 5.25 us + size / 748 MB/s (5.34 us at 64 B); 0.5 us NIC register write to disable interrupts; T_PollOH = 1.59 us; B = 1024",
+    },
 ];
 
 /// Looks up a key in the schema.
@@ -441,13 +638,27 @@ impl Params {
     pub fn from_pairs<K: AsRef<str>>(
         pairs: impl IntoIterator<Item = (K, Value)>,
     ) -> Result<Params, Error> {
-        let mut values: BTreeMap<&'static str, Value> =
-            PARAMS.iter().map(|p| (p.key, p.default.value())).collect();
+        let mut given: BTreeMap<&'static str, Value> = BTreeMap::new();
         for (key, value) in pairs {
             let key = key.as_ref();
             let spec = spec(key).ok_or_else(|| unknown_key(key))?;
-            values.insert(spec.key, spec.kind.check(key, &value)?);
+            given.insert(spec.key, spec.kind.check(key, &value)?);
         }
+        let mut values: BTreeMap<&'static str, Value> =
+            PARAMS.iter().map(|p| (p.key, p.default.value())).collect();
+        // Presets, lowest rank first, so that higher ranks overwrite.
+        for preset in PRESETS.iter().rev() {
+            let chosen = given
+                .get(preset.key)
+                .cloned()
+                .unwrap_or_else(|| spec(preset.key).expect("preset key").default.value());
+            if chosen == Value::Str(preset.value.to_string()) {
+                for (k, d) in preset.defaults {
+                    values.insert(spec(k).expect("preset default key").key, d.value());
+                }
+            }
+        }
+        values.extend(given);
         Ok(Params { values })
     }
 
@@ -482,6 +693,12 @@ impl Params {
             Value::Str(s) => s,
             v => panic!("internal: '{key}' = {v} is not a string"),
         }
+    }
+
+    /// Replaces a value the scenario derives (e.g. an automatic setting resolved).
+    pub(crate) fn set(&mut self, key: &'static str, value: Value) {
+        debug_assert!(spec(key).is_some());
+        self.values.insert(key, value);
     }
 
     /// All values, sorted by key.
@@ -597,13 +814,38 @@ mod tests {
         let e = Params::from_pairs([("scheme", Value::Str("nappi".into()))]).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "scheme = \"nappi\": must be one of \"ideal\", \"irq\", \"napi\""
+            "scheme = \"nappi\": must be one of \"ideal\", \"irq\", \"disable-enable\", \"poll\", \"napi-poll\", \"coalesce-count\", \"coalesce-time\", \"hybrid\", \"napi\""
         );
         let e = Params::from_pairs([("nic.ring_descriptors", Value::Float(8.0))]).unwrap_err();
         assert_eq!(
             e.to_string(),
             "nic.ring_descriptors = 8.0: expected an integer"
         );
+    }
+
+    #[test]
+    fn presets_fill_defaults_and_explicit_keys_win() {
+        let p = Params::from_pairs([("platform.preset", Value::Str("salah2007".into()))]).unwrap();
+        assert_eq!(p.f64("platform.mask_ns"), 500.0);
+        assert_eq!(p.f64("platform.proto_ns"), 5250.0);
+        let p = Params::from_pairs([
+            ("platform.preset", Value::Str("salah2007".into())),
+            ("platform.mask_ns", Value::Float(7.0)),
+            ("scheme", Value::Str("disable-enable".into())),
+        ])
+        .unwrap();
+        assert_eq!(p.f64("platform.mask_ns"), 7.0);
+        assert_eq!(p.str("nic.cause_mode"), "armed");
+        assert_eq!(p.str("driver.first_packet"), "isr");
+        let p = Params::from_pairs([
+            ("scheme", Value::Str("disable-enable".into())),
+            ("nic.cause_mode", Value::Str("latched".into())),
+        ])
+        .unwrap();
+        assert_eq!(p.str("nic.cause_mode"), "latched");
+        let p = Params::from_pairs([("scheme", Value::Str("coalesce-count".into()))]).unwrap();
+        assert_eq!(p.u64("nic.rx_frames"), 8);
+        assert_eq!(Params::defaults().u64("nic.rx_frames"), 0);
     }
 
     #[test]

@@ -25,10 +25,12 @@ pub enum StreamId {
     MaskCost = 6,
     UnmaskCost = 7,
     CtxSwitchCost = 8,
+    FirstPacketCost = 9,
+    PollTimerCost = 10,
 }
 
 /// Number of streams allocated per run.
-pub const N_STREAMS: usize = 9;
+pub const N_STREAMS: usize = 11;
 
 /// Largest replication index accepted (each costs one long jump when the run is built).
 pub const MAX_REPLICATION: u64 = 65_535;

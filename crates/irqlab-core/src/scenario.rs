@@ -7,13 +7,29 @@ use crate::params::{Params, Value};
 use crate::time::{PS_PER_S, SimDuration, SimTime};
 
 /// The interrupt-handling scheme: which parts of the host model are in play.
+///
+/// The first eight are the schemes of Salah et al. (2007); `Napi` is Linux NAPI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scheme {
     /// No interrupt cost: an arrival wakes protocol processing for free (M/M/1/B-like).
     Ideal,
     /// Normal interruption: the IRQ line is never masked; ISRs preempt protocol processing.
     Irq,
-    /// NAPI: the ISR masks the vector; the poll re-enables it when the ring is empty.
+    /// Interrupts off while the ring is non-empty, re-enabled when a poll finds it empty.
+    DisableEnable,
+    /// Pure (FreeBSD-style) polling: a periodic timer starts polls of up to Q packets; packet
+    /// interrupts are never enabled.
+    Poll,
+    /// Salah's NAPI: an IRQ disables interrupts and starts timer-driven polls of up to Q
+    /// packets until one finds the ring empty.
+    NapiPoll,
+    /// Normal interruption with an IRQ every `nic.rx_frames` packets.
+    CoalesceCount,
+    /// Normal interruption with an IRQ `nic.rx_usecs` after the first packet of a batch.
+    CoalesceTime,
+    /// Disable-enable below a switching throughput, pure polling above it.
+    Hybrid,
+    /// Linux NAPI: the ISR masks the vector; the softirq poll re-enables it when the ring is empty.
     Napi,
 }
 
@@ -22,8 +38,47 @@ impl Scheme {
         match self {
             Scheme::Ideal => "ideal",
             Scheme::Irq => "irq",
+            Scheme::DisableEnable => "disable-enable",
+            Scheme::Poll => "poll",
+            Scheme::NapiPoll => "napi-poll",
+            Scheme::CoalesceCount => "coalesce-count",
+            Scheme::CoalesceTime => "coalesce-time",
+            Scheme::Hybrid => "hybrid",
             Scheme::Napi => "napi",
         }
+    }
+
+    fn from_name(name: &str) -> Scheme {
+        match name {
+            "ideal" => Scheme::Ideal,
+            "irq" => Scheme::Irq,
+            "disable-enable" => Scheme::DisableEnable,
+            "poll" => Scheme::Poll,
+            "napi-poll" => Scheme::NapiPoll,
+            "coalesce-count" => Scheme::CoalesceCount,
+            "coalesce-time" => Scheme::CoalesceTime,
+            "hybrid" => Scheme::Hybrid,
+            _ => Scheme::Napi,
+        }
+    }
+
+    /// Whether protocol processing runs in Salah's polling loop (`polling`) rather than in
+    /// the Linux NAPI softirq (`host`).
+    #[inline]
+    pub fn uses_poll_loop(self) -> bool {
+        matches!(
+            self,
+            Scheme::DisableEnable | Scheme::Poll | Scheme::NapiPoll | Scheme::Hybrid
+        )
+    }
+
+    /// Whether issuing an IRQ masks (disables) the vector.
+    #[inline]
+    pub fn masks_on_irq(self) -> bool {
+        matches!(
+            self,
+            Scheme::Napi | Scheme::DisableEnable | Scheme::NapiPoll | Scheme::Hybrid
+        )
     }
 }
 
@@ -65,6 +120,125 @@ pub enum CauseMode {
 pub enum TrafficKind {
     Poisson,
     Cbr,
+    ParetoOnOff,
+}
+
+/// Frame sizes: one size, or an empirical table sampled by its cumulative weights.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SizeDist {
+    Fixed(u32),
+    Table {
+        sizes: Vec<u32>,
+        /// Cumulative probabilities, the last exactly 1.
+        cum: Vec<f64>,
+    },
+}
+
+impl SizeDist {
+    /// Mean frame size, bytes.
+    pub fn mean(&self) -> f64 {
+        match self {
+            SizeDist::Fixed(s) => *s as f64,
+            SizeDist::Table { sizes, cum } => {
+                let mut prev = 0.0;
+                let mut m = 0.0;
+                for (s, c) in sizes.iter().zip(cum) {
+                    m += *s as f64 * (c - prev);
+                    prev = *c;
+                }
+                m
+            }
+        }
+    }
+
+    /// `(size, probability)` pairs.
+    pub fn pmf(&self) -> Vec<(u32, f64)> {
+        match self {
+            SizeDist::Fixed(s) => vec![(*s, 1.0)],
+            SizeDist::Table { sizes, cum } => {
+                let mut prev = 0.0;
+                sizes
+                    .iter()
+                    .zip(cum)
+                    .map(|(s, c)| {
+                        let p = c - prev;
+                        prev = *c;
+                        (*s, p)
+                    })
+                    .collect()
+            }
+        }
+    }
+}
+
+/// The built-in frame-size tables (`bytes:weight` pairs; see docs/traffic.md for sources).
+pub const SIZE_TABLES: &[(&str, &str)] = &[
+    (
+        "salah2007",
+        "64:36, 90:3, 128:4, 256:3, 300:2, 400:2, 512:2, 570:11, 594:12, 800:1, 1000:1.5, 1300:2, 1518:20.5",
+    ),
+    ("imix", "64:7, 594:4, 1518:1"),
+];
+
+fn parse_sizes(p: &Params) -> Result<SizeDist, Error> {
+    let text = p.str("traffic.sizes");
+    if text == "fixed" {
+        return Ok(SizeDist::Fixed(p.u64("traffic.size_bytes") as u32));
+    }
+    let table = SIZE_TABLES
+        .iter()
+        .find(|(name, _)| *name == text)
+        .map_or(text, |(_, t)| t);
+    let bad = |reason: String| Error::OutOfRange {
+        key: "traffic.sizes".into(),
+        value: format!("\"{text}\""),
+        allowed: reason,
+    };
+    let mut sizes = Vec::new();
+    let mut weights = Vec::new();
+    for item in table.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let (b, w) = item.split_once(':').ok_or_else(|| {
+            let names: Vec<&str> = SIZE_TABLES.iter().map(|(n, _)| *n).collect();
+            bad(format!(
+                "expected \"fixed\", a table name ({}) or \"bytes:weight, ...\" pairs; '{item}' has no ':'",
+                names.join(", ")
+            ))
+        })?;
+        let b: u32 = b
+            .trim()
+            .parse()
+            .ok()
+            .filter(|b| (1..=65_535).contains(b))
+            .ok_or_else(|| {
+                bad(format!(
+                    "'{item}': the size must be an integer in 1 … 65535 bytes"
+                ))
+            })?;
+        let w: f64 = w
+            .trim()
+            .parse()
+            .ok()
+            .filter(|w: &f64| w.is_finite() && *w >= 0.0)
+            .ok_or_else(|| bad(format!("'{item}': the weight must be a number >= 0")))?;
+        sizes.push(b);
+        weights.push(w);
+    }
+    let total: f64 = weights.iter().sum();
+    if sizes.is_empty() || total <= 0.0 {
+        return Err(bad(
+            "the table needs at least one size with a positive weight".into(),
+        ));
+    }
+    let mut acc = 0.0;
+    let mut cum: Vec<f64> = weights
+        .iter()
+        .map(|w| {
+            acc += w;
+            acc / total
+        })
+        .collect();
+    *cum.last_mut().expect("non-empty") = 1.0;
+    Ok(SizeDist::Table { sizes, cum })
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -81,7 +255,40 @@ pub struct RunConfig {
 pub struct TrafficConfig {
     pub kind: TrafficKind,
     pub rate_pps: f64,
-    pub size_bytes: u32,
+    pub sizes: SizeDist,
+    /// Pareto ON/OFF parameters (for `ParetoOnOff`).
+    pub onoff: Option<OnOffConfig>,
+}
+
+/// Aggregated Pareto ON/OFF sources (Taqqu, Willinger & Sherman 1997; Salah §5.1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OnOffConfig {
+    pub sources: usize,
+    pub alpha_on: f64,
+    pub alpha_off: f64,
+    /// Pareto locations (shortest periods), ps.
+    pub b_on_ps: f64,
+    pub b_off_ps: f64,
+    /// Wire time per byte at the line rate, ps.
+    pub ps_per_byte: f64,
+}
+
+/// Salah's polling parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PollConfig {
+    /// T_poll.
+    pub period: SimDuration,
+    /// Q.
+    pub quota: u64,
+}
+
+/// The hybrid scheme's switch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HybridConfig {
+    /// Throughput at which disable-enable hands over to polling (resolved), packets/s.
+    pub switch_pps: f64,
+    pub window: SimDuration,
+    pub hysteresis: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -104,6 +311,7 @@ pub struct PlatformConfig {
     pub mask: Cost,
     pub unmask: Cost,
     pub ctx_switch: Cost,
+    pub poll_timer: Cost,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -128,6 +336,10 @@ pub struct Scenario {
     pub nic: NicConfig,
     pub platform: PlatformConfig,
     pub kernel: KernelConfig,
+    pub poll: PollConfig,
+    pub hybrid: HybridConfig,
+    /// disable-enable and hybrid: the ISR processes the first packet of a busy period.
+    pub first_packet_in_isr: bool,
     /// The validated key/value pairs it was built from (echoed into the result).
     pub params: Params,
 }
@@ -159,12 +371,8 @@ impl Scenario {
     }
 
     /// Builds a scenario from validated params, checking the constraints between keys.
-    pub fn build(p: Params) -> Result<Scenario, Error> {
-        let scheme = match p.str("scheme") {
-            "ideal" => Scheme::Ideal,
-            "irq" => Scheme::Irq,
-            _ => Scheme::Napi,
-        };
+    pub fn build(mut p: Params) -> Result<Scenario, Error> {
+        let scheme = Scheme::from_name(p.str("scheme"));
         let warmup = SimTime::ZERO + SimDuration::from_ms(p.f64("run.warmup_ms"));
         let end = warmup + SimDuration::from_ms(p.f64("run.duration_ms"));
         if end <= warmup {
@@ -177,7 +385,14 @@ impl Scenario {
         let rate_pps = p.f64("traffic.rate_pps");
         let kind = match p.str("traffic.kind") {
             "cbr" => TrafficKind::Cbr,
+            "pareto-onoff" => TrafficKind::ParetoOnOff,
             _ => TrafficKind::Poisson,
+        };
+        let sizes = parse_sizes(&p)?;
+        let onoff = if kind == TrafficKind::ParetoOnOff {
+            Some(crate::traffic::onoff::configure(&p, rate_pps, &sizes)?)
+        } else {
+            None
         };
         if kind == TrafficKind::Cbr && (PS_PER_S as f64 / rate_pps) < 1.0 {
             return Err(Error::Inconsistent {
@@ -198,6 +413,7 @@ impl Scenario {
             mask: cost(&p, "mask"),
             unmask: cost(&p, "unmask"),
             ctx_switch: cost(&p, "ctx_switch"),
+            poll_timer: cost(&p, "poll_timer"),
         };
         let nic = NicConfig {
             ring_descriptors: p.u64("nic.ring_descriptors") as usize,
@@ -231,6 +447,39 @@ impl Scenario {
             max_softirq_restart: p.u64("kernel.max_softirq_restart"),
             max_softirq_jiffies: to_jiffies(p.f64("kernel.max_softirq_time_ms"), 1e3, hz),
         };
+        let poll = PollConfig {
+            period: SimDuration::from_us(p.f64("poll.period_us")),
+            quota: p.u64("poll.quota"),
+        };
+        if poll.period.is_zero() {
+            return Err(Error::OutOfRange {
+                key: "poll.period_us".into(),
+                value: p.get("poll.period_us").to_string(),
+                allowed: "must be at least one picosecond".into(),
+            });
+        }
+        let switch_pps = match p.f64("hybrid.switch_pps") {
+            0.0 => {
+                // resolved, so that the result says which switching point was used
+                // free protocol processing has no cliff: the largest rate the key allows
+                let x = (0.95 * cliff_point_pps(&platform, sizes.mean())).min(1e9);
+                p.set("hybrid.switch_pps", Value::Float(x));
+                x
+            }
+            x => x,
+        };
+        let hybrid = HybridConfig {
+            switch_pps,
+            window: SimDuration::from_us(p.f64("hybrid.window_us")),
+            hysteresis: p.f64("hybrid.hysteresis"),
+        };
+        if hybrid.window.is_zero() {
+            return Err(Error::OutOfRange {
+                key: "hybrid.window_us".into(),
+                value: p.get("hybrid.window_us").to_string(),
+                allowed: "must be at least one picosecond".into(),
+            });
+        }
         Ok(Scenario {
             scheme,
             run: RunConfig {
@@ -242,14 +491,36 @@ impl Scenario {
             traffic: TrafficConfig {
                 kind,
                 rate_pps,
-                size_bytes: p.u64("traffic.size_bytes") as u32,
+                sizes,
+                onoff,
             },
             nic,
             platform,
             kernel,
+            poll,
+            hybrid,
+            first_packet_in_isr: p.str("driver.first_packet") == "isr",
             params: p,
         })
     }
+}
+
+/// Salah Eq. 13: the cliff point of normal interruption, `r/2 (sqrt(1 + 4 mu/r) - 1)`, with
+/// `1/r` the mean IRQ cost and `1/mu` the mean protocol cost of a frame of the mean size.
+pub fn cliff_point_pps(platform: &PlatformConfig, mean_size: f64) -> f64 {
+    let proto_s = (platform.proto.mean_ps + platform.proto_ps_per_byte * mean_size) * 1e-12;
+    if proto_s == 0.0 {
+        return f64::INFINITY;
+    }
+    let mu = 1.0 / proto_s;
+    let irq_s = platform.irq.mean_ps * 1e-12;
+    if irq_s == 0.0 {
+        return mu;
+    }
+    let r = 1.0 / irq_s;
+    // r/2 (sqrt(1 + x) - 1) with x = 4 mu/r, written to keep precision when x is small
+    let x = 4.0 * mu / r;
+    r / 2.0 * x / ((1.0 + x).sqrt() + 1.0)
 }
 
 #[cfg(test)]

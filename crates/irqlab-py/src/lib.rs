@@ -210,6 +210,7 @@ fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
                 d.set_item("type", "str")?;
                 d.set_item("choices", set.to_vec())?;
             }
+            Kind::Text(_) => d.set_item("type", "text")?,
         }
         list.append(d)?;
     }

@@ -1,6 +1,5 @@
-//! Poisson arrivals: exponential gaps, rounded to the picosecond, fixed size.
+//! Poisson arrivals: exponential gaps, rounded to the picosecond.
 
-use super::Arrival;
 use crate::dist::round_ps;
 use crate::rng::Stream;
 use crate::time::{PS_PER_S, SimDuration, SimTime};
@@ -8,26 +7,21 @@ use crate::time::{PS_PER_S, SimDuration, SimTime};
 #[derive(Clone, Debug)]
 pub struct Poisson {
     mean_gap_ps: f64,
-    size_bytes: u32,
     last: SimTime,
 }
 
 impl Poisson {
-    pub fn new(rate_pps: f64, size_bytes: u32) -> Poisson {
+    pub fn new(rate_pps: f64) -> Poisson {
         Poisson {
             mean_gap_ps: PS_PER_S as f64 / rate_pps,
-            size_bytes,
             last: SimTime::ZERO,
         }
     }
 
     /// The first arrival comes one gap after time zero, then one gap after the previous.
     #[inline]
-    pub fn next_arrival(&mut self, arrivals: &mut Stream) -> Arrival {
+    pub fn next_time(&mut self, arrivals: &mut Stream) -> SimTime {
         self.last += SimDuration(round_ps(arrivals.exponential(self.mean_gap_ps)));
-        Arrival {
-            time: self.last,
-            size_bytes: self.size_bytes,
-        }
+        self.last
     }
 }
