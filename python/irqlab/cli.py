@@ -91,6 +91,8 @@ def main() -> None:
       irqlab keys            # every scenario key, its default and allowed values
       irqlab sweep examples/livelock_sweep.toml --out results/livelock
       irqlab plot results/livelock --x traffic.rate_pps --y throughput_pps --hue scheme
+      irqlab analytic irq --set platform.preset=salah2007
+      irqlab reproduce salah2007 --out results/salah2007
     """
 
 
@@ -439,3 +441,182 @@ def rerun(results: Path, point: int, replication: int, fmt: str) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+def _parse_rates(text: str) -> list[float]:
+    """``FROM:TO:NUM`` (geometric) or ``FROM:TO:NUM:lin``, or a comma-separated list."""
+    parts = text.split(":")
+    try:
+        if len(parts) in (3, 4):
+            lo, hi, num = float(parts[0]), float(parts[1]), int(parts[2])
+            spacing = parts[3] if len(parts) == 4 else "log"
+            if not (0 < lo < hi) or num < 2 or spacing not in ("log", "lin"):
+                raise ValueError
+            import numpy as np
+
+            space = np.geomspace if spacing == "log" else np.linspace
+            return [float(x) for x in space(lo, hi, num)]
+        rates = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise ConfigError(
+            f"--rates {text!r}: expected FROM:TO:NUM (geometric), FROM:TO:NUM:lin, "
+            "or a list like 1e4,5e4,1e5 (packets/s, all > 0, FROM < TO, NUM >= 2)",
+            None,
+        ) from None
+    if not rates or any(not (r > 0) or math.isinf(r) for r in rates):
+        raise ConfigError(f"--rates {text!r}: every rate must be a number > 0", None)
+    return rates
+
+
+@main.command()
+@click.argument("scheme")
+@click.argument("scenario", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@overrides_option
+@click.option(
+    "--rates",
+    default="1e3:6e5:25",
+    show_default=True,
+    metavar="FROM:TO:NUM|LIST",
+    help="Poisson arrival rates, packets/s: FROM:TO:NUM geometric, FROM:TO:NUM:lin, or a list.",
+)
+@click.option(
+    "--empty-wait",
+    type=click.Choice(["period", "half-period"]),
+    default="period",
+    show_default=True,
+    help="poll: wait of a packet finding the system empty, Eq. 12 (period: the paper's "
+    "upper bound T_poll; half-period: the mean time to the next tick).",
+)
+@click.option(
+    "--printed",
+    is_flag=True,
+    help="irq: evaluate Eqs. 1-6 as printed instead of solving the model's Markov chain "
+    "(they agree on throughput and CPU; Eq. 6 underestimates the latency).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json"]),
+    default="table",
+    show_default=True,
+    help="table: for a person; csv or json: every column, for programs.",
+)
+@user_errors
+def analytic(
+    scheme: str,
+    scenario: Path | None,
+    sets: tuple[str, ...],
+    rates: str,
+    empty_wait: str,
+    printed: bool,
+    fmt: str,
+) -> None:
+    """Throughput, CPU availability and mean latency of SCHEME from its analytic model.
+
+    The models of Salah et al. (2007): ideal (M/M/1/B), irq (the Markov chain of the model
+    Eqs. 1-6 approximate; --printed for the equations), disable-enable (the Markov chain of
+    Fig. 2, solved from its generator), poll (Eqs. 9-12 on an M/D/1/B queue, computed stably)
+    and hybrid (disable-enable below its switching point, polling above).
+    Costs, buffer and scheme parameters come from the scenario (optional SCENARIO file plus
+    --set), e.g. --set platform.preset=salah2007 --set nic.ring_descriptors=32.
+
+    \b
+    Examples:
+      irqlab analytic irq --set platform.preset=salah2007
+      irqlab analytic disable-enable --set platform.irq_ns=2000 --rates 5e4,1e5,2e5
+      irqlab analytic poll --set poll.quota=4 --format csv > poll.csv
+    """
+    from irqlab.analytic import SCHEMES_WITH_MODEL, curve
+    from irqlab.scenario import resolve
+
+    if scheme not in SCHEMES_WITH_MODEL:
+        raise ConfigError(
+            f"scheme '{scheme}' has no analytic model; models exist for "
+            f"{', '.join(SCHEMES_WITH_MODEL)} (simulate the others with `irqlab run`)",
+            "scheme",
+        )
+    params = resolve(scenario, [*parse_sets(sets), ("scheme", scheme)])
+    df = curve(
+        scheme,
+        params,
+        _parse_rates(rates),
+        empty_wait=empty_wait,  # type: ignore[arg-type]
+        normal_method="printed" if printed else "chain",
+    )
+    if fmt == "csv":
+        click.echo(df.to_csv(index=False), nl=False)
+        return
+    if fmt == "json":
+        click.echo(df.to_json(orient="records", indent=2))
+        return
+    table = Table(title=f"{scheme}: analytic model", title_justify="left")
+    for name in ("offered", "throughput", "CPU availability", "mean latency", "loss", "ρ"):
+        table.add_column(name, justify="right")
+    for row in df.itertuples(index=False):
+        table.add_row(
+            f"{_si(row.rate_pps)} pps",
+            f"{_si(row.throughput_pps)} pps",
+            f"{row.cpu_availability:.3f}",
+            f"{_si(row.latency_us)} µs",
+            f"{row.loss_ratio:.2e}",
+            f"{row.rho:.3f}",
+        )
+    Console().print(table)
+
+
+@main.command()
+@click.argument("study")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Output directory (default: results/STUDY, or results/STUDY-quick with --quick).",
+)
+@click.option("--quick", is_flag=True, help="A coarse version in under a minute.")
+@click.option(
+    "--executor",
+    type=click.Choice(["process", "inline", "dask"]),
+    default="process",
+    show_default=True,
+    help="How to run the sweeps (as for `irqlab sweep`).",
+)
+@click.option(
+    "-j", "--workers", type=int, default=None, help="Worker processes (default: one per core)."
+)
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bars (default: on a terminal)."
+)
+@user_errors
+def reproduce(
+    study: str,
+    out: Path | None,
+    quick: bool,
+    executor: str,
+    workers: int | None,
+    progress: bool | None,
+) -> None:
+    """Re-run a published study and write its figures (PNG), data (CSV) and headline table.
+
+    \b
+    Studies:
+      salah2007   Salah, El-Badawi & Haidari (2007): seven interrupt-handling schemes and a
+                  hybrid, analysis and simulation, Poisson and bursty traffic (Figs. 6, 9, 10)
+
+    The sweeps are resumable: rerunning the command reuses the runs already in --out.
+    """
+    from irqlab.studies import study as find
+
+    module = find(study)
+    target = out or Path("results") / (f"{study}-quick" if quick else study)
+    console = Console(stderr=True)
+    console.print(f"{module.TITLE}\n→ {target}", highlight=False)
+    tables = module.reproduce(
+        target,
+        quick=quick,
+        executor=executor,
+        workers=workers,
+        progress=console.is_terminal if progress is None else progress,
+    )
+    if "headline" in tables:
+        click.echo(module.headline_markdown(tables["headline"]), nl=False)
+    click.echo(f"wrote {target}/README.md and the figures and tables it lists")

@@ -1,5 +1,65 @@
-"""Closed-form and numerical models of the receive path, for comparison with simulation."""
+"""Closed-form and numerical models of the receive path, for comparison with simulation.
 
+The models of Salah, El-Badawi and Haidari (2007), "Performance analysis and comparison of
+interrupt-handling schemes in gigabit networks", §3 and §5.3:
+
+* ``ideal`` — M/M/1/B (:func:`mm1b`, §3.1);
+* normal interruption (:func:`normal`, Eqs. 1-6) and its cliff point (:func:`cliff_point`,
+  Eq. 13);
+* interrupt disable-enable (:func:`disable_enable`, the Markov chain of Fig. 2, §3.3);
+* pure polling (:func:`pure_polling`, Eqs. 9-12) on an M/D/1/B queue (:func:`md1b`);
+* the hybrid of disable-enable and pure polling (:func:`hybrid`, §5.3);
+* :func:`curve`, a table of one scheme's figures over arrival rates for a scenario.
+
+Only numpy, scipy and pandas are used: the models do not need the simulator.
+"""
+
+from irqlab.analytic.curves import SCHEMES_WITH_MODEL, curve
+from irqlab.analytic.disable_enable import (
+    DisableEnable,
+    disable_enable,
+    p01_compact,
+    throughput_compact,
+)
+from irqlab.analytic.disable_enable import distribution as disable_enable_distribution
+from irqlab.analytic.hybrid import SWITCH_FRACTION, Hybrid, hybrid, switch_point
+from irqlab.analytic.md1b import MD1B, md1b, md1b_p0_printed, md1b_sojourn_printed
+from irqlab.analytic.md1b import distribution as md1b_distribution
 from irqlab.analytic.mm1b import MM1B, mm1b
+from irqlab.analytic.normal import Normal, cliff_point, normal
+from irqlab.analytic.polling import (
+    Polling,
+    effective_rate,
+    effective_rate_printed,
+    pure_polling,
+    u_ip_printed,
+)
 
-__all__ = ["MM1B", "mm1b"]
+__all__ = [
+    "MD1B",
+    "MM1B",
+    "SCHEMES_WITH_MODEL",
+    "SWITCH_FRACTION",
+    "DisableEnable",
+    "Hybrid",
+    "Normal",
+    "Polling",
+    "cliff_point",
+    "curve",
+    "disable_enable",
+    "disable_enable_distribution",
+    "effective_rate",
+    "effective_rate_printed",
+    "hybrid",
+    "md1b",
+    "md1b_distribution",
+    "md1b_p0_printed",
+    "md1b_sojourn_printed",
+    "mm1b",
+    "normal",
+    "p01_compact",
+    "pure_polling",
+    "switch_point",
+    "throughput_compact",
+    "u_ip_printed",
+]
