@@ -317,8 +317,9 @@ def test_salah_polling_with_quota_4_runs_at_full_speed() -> None:
 
 def test_polling_light_load_and_empty_wait() -> None:
     rate = 20e3
-    period = pure_polling(rate, MU, T_POLL, T_POLL_OH, QUOTA, B)
-    half = pure_polling(rate, MU, T_POLL, T_POLL_OH, QUOTA, B, empty_wait="half-period")
+    period = pure_polling(rate, MU, T_POLL, T_POLL_OH, QUOTA, B, empty_wait="period")
+    half = pure_polling(rate, MU, T_POLL, T_POLL_OH, QUOTA, B)
+    assert half.empty_wait == "half-period", "the mean residual time is the default"
     assert period.u_ip == pytest.approx(u_ip_printed(rate, MU, T_POLL, T_POLL_OH, QUOTA))
     queue = md1b(rate, 150e3, B)  # Eq. 12: the M/D/1/B sojourn, then the wait for a poll
     assert period.mean_latency_s == pytest.approx(

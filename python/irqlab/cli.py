@@ -482,10 +482,10 @@ def _parse_rates(text: str) -> list[float]:
 @click.option(
     "--empty-wait",
     type=click.Choice(["period", "half-period"]),
-    default="period",
+    default="half-period",
     show_default=True,
-    help="poll: wait of a packet finding the system empty, Eq. 12 (period: the paper's "
-    "upper bound T_poll; half-period: the mean time to the next tick).",
+    help="poll, hybrid: wait of a packet that finds the system empty, Eq. 12 (half-period: "
+    "the mean time to the next tick; period: the paper's upper bound T_poll).",
 )
 @click.option(
     "--printed",

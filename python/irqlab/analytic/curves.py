@@ -188,7 +188,7 @@ def curve(
     rates: Sequence[float],
     *,
     mean_size_bytes: float | None = None,
-    empty_wait: EmptyWait = "period",
+    empty_wait: EmptyWait = "half-period",
     method: Method = "chain",
     normal_method: NormalMethod = "chain",
 ) -> pd.DataFrame:

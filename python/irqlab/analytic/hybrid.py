@@ -70,7 +70,7 @@ def hybrid(
     capacity: int,
     *,
     switch_rate: float | None = None,
-    empty_wait: EmptyWait = "period",
+    empty_wait: EmptyWait = "half-period",
     method: Method = "chain",
 ) -> Hybrid:
     """Hybrid figures at arrival rate λ = ``rate``.

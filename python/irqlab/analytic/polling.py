@@ -15,10 +15,18 @@ What is solved here, and where it departs from the printed equations:
   (λ/μ at light load, Q/(μ T_poll) when the quota binds, T_v/T_poll at full speed);
   :func:`u_ip_printed` implements them as printed.
 * Latency (Eq. 12). E[T] = E_IP[T] + p0 · w, E_IP[T] the M/D/1/B sojourn and w the wait of a
-  packet that finds the system empty for the next tick: ``empty_wait="period"`` takes the
-  paper's conservative upper bound w = T_poll; ``"half-period"`` the mean residual time to the
-  next tick of a deterministic timer seen by a Poisson arrival, w = T_poll/2 (exact if the
-  phase of such an arrival within the slot is uniform, which the model does not track).
+  packet that finds the system empty for the next tick. ``empty_wait="half-period"`` (the
+  default) takes the mean residual time to the next tick of a deterministic timer seen by a
+  Poisson arrival, w = T_poll/2; ``"period"`` the paper's conservative upper bound w = T_poll,
+  which puts the latency at light load 60-70% above the simulated one (Salah's costs: 26.4 µs
+  against 15.4 µs at 2 kpps), where T_poll/2 is within 10%.
+
+The model stays an approximation: the M/D/1/B queue serves continuously at μ' while the host
+serves in slots. With the analysis' own assumptions (deterministic costs) the simulation gives
+the same throughput (to 0.5%) and CPU availability (to 0.01); the mean latency is within about
+20% (the queue's slotted waiting is not in M/D/1/B). With exponential costs, as in the paper's
+simulation, a poll can overrun its slot, and the timer flag (Fig. 3) merges the ticks that fall
+in one poll: at Salah's costs the saturated throughput is 140 kpps, not Q/T_poll = 150 kpps.
 """
 
 from __future__ import annotations
@@ -110,7 +118,7 @@ def pure_polling(
     overhead_s: float,
     quota: int,
     capacity: int,
-    empty_wait: EmptyWait = "period",
+    empty_wait: EmptyWait = "half-period",
 ) -> Polling:
     """Pure polling figures at arrival rate λ = ``rate`` (§3.4, Eqs. 9-12, as corrected above)."""
     _check(service_rate, period_s, overhead_s, quota)
