@@ -21,7 +21,10 @@ def invoke(*args: str):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
-@pytest.mark.parametrize("sub", [[], ["run"], ["keys"], ["check"], ["sweep"], ["plot"], ["rerun"]])
+@pytest.mark.parametrize(
+    "sub",
+    [[], ["run"], ["keys"], ["check"], ["sweep"], ["plot"], ["rerun"], ["analytic"], ["reproduce"]],
+)
 def test_every_subcommand_has_help(sub):
     r = invoke(*sub, "--help")
     assert r.exit_code == 0
@@ -219,3 +222,45 @@ def test_sweep_options_are_checked_like_the_file(tmp_path):
     assert r.exit_code == 2 and "replications = 70000: must be an integer in [1, 65536]" in r.output
     r = invoke("sweep", str(f), "--out", str(tmp_path / "o"), "--warmup", "soon")
     assert r.exit_code == 2 and "sweep.warmup" in r.output
+
+
+def test_analytic_prints_the_model_over_a_load_range():
+    r = CliRunner().invoke(
+        main,
+        ["analytic", "irq", "--set", "platform.preset=salah2007", "--rates", "5e4,3e5"],
+    )
+    assert r.exit_code == 0, r.output
+    assert "CPU availability" in r.output and "50.0k pps" in r.output
+    r = CliRunner().invoke(
+        main, ["analytic", "disable-enable", "--rates", "1e4:2e5:5", "--format", "csv"]
+    )
+    assert r.exit_code == 0, r.output
+    lines = r.output.strip().splitlines()
+    assert lines[0].startswith("scheme,rate_pps,throughput_pps,cpu_availability,latency_us")
+    assert len(lines) == 6
+    # the printed equations and the chain differ in latency, not in throughput
+    chain, printed = (
+        json.loads(
+            CliRunner()
+            .invoke(main, ["analytic", "irq", "--rates", "1e5", "--format", "json", *x])
+            .output
+        )[0]
+        for x in ([], ["--printed"])
+    )
+    assert chain["throughput_pps"] == pytest.approx(printed["throughput_pps"], rel=1e-3)
+    assert chain["latency_us"] > 1.2 * printed["latency_us"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["analytic", "napi"], "scheme 'napi' has no analytic model; models exist for ideal"),
+        (["analytic", "poll", "--rates", "5:1:3"], "--rates '5:1:3': expected FROM:TO:NUM"),
+        (["analytic", "irq", "--set", "nic.ring_descriptors=0"], "nic.ring_descriptors = 0"),
+        (["reproduce", "salah2008"], "unknown study 'salah2008'; known studies: salah2007"),
+    ],
+)
+def test_analytic_and_reproduce_errors(args, message):
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2, r.output
+    assert message in r.output
