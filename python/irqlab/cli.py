@@ -599,8 +599,10 @@ def reproduce(
 
     \b
     Studies:
-      salah2007   Salah, El-Badawi & Haidari (2007): seven interrupt-handling schemes and a
-                  hybrid, analysis and simulation, Poisson and bursty traffic (Figs. 6, 9, 10)
+      salah2007     Salah, El-Badawi & Haidari (2007): seven interrupt-handling schemes and a
+                    hybrid, analysis and simulation, Poisson and bursty traffic (Figs. 6, 9, 10)
+      emmerich2015  Emmerich et al. (2015): ITR off, ixgbe's dynamic ITR and the linear ITR
+                    (Figs. 3, 5, 7, 8), plus today's ixgbe, i40e, DIM and software coalescing
 
     The sweeps are resumable: rerunning the command reuses the runs already in --out.
     """
@@ -619,4 +621,6 @@ def reproduce(
     )
     if "headline" in tables:
         click.echo(module.headline_markdown(tables["headline"]), nl=False)
+    if "policies" in tables:
+        click.echo(module.policy_markdown(tables["policies"]), nl=False)
     click.echo(f"wrote {target}/README.md and the figures and tables it lists")

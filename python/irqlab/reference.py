@@ -295,6 +295,13 @@ class Config:
             )
         if p["traffic.kind"] not in ("poisson", "cbr") or p["traffic.sizes"] != "fixed":
             raise NotImplementedError("the reference covers Poisson and CBR fixed-size traffic")
+        adaptive = p["driver.moderation"] != "static" or p["driver.itr_rate"] != 0
+        deferred = p["kernel.napi_defer_hard_irqs"] > 0 and p["kernel.gro_flush_timeout_ns"] > 0
+        if adaptive or deferred or p["platform.wakeup_ns"] > 0:
+            raise NotImplementedError(
+                "the reference covers a static ITR (nic.itr_us) without software coalescing "
+                "or idle wake-up costs"
+            )
         return cls(
             scheme=p["scheme"],
             seed=int(p["run.seed"]),
@@ -699,6 +706,7 @@ class Metrics:
                 # the polling timer and the hybrid's switch are not part of this oracle
                 "timer_ticks": 0,
                 "mode_switches": 0,
+                "moderation_writes": 0,
             },
         }
 

@@ -51,6 +51,11 @@ pub struct Cpu<T> {
     account: [u64; N_CATEGORIES],
     /// When the running job finishes (`u64::MAX` if none runs): cached for the event loop.
     next_done: u64,
+    /// Since when the core has been idle.
+    idle_since: SimTime,
+    /// Idle time (ps) after which a job pays `wakeup_ps` more: leaving a deep idle state.
+    wakeup_after_ps: u64,
+    wakeup_ps: u64,
 }
 
 impl<T: Copy> Default for Cpu<T> {
@@ -68,7 +73,17 @@ impl<T: Copy> Cpu<T> {
             since: SimTime::ZERO,
             account: [0; N_CATEGORIES],
             next_done: u64::MAX,
+            idle_since: SimTime::ZERO,
+            wakeup_after_ps: 0,
+            wakeup_ps: 0,
         }
+    }
+
+    /// A core that pays `cost` to wake when it has been idle longer than `after`.
+    pub fn with_wakeup(mut self, cost: SimDuration, after: SimDuration) -> Cpu<T> {
+        self.wakeup_ps = cost.ps();
+        self.wakeup_after_ps = after.ps();
+        self
     }
 
     /// Brings the running job and the accounts forward to `now`.
@@ -92,6 +107,15 @@ impl<T: Copy> Cpu<T> {
     pub fn start(&mut self, level: Level, duration: SimDuration, category: Category, tag: T) {
         let l = level as usize;
         debug_assert!(self.jobs[l].is_none(), "level {level:?} is busy");
+        let mut remaining = duration.ps();
+        if self.running.is_none()
+            && self.wakeup_ps > 0
+            && self.since.ps() - self.idle_since.ps() > self.wakeup_after_ps
+        {
+            // the first job after a long idle period also pays for leaving the idle state
+            remaining += self.wakeup_ps;
+        }
+        let duration = SimDuration(remaining);
         self.jobs[l] = Some(Job {
             remaining: duration.ps(),
             category,
@@ -118,7 +142,10 @@ impl<T: Copy> Cpu<T> {
         self.running = self.jobs.iter().position(Option::is_some);
         self.next_done = match self.running {
             Some(r) => self.since.ps() + self.jobs[r].as_ref().expect("job").remaining,
-            None => u64::MAX,
+            None => {
+                self.idle_since = self.since;
+                u64::MAX
+            }
         };
         let level = match l {
             0 => Level::HardIrq,
@@ -143,6 +170,22 @@ impl<T: Copy> Cpu<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn waking_from_a_long_idle_period_costs_extra() {
+        let mut cpu: Cpu<u8> = Cpu::new().with_wakeup(SimDuration(7), SimDuration(20));
+        cpu.advance(SimTime(30)); // idle 30 > 20: the job pays 7 more
+        cpu.start(Level::HardIrq, SimDuration(5), Category::Irq, 1);
+        assert_eq!(cpu.next_completion_ps(), 42);
+        cpu.advance(SimTime(42));
+        cpu.complete();
+        cpu.advance(SimTime(50)); // idle 8 <= 20: no extra cost
+        cpu.start(Level::HardIrq, SimDuration(5), Category::Irq, 2);
+        assert_eq!(cpu.next_completion_ps(), 55);
+        cpu.advance(SimTime(55));
+        cpu.complete();
+        assert_eq!(cpu.account()[Category::Irq as usize], 17);
+    }
 
     #[test]
     fn preempted_work_resumes_and_every_picosecond_is_accounted() {

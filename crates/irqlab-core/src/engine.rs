@@ -11,6 +11,7 @@ use crate::cpu::{Cpu, N_CATEGORIES};
 use crate::host::{Timer, Work};
 use crate::kernel::Kernel;
 use crate::metrics::{Metrics, Report};
+use crate::moderation::Policy;
 use crate::nic::{IrqLine, Ring};
 use crate::polling::PollLoop;
 use crate::queue::EventQueue;
@@ -123,6 +124,12 @@ pub(crate) struct Sim<'s, T: Tracer> {
     pub cpu: Cpu<Work>,
     pub kernel: Kernel,
     pub poll_loop: PollLoop,
+    /// The driver's interrupt moderation policy.
+    pub policy: Box<dyn Policy>,
+    /// Packets and bytes the driver has cleaned, and IRQs issued, since time zero.
+    pub cleaned_packets: u64,
+    pub cleaned_bytes: u64,
+    pub irq_events: u64,
     pub timers: EventQueue<Timer>,
     pub metrics: Metrics,
     pub tracer: T,
@@ -140,7 +147,10 @@ impl<'s, T: Tracer> Sim<'s, T> {
         let mut source = Source::new(&s.traffic);
         let (arrivals, rest) = streams.split_at_mut(1);
         let next_arrival = source.next_arrival(&mut arrivals[0], &mut rest[0]);
-        Sim {
+        let policy = s.moderation.policy();
+        let initial = policy.initial();
+        let p = &s.platform;
+        let mut sim = Sim {
             now: SimTime::ZERO,
             s,
             streams,
@@ -150,13 +160,28 @@ impl<'s, T: Tracer> Sim<'s, T> {
             ring: Ring::new(s.nic.ring_descriptors),
             irq: IrqLine::new(&s.nic),
             pending_hardirqs: 0,
-            cpu: Cpu::new(),
+            cpu: Cpu::new().with_wakeup(
+                if p.wakeup.is_zero() {
+                    SimDuration::ZERO
+                } else {
+                    p.wakeup.mean
+                },
+                p.wakeup_after,
+            ),
             kernel: Kernel::new(s.kernel.jiffy.ps()),
             poll_loop: PollLoop::new(s.scheme),
+            policy,
+            cleaned_packets: 0,
+            cleaned_bytes: 0,
+            irq_events: 0,
             timers: EventQueue::with_capacity(64),
             metrics: Metrics::new(s.run.warmup, s.run.end),
             tracer,
+        };
+        if let Some(write) = initial {
+            sim.apply_moderation(write);
         }
+        sim
     }
 
     /// Runs to the end and returns the report.

@@ -16,6 +16,7 @@ use crate::cpu::{Category, Level};
 use crate::dist::{round_ps, sample};
 use crate::engine::{PRIO_TIMER, Sim, Tracer};
 use crate::kernel::{Ksoftirqd, SoftirqCtx};
+use crate::moderation::{Sample, Write};
 use crate::nic::{IrqDecision, Packet};
 use crate::polling::LoopMode;
 use crate::rng::StreamId;
@@ -44,6 +45,8 @@ pub enum Work {
     LoopPacket,
     /// Re-enabling packet interrupts at the end of the polling loop (`polling`).
     LoopUnmask,
+    /// The NAPI hrtimer's interrupt (software IRQ coalescing).
+    NapiWatchdog,
 }
 
 /// Timers in the event queue.
@@ -55,6 +58,8 @@ pub enum Timer {
     PollTick,
     /// The hybrid scheme's throughput measurement window ends (`polling`).
     HybridWindow,
+    /// The NAPI hrtimer of software IRQ coalescing (`gro_flush_timeout`).
+    NapiWatchdog,
 }
 
 impl<T: Tracer> Sim<'_, T> {
@@ -123,11 +128,13 @@ impl<T: Tracer> Sim<'_, T> {
             }
             Timer::PollTick => self.on_poll_tick(),
             Timer::HybridWindow => self.on_hybrid_window(),
+            Timer::NapiWatchdog => self.on_napi_watchdog(),
         }
     }
 
     fn issue_irq(&mut self) {
         self.irq.issue(self.now, self.s.scheme.masks_on_irq());
+        self.irq_events += 1;
         if self.measuring() {
             self.metrics.irqs += 1;
         }
@@ -176,6 +183,7 @@ impl<T: Tracer> Sim<'_, T> {
                 self.ksoftirqd_loop();
             }
             Work::PollTimer => self.tick_done(),
+            Work::NapiWatchdog => self.watchdog_done(),
             Work::LoopPacket => self.loop_packet_done(),
             Work::LoopUnmask => self.loop_unmask_done(),
         }
@@ -316,6 +324,9 @@ impl<T: Tracer> Sim<'_, T> {
 
     fn packet_done(&mut self) {
         let pkt = self.ring.release();
+        self.cleaned_packets += 1;
+        // the driver counts skb->len: the frame without its FCS
+        self.cleaned_bytes += u64::from(pkt.size_bytes.saturating_sub(4));
         self.metrics.on_delivery(self.now, pkt.arrival);
         if self.measuring() {
             self.metrics.polled_packets += 1;
@@ -331,6 +342,12 @@ impl<T: Tracer> Sim<'_, T> {
     fn driver_poll_done(&mut self) {
         if self.kernel.napi.work < self.s.kernel.napi_weight {
             self.kernel.napi.sched = false;
+            if !self.napi_complete_done() {
+                // software IRQ coalescing: the vector stays masked, a timer will poll again
+                self.after_napi_poll();
+                return;
+            }
+            self.moderate();
             if self.s.scheme.masks_on_irq() {
                 if self.s.nic.cause_mode == CauseMode::Armed {
                     self.irq.clear();
@@ -348,6 +365,89 @@ impl<T: Tracer> Sim<'_, T> {
             self.kernel.napi.on_repoll = true;
         }
         self.after_napi_poll();
+    }
+
+    /// `napi_complete_done`'s answer to the driver: re-enable the vector (true), or not,
+    /// because `napi_defer_hard_irqs` and `gro_flush_timeout` defer it (reference §7.2): a
+    /// poll that found packets reloads the counter; each completion while the counter is
+    /// above zero decrements it and arms the timer instead.
+    fn napi_complete_done(&mut self) -> bool {
+        let k = &self.s.kernel;
+        if k.defer_hard_irqs == 0 || k.gro_flush_timeout.is_zero() {
+            return true;
+        }
+        if self.kernel.napi.work > 0 {
+            self.kernel.defer_count = k.defer_hard_irqs;
+        }
+        if self.kernel.defer_count == 0 {
+            return true;
+        }
+        self.kernel.defer_count -= 1;
+        let t = self.now + k.gro_flush_timeout;
+        self.kernel.watchdog_at = Some(t);
+        self.timers.push(t, PRIO_TIMER, Timer::NapiWatchdog);
+        false
+    }
+
+    /// The driver's moderation policy sees the completed session and may reprogram the NIC.
+    fn moderate(&mut self) {
+        let sample = Sample {
+            now: self.now,
+            jiffies: self.kernel.jiffies(self.now),
+            packets: self.cleaned_packets,
+            bytes: self.cleaned_bytes,
+            events: self.irq_events,
+        };
+        if let Some(write) = self.policy.on_complete(&sample) {
+            self.apply_moderation(write);
+            if self.measuring() {
+                self.metrics.moderation_writes += 1;
+            }
+        }
+    }
+
+    pub(crate) fn apply_moderation(&mut self, write: Write) {
+        match write {
+            Write::Itr(itr) => self.irq.set_itr(itr),
+            Write::Coalesce {
+                usecs,
+                frames,
+                restart,
+            } => self.irq.set_coalesce(usecs, frames, restart),
+        }
+    }
+
+    /// The NAPI hrtimer fires (`napi_watchdog`): its interrupt schedules the NAPI.
+    fn on_napi_watchdog(&mut self) {
+        if self.kernel.watchdog_at != Some(self.now) {
+            return; // stale
+        }
+        self.kernel.watchdog_at = None;
+        if self.cpu.is_busy(Level::HardIrq) {
+            self.kernel.watchdog_pending = true;
+        } else {
+            self.start_watchdog();
+        }
+    }
+
+    pub(crate) fn start_watchdog(&mut self) {
+        let cost = self.s.platform.poll_timer;
+        if cost.is_zero() {
+            self.watchdog_done();
+        } else {
+            let d = self.draw(cost, StreamId::PollTimerCost);
+            self.cpu
+                .start(Level::HardIrq, d, Category::Irq, Work::NapiWatchdog);
+        }
+    }
+
+    fn watchdog_done(&mut self) {
+        if self.measuring() {
+            self.metrics.timer_ticks += 1;
+        }
+        self.kernel.napi_schedule();
+        self.next_hardirq();
+        self.irq_exit();
     }
 
     /// Back in `net_rx_action` after one `napi_poll`.

@@ -86,6 +86,12 @@ pub struct Kernel {
     /// Its time limit, in jiffies.
     pub time_limit: u64,
     pub ksoftirqd: Ksoftirqd,
+    /// `napi->defer_hard_irqs_count`.
+    pub defer_count: u64,
+    /// When the NAPI hrtimer fires, if armed.
+    pub watchdog_at: Option<SimTime>,
+    /// The hrtimer fired while another hard IRQ ran.
+    pub watchdog_pending: bool,
     /// Length of a jiffy, ps.
     jiffy_ps: u64,
 }
@@ -102,6 +108,9 @@ impl Kernel {
             budget: 0,
             time_limit: 0,
             ksoftirqd: Ksoftirqd::Sleeping,
+            defer_count: 0,
+            watchdog_at: None,
+            watchdog_pending: false,
             jiffy_ps,
         }
     }

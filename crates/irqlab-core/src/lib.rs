@@ -35,6 +35,7 @@ pub mod error;
 mod host;
 pub mod kernel;
 pub mod metrics;
+pub mod moderation;
 pub mod nic;
 pub mod params;
 mod polling;

@@ -41,6 +41,7 @@ pub struct Metrics {
     pub time_squeeze: u64,
     pub timer_ticks: u64,
     pub mode_switches: u64,
+    pub moderation_writes: u64,
     latency_sum_ps: u128,
     latency_min_ps: u64,
     latency_max_ps: u64,
@@ -66,6 +67,7 @@ impl Metrics {
             time_squeeze: 0,
             timer_ticks: 0,
             mode_switches: 0,
+            moderation_writes: 0,
             latency_sum_ps: 0,
             latency_min_ps: u64::MAX,
             latency_max_ps: 0,
@@ -177,6 +179,7 @@ impl Metrics {
                 time_squeeze: self.time_squeeze,
                 timer_ticks: self.timer_ticks,
                 mode_switches: self.mode_switches,
+                moderation_writes: self.moderation_writes,
             },
             scenario: s.params.iter().map(|(k, v)| (k, v.clone())).collect(),
         }
@@ -245,10 +248,13 @@ pub struct Counts {
     pub ksoftirqd_wakeups: u64,
     /// `net_rx_action` runs cut short by the budget or the time limit.
     pub time_squeeze: u64,
-    /// Polling-timer interrupts (`poll`, `napi-poll`, `hybrid`).
+    /// Timer interrupts that start a poll: the polling timer (`poll`, `napi-poll`, `hybrid`)
+    /// or the NAPI hrtimer of software IRQ coalescing.
     pub timer_ticks: u64,
     /// Switches between disable-enable and polling (`hybrid`).
     pub mode_switches: u64,
+    /// Register writes by the moderation policy (ITR or coalescing).
+    pub moderation_writes: u64,
 }
 
 /// The result of one run.

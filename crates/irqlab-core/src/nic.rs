@@ -112,6 +112,9 @@ pub struct IrqLine {
     itr: SimDuration,
     rx_usecs: SimDuration,
     rx_frames: u64,
+    /// The absolute timeout counts from the last unsignalled packet, not the first (DIM's
+    /// CQE mode: each completion restarts the timer).
+    restart: bool,
     /// The interrupt cause bit.
     pub cause: bool,
     /// Frames that arrived since the cause was last cleared.
@@ -144,6 +147,7 @@ impl IrqLine {
             itr: cfg.itr,
             rx_usecs: cfg.rx_usecs,
             rx_frames: cfg.rx_frames,
+            restart: false,
             cause: false,
             frames: 0,
             first: SimTime::ZERO,
@@ -157,11 +161,29 @@ impl IrqLine {
     /// A packet arrived (or was dropped for lack of descriptors: the overrun cause).
     #[inline]
     pub fn raise(&mut self, now: SimTime) {
-        if self.frames == 0 {
+        if self.frames == 0 || self.restart {
             self.first = now;
         }
         self.frames += 1;
         self.cause = true;
+    }
+
+    /// The driver writes a new ITR: it applies from the next reload of the throttle counter
+    /// (ixgbe writes EITR with `CNT_WDIS`, which neither clears the counter nor interrupts).
+    pub fn set_itr(&mut self, itr: SimDuration) {
+        self.itr = itr;
+    }
+
+    /// The driver writes new coalescing settings (DIM's profiles).
+    pub fn set_coalesce(&mut self, usecs: SimDuration, frames: u64, restart: bool) {
+        self.rx_usecs = usecs;
+        self.rx_frames = frames;
+        self.restart = restart;
+    }
+
+    /// The ITR currently programmed.
+    pub fn itr(&self) -> SimDuration {
+        self.itr
     }
 
     /// Clears the cause and the waiting-frame count (the driver has seen every packet).

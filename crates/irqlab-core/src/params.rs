@@ -183,7 +183,17 @@ pub const SCHEMES: &[&str] = &[
     "napi",
 ];
 /// Platform presets: named sets of costs.
-pub const PLATFORM_PRESETS: &[&str] = &["none", "salah2007"];
+pub const PLATFORM_PRESETS: &[&str] = &["none", "salah2007", "emmerich2015"];
+/// Interrupt moderation policies (`driver.moderation`).
+pub const MODERATION: &[&str] = &[
+    "off",
+    "static",
+    "ixgbe-legacy",
+    "linear",
+    "ixgbe",
+    "i40e",
+    "dim",
+];
 /// Cost distributions.
 pub const DISTS: &[&str] = &["deterministic", "exponential"];
 
@@ -450,6 +460,18 @@ pub const PARAMS: &[ParamSpec] = &[
         "distribution of poll_timer_ns",
     ),
     p(
+        "platform.wakeup_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "waking the core from an idle state: added to the first job after an idle period longer than wakeup_after_us, ns",
+    ),
+    p(
+        "platform.wakeup_after_us",
+        float(0.0, 1e9),
+        F(0.0),
+        "idle time after which waking up costs wakeup_ns, us",
+    ),
+    p(
         "platform.ctx_switch_ns",
         float(0.0, COST_MAX_NS),
         F(0.0),
@@ -498,10 +520,82 @@ pub const PARAMS: &[ParamSpec] = &[
         "handle_softirqs restart window, ms, in jiffies (MAX_SOFTIRQ_TIME)",
     ),
     p(
+        "kernel.napi_defer_hard_irqs",
+        int(0, i32::MAX as i128),
+        I(0),
+        "software IRQ coalescing: empty polls, each gro_flush_timeout_ns apart, before the vector is re-enabled (napi_defer_hard_irqs)",
+    ),
+    p(
+        "kernel.gro_flush_timeout_ns",
+        float(0.0, 1e9),
+        F(0.0),
+        "software IRQ coalescing: timer that re-polls instead of re-enabling the vector, ns (gro_flush_timeout; needs napi_defer_hard_irqs > 0)",
+    ),
+    p(
         "driver.moderation",
-        Kind::OneOf(&["static"]),
+        Kind::OneOf(MODERATION),
         S("static"),
-        "interrupt moderation policy (static: keep nic.itr_us)",
+        "interrupt moderation policy (static: a fixed ITR; the others adapt it after each NAPI session)",
+    ),
+    p(
+        "driver.itr_rate",
+        float(0.0, 1e7),
+        F(0.0),
+        "static: interrupts per second at most (0 = keep nic.itr_us)",
+    ),
+    p(
+        "driver.link_gbps",
+        Kind::OneOf(&["0.01", "0.1", "1", "2.5", "10", "25", "40"]),
+        S("10"),
+        "ixgbe, i40e: link speed, Gbit/s (selects the size formula's divisor)",
+    ),
+    p(
+        "driver.legacy_bulk_rate",
+        Kind::IntOneOf(&[8000, 12000]),
+        I(8000),
+        "ixgbe-legacy: interrupt rate of the bulk class (8000: ixgbe 3.x; 12000: upstream before 4.15)",
+    ),
+    p(
+        "driver.legacy_elapsed",
+        Kind::OneOf(&["itr", "measured"]),
+        S("itr"),
+        "ixgbe-legacy: time since the last update as the driver assumes it (itr: the programmed interval, its quirk) or measured",
+    ),
+    p(
+        "driver.linear_rate_max",
+        positive(1e7),
+        F(100_000.0),
+        "linear: interrupt rate at zero load (r_max), ints/s",
+    ),
+    p(
+        "driver.linear_rate_min",
+        positive(1e7),
+        F(8000.0),
+        "linear: interrupt rate at and above linear_pps_max (r_min), ints/s",
+    ),
+    p(
+        "driver.linear_pps_max",
+        positive(1e10),
+        F(2.1e6),
+        "linear: packet rate at which the system overloads (rho_max), packets/s",
+    ),
+    p(
+        "driver.linear_min_update_us",
+        float(0.0, 1e6),
+        F(50.0),
+        "linear: least time between two adaptations, us (the patch's 50 us)",
+    ),
+    p(
+        "driver.linear_elapsed",
+        Kind::OneOf(&["measured", "nsec-only"]),
+        S("measured"),
+        "linear: elapsed time as measured, or nsec-only: the patch's bug that drops whole seconds",
+    ),
+    p(
+        "driver.dim_mode",
+        Kind::OneOf(&["eqe", "cqe"]),
+        S("eqe"),
+        "dim: profile table and timer mode (eqe: timer from the first packet; cqe: restarted by each packet)",
     ),
     p(
         "driver.first_packet",
@@ -618,6 +712,32 @@ pub const PRESETS: &[Preset] = &[
             ("nic.ring_descriptors", I(1024)),
         ],
         doc: "2.53 GHz Pentium 4 of Salah et al. (2007), section 4: 1/r = 3.73 us; 1/mu = 5.25 us + size / 748 MB/s (5.34 us at 64 B); 0.5 us NIC register write to disable interrupts; T_PollOH = 1.59 us; B = 1024",
+    },
+    Preset {
+        key: "platform.preset",
+        value: "emmerich2015",
+        defaults: &[
+            ("platform.cpu_ghz", F(3.3)),
+            ("platform.irq_ns", F(700.0)),
+            ("platform.irq_dist", S("deterministic")),
+            ("platform.proto_ns", F(462.0)),
+            ("platform.proto_dist", S("exponential")),
+            ("platform.proto_ns_per_byte", F(0.0)),
+            ("platform.poll_ns", F(500.0)),
+            ("platform.poll_dist", S("deterministic")),
+            ("platform.softirq_ns", F(300.0)),
+            ("platform.softirq_dist", S("deterministic")),
+            ("platform.mask_ns", F(0.0)),
+            ("platform.unmask_ns", F(33.0)),
+            ("platform.unmask_dist", S("deterministic")),
+            ("platform.ctx_switch_ns", F(0.0)),
+            ("platform.poll_timer_ns", F(700.0)),
+            ("platform.poll_timer_dist", S("deterministic")),
+            ("platform.wakeup_ns", F(4000.0)),
+            ("platform.wakeup_after_us", F(20.0)),
+            ("nic.ring_descriptors", I(4830)),
+        ],
+        doc: "one 3.3 GHz Xeon E3-1230 v2 core forwarding 64 B frames of Emmerich et al. (2015), calibrated in docs/moderation.md: saturates at 2.1 Mpps when polling, one IRQ per packet up to 0.5 Mpps, 2300 us of buffering at overload",
     },
 ];
 

@@ -144,7 +144,8 @@ impl<T: Tracer> Sim<'_, T> {
         self.next_hardirq();
     }
 
-    /// Starts the next waiting hard-IRQ job, if the level is free: a packet ISR first.
+    /// Starts the next waiting hard-IRQ job, if the level is free: a packet ISR first, then a
+    /// polling-timer or NAPI-timer interrupt.
     pub(crate) fn next_hardirq(&mut self) {
         if self.cpu.is_busy(Level::HardIrq) {
             return;
@@ -155,6 +156,9 @@ impl<T: Tracer> Sim<'_, T> {
         } else if self.poll_loop.pending_ticks > 0 {
             self.poll_loop.pending_ticks -= 1;
             self.start_tick_handler();
+        } else if self.kernel.watchdog_pending {
+            self.kernel.watchdog_pending = false;
+            self.start_watchdog();
         }
     }
 

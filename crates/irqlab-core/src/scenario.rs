@@ -273,6 +273,103 @@ pub struct OnOffConfig {
     pub ps_per_byte: f64,
 }
 
+/// The driver's interrupt moderation policy and its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Moderation {
+    Off,
+    /// A fixed ITR interval.
+    Static(SimDuration),
+    IxgbeLegacy {
+        bulk_rate: u32,
+        measured_elapsed: bool,
+    },
+    Linear {
+        rate_max: f64,
+        rate_min: f64,
+        pps_max: f64,
+        min_update: SimDuration,
+        nsec_only: bool,
+    },
+    Ixgbe {
+        link_gbps: f64,
+    },
+    I40e {
+        link_gbps: f64,
+    },
+    Dim {
+        cqe: bool,
+    },
+}
+
+impl Moderation {
+    fn from_params(p: &Params, itr: SimDuration) -> Moderation {
+        let link_gbps = p.str("driver.link_gbps").parse().unwrap_or(10.0);
+        match p.str("driver.moderation") {
+            "off" => Moderation::Off,
+            "ixgbe-legacy" => Moderation::IxgbeLegacy {
+                bulk_rate: p.u64("driver.legacy_bulk_rate") as u32,
+                measured_elapsed: p.str("driver.legacy_elapsed") == "measured",
+            },
+            "linear" => Moderation::Linear {
+                rate_max: p.f64("driver.linear_rate_max"),
+                rate_min: p.f64("driver.linear_rate_min"),
+                pps_max: p.f64("driver.linear_pps_max"),
+                min_update: SimDuration::from_us(p.f64("driver.linear_min_update_us")),
+                nsec_only: p.str("driver.linear_elapsed") == "nsec-only",
+            },
+            "ixgbe" => Moderation::Ixgbe { link_gbps },
+            "i40e" => Moderation::I40e { link_gbps },
+            "dim" => Moderation::Dim {
+                cqe: p.str("driver.dim_mode") == "cqe",
+            },
+            _ => match p.f64("driver.itr_rate") {
+                0.0 => Moderation::Static(itr),
+                rate => Moderation::Static(crate::moderation::interval_of_rate(rate)),
+            },
+        }
+    }
+
+    /// The policy object the engine drives.
+    pub fn policy(&self) -> Box<dyn crate::moderation::Policy> {
+        use crate::moderation::{Off, Static, dim, i40e, ixgbe, ixgbe_legacy, linear};
+        match self {
+            Moderation::Off => Box::new(Off),
+            Moderation::Static(itr) => Box::new(Static { itr: *itr }),
+            Moderation::IxgbeLegacy {
+                bulk_rate,
+                measured_elapsed,
+            } => Box::new(ixgbe_legacy::IxgbeLegacy::new(
+                *bulk_rate,
+                if *measured_elapsed {
+                    ixgbe_legacy::Elapsed::Measured
+                } else {
+                    ixgbe_legacy::Elapsed::Itr
+                },
+            )),
+            Moderation::Linear {
+                rate_max,
+                rate_min,
+                pps_max,
+                min_update,
+                nsec_only,
+            } => Box::new(linear::Linear::new(
+                *rate_max,
+                *rate_min,
+                *pps_max,
+                *min_update,
+                *nsec_only,
+            )),
+            Moderation::Ixgbe { link_gbps } => Box::new(ixgbe::Ixgbe::new(*link_gbps)),
+            Moderation::I40e { link_gbps } => Box::new(i40e::I40e::new(*link_gbps)),
+            Moderation::Dim { cqe } => Box::new(dim::Dim::new(if *cqe {
+                dim::DimMode::Cqe
+            } else {
+                dim::DimMode::Eqe
+            })),
+        }
+    }
+}
+
 /// Salah's polling parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PollConfig {
@@ -312,6 +409,9 @@ pub struct PlatformConfig {
     pub unmask: Cost,
     pub ctx_switch: Cost,
     pub poll_timer: Cost,
+    /// Waking the core after an idle period longer than `wakeup_after` (zero cost: never).
+    pub wakeup: Cost,
+    pub wakeup_after: SimDuration,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -325,6 +425,10 @@ pub struct KernelConfig {
     pub max_softirq_restart: u64,
     /// `msecs_to_jiffies(MAX_SOFTIRQ_TIME)`.
     pub max_softirq_jiffies: u64,
+    /// `napi_defer_hard_irqs`.
+    pub defer_hard_irqs: u64,
+    /// `gro_flush_timeout`.
+    pub gro_flush_timeout: SimDuration,
 }
 
 /// Everything one run needs, validated.
@@ -338,6 +442,7 @@ pub struct Scenario {
     pub kernel: KernelConfig,
     pub poll: PollConfig,
     pub hybrid: HybridConfig,
+    pub moderation: Moderation,
     /// disable-enable and hybrid: the ISR processes the first packet of a busy period.
     pub first_packet_in_isr: bool,
     /// The validated key/value pairs it was built from (echoed into the result).
@@ -345,15 +450,23 @@ pub struct Scenario {
 }
 
 fn cost(p: &Params, name: &str) -> Cost {
-    let mean = SimDuration::from_ns(p.f64(&format!("platform.{name}_ns")));
     let dist = match p.str(&format!("platform.{name}_dist")) {
         "exponential" => Dist::Exponential,
         _ => Dist::Deterministic,
     };
     Cost {
+        dist,
+        ..cost_of(p.f64(&format!("platform.{name}_ns")))
+    }
+}
+
+/// A deterministic cost of `ns` nanoseconds.
+fn cost_of(ns: f64) -> Cost {
+    let mean = SimDuration::from_ns(ns);
+    Cost {
         mean,
         mean_ps: mean.ps() as f64,
-        dist,
+        dist: Dist::Deterministic,
     }
 }
 
@@ -414,6 +527,11 @@ impl Scenario {
             unmask: cost(&p, "unmask"),
             ctx_switch: cost(&p, "ctx_switch"),
             poll_timer: cost(&p, "poll_timer"),
+            wakeup: Cost {
+                dist: Dist::Deterministic,
+                ..cost_of(p.f64("platform.wakeup_ns"))
+            },
+            wakeup_after: SimDuration::from_us(p.f64("platform.wakeup_after_us")),
         };
         let nic = NicConfig {
             ring_descriptors: p.u64("nic.ring_descriptors") as usize,
@@ -446,7 +564,10 @@ impl Scenario {
             budget_jiffies: to_jiffies(budget_us as f64, 1e6, hz),
             max_softirq_restart: p.u64("kernel.max_softirq_restart"),
             max_softirq_jiffies: to_jiffies(p.f64("kernel.max_softirq_time_ms"), 1e3, hz),
+            defer_hard_irqs: p.u64("kernel.napi_defer_hard_irqs"),
+            gro_flush_timeout: SimDuration::from_ns(p.f64("kernel.gro_flush_timeout_ns")),
         };
+        let moderation = Moderation::from_params(&p, nic.itr);
         let poll = PollConfig {
             period: SimDuration::from_us(p.f64("poll.period_us")),
             quota: p.u64("poll.quota"),
@@ -499,6 +620,7 @@ impl Scenario {
             kernel,
             poll,
             hybrid,
+            moderation,
             first_packet_in_isr: p.str("driver.first_packet") == "isr",
             params: p,
         })

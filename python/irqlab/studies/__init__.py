@@ -14,7 +14,10 @@ from types import ModuleType
 from irqlab.errors import ConfigError
 
 #: Study name → module under irqlab.studies.
-STUDIES = {"salah2007": "irqlab.studies.salah2007"}
+STUDIES = {
+    "salah2007": "irqlab.studies.salah2007",
+    "emmerich2015": "irqlab.studies.emmerich2015",
+}
 
 
 def study(name: str) -> ModuleType:

@@ -1,0 +1,103 @@
+//! Interrupt moderation policies: what the driver programs into the NIC's interrupt logic
+//! after each completed NAPI session (reference §0.5, 1, 2, 3, 5).
+//!
+//! A policy is a small state machine. The engine calls [`Policy::on_complete`] when a poll
+//! completes below its weight and `napi_complete_done` lets the driver re-enable the vector,
+//! with the vector's cumulative counters; the policy keeps whatever baseline it needs (some
+//! reset their counters only when they act, as the drivers do) and may return a register
+//! [`Write`]. The engine applies it with the hardware semantics of §0.5: an ITR is a minimum
+//! interval between interrupts, reloaded when an interrupt is issued; a new value takes effect
+//! from the next reload (ixgbe writes EITR with `CNT_WDIS`), and coalescing settings (DIM)
+//! apply to the next interrupt.
+//!
+//! One file per policy: `off` and `static` here, [`ixgbe_legacy`], [`linear`], [`ixgbe`],
+//! [`i40e`], [`dim`].
+
+pub mod dim;
+pub mod i40e;
+pub mod ixgbe;
+pub mod ixgbe_legacy;
+pub mod linear;
+
+use crate::time::{SimDuration, SimTime};
+
+/// The vector's counters when a NAPI session completes. All counters are cumulative since
+/// time zero; a policy that wants deltas keeps its own baseline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sample {
+    /// Time of the completion.
+    pub now: SimTime,
+    /// `jiffies` at `now` (the tick counter starts at zero with the run).
+    pub jiffies: u64,
+    /// Rx packets the driver has cleaned.
+    pub packets: u64,
+    /// Their bytes as the driver counts them (`skb->len`: the frame without its 4-byte FCS).
+    pub bytes: u64,
+    /// Hard interrupts of the vector (DIM's event counter).
+    pub events: u64,
+}
+
+/// What a policy writes to the NIC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// The ITR/EITR: minimum interval between two interrupts (zero = no throttling).
+    Itr(SimDuration),
+    /// Coalescing: an interrupt `usecs` after the first unsignalled packet (or, with
+    /// `restart`, after the last one: DIM's CQE mode), or once `frames` packets wait,
+    /// whichever comes first (zero = that condition off).
+    Coalesce {
+        usecs: SimDuration,
+        frames: u64,
+        restart: bool,
+    },
+}
+
+/// A moderation policy.
+pub trait Policy {
+    /// The setting the driver programs when the interface comes up (`None`: keep the NIC's
+    /// configuration from the scenario).
+    fn initial(&self) -> Option<Write>;
+    /// A NAPI session completed and the vector is about to be re-enabled.
+    fn on_complete(&mut self, s: &Sample) -> Option<Write>;
+    /// The interval the policy believes is programmed, for tests and traces (zero if none).
+    fn interval(&self) -> SimDuration;
+}
+
+/// `off`: no throttling, ever.
+#[derive(Debug, Default)]
+pub struct Off;
+
+impl Policy for Off {
+    fn initial(&self) -> Option<Write> {
+        Some(Write::Itr(SimDuration::ZERO))
+    }
+    fn on_complete(&mut self, _: &Sample) -> Option<Write> {
+        None
+    }
+    fn interval(&self) -> SimDuration {
+        SimDuration::ZERO
+    }
+}
+
+/// `static`: one fixed interval (`ethtool -C rx-usecs N`, or `InterruptThrottleRate=N`).
+#[derive(Debug)]
+pub struct Static {
+    pub itr: SimDuration,
+}
+
+impl Policy for Static {
+    fn initial(&self) -> Option<Write> {
+        Some(Write::Itr(self.itr))
+    }
+    fn on_complete(&mut self, _: &Sample) -> Option<Write> {
+        None
+    }
+    fn interval(&self) -> SimDuration {
+        self.itr
+    }
+}
+
+/// Interval of an interrupt rate: `1e6 / rate` µs (integer ps).
+pub fn interval_of_rate(ints_per_s: f64) -> SimDuration {
+    SimDuration::from_us(1e6 / ints_per_s)
+}
