@@ -545,9 +545,9 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "driver.link_gbps",
-        Kind::OneOf(&["0.01", "0.1", "1", "2.5", "10", "25", "40"]),
-        S("10"),
-        "ixgbe, i40e: link speed, Gbit/s (selects the size formula's divisor)",
+        positive(1e4),
+        F(10.0),
+        "ixgbe, i40e: link speed, Gbit/s: selects the size formula's branch as the drivers do (0.01, 0.1, 1, 2.5, 10, 20, 25, 40; others take their default)",
     ),
     p(
         "driver.legacy_bulk_rate",

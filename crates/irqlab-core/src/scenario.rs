@@ -303,7 +303,7 @@ pub enum Moderation {
 
 impl Moderation {
     fn from_params(p: &Params, itr: SimDuration) -> Moderation {
-        let link_gbps = p.str("driver.link_gbps").parse().unwrap_or(10.0);
+        let link_gbps = p.f64("driver.link_gbps");
         match p.str("driver.moderation") {
             "off" => Moderation::Off,
             "ixgbe-legacy" => Moderation::IxgbeLegacy {
