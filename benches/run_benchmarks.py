@@ -151,6 +151,32 @@ def napi_scenario(n: int) -> dict:
     }
 
 
+def more_scenarios(n: int) -> dict[str, tuple[str, dict]]:
+    """Other parts of the model at the speed they run: Salah's polling loop (disable-enable,
+    pure polling) and an adaptive ITR policy on the emmerich2015 platform."""
+
+    def salah(scheme: str, rate: float) -> dict:
+        return {
+            "scheme": scheme,
+            "run": {"seed": SEED, "warmup_ms": 0, "duration_ms": n / rate * 1000},
+            "traffic": {"kind": "poisson", "rate_pps": rate},
+            "platform": {"preset": "salah2007"},
+        }
+
+    linear = {
+        "scheme": "napi",
+        "run": {"seed": SEED, "warmup_ms": 0, "duration_ms": n / 1e6 * 1000},
+        "traffic": {"kind": "cbr", "rate_pps": 1e6},
+        "platform": {"preset": "emmerich2015"},
+        "driver": {"moderation": "linear"},
+    }
+    return {
+        "irqlab_de": ("irqlab disable-enable (150 kpps)", salah("disable-enable", 1.5e5)),
+        "irqlab_poll": ("irqlab poll (150 kpps)", salah("poll", 1.5e5)),
+        "irqlab_linear": ("irqlab napi + linear ITR (1 Mpps)", linear),
+    }
+
+
 def bench_irqlab(irqlab, scenario: dict, repeat: int) -> dict:
     runs = []
     for _ in range(repeat):
@@ -233,8 +259,12 @@ def main() -> int:
     if irqlab is not None:
         results["irqlab_ideal"] = bench_irqlab(irqlab, ideal_scenario(n), repeat)
         results["irqlab_napi"] = bench_irqlab(irqlab, napi_scenario(n), repeat)
+        for key, (_, scenario) in more_scenarios(n).items():
+            results[key] = bench_irqlab(irqlab, scenario, repeat)
     else:
         results["irqlab_ideal"] = results["irqlab_napi"] = None
+        for key in more_scenarios(n):
+            results[key] = None
     binary = build_c()
     results["c_mm1b"] = bench_c(binary, n, repeat) if binary else None
     if a.no_simpy:
@@ -248,6 +278,7 @@ def main() -> int:
     labels = {
         "irqlab_ideal": "irqlab ideal (M/M/1/B)",
         "irqlab_napi": "irqlab napi (Poisson 1 Mpps)",
+        **{key: label for key, (label, _) in more_scenarios(n).items()},
         "c_mm1b": "C reference M/M/1/B (gcc -O2)",
         "simpy_mm1b": "SimPy M/M/1/B",
     }
