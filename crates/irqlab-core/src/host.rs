@@ -6,7 +6,7 @@
 //! - `ideal`: an accepted arrival schedules the NAPI and runs softirqs inline, for free.
 //! - `irq`: the NIC raises an IRQ per arrival (cause bit semantics, `nic`); the ISR schedules
 //!   the NAPI without masking the vector, so ISRs keep preempting protocol processing.
-//! - `irq`, `coalesce-count`, `coalesce-time`: as `irq`; the NIC coalesces (`nic.rx_frames`,
+//! - `coalesce-count`, `coalesce-time`: as `irq`; the NIC coalesces (`nic.rx_frames`,
 //!   `nic.rx_usecs`).
 //! - `napi`: the IRQ auto-masks the vector; the poll re-enables it when it completes.
 //! - `disable-enable`, `poll`, `napi-poll`, `hybrid`: the same NIC and CPU, with protocol
