@@ -11,7 +11,7 @@ use crate::cpu::{Cpu, N_CATEGORIES};
 use crate::host::{Timer, Work};
 use crate::kernel::Kernel;
 use crate::metrics::{Metrics, Report};
-use crate::moderation::Policy;
+use crate::moderation::{AnyPolicy, Policy};
 use crate::nic::{IrqLine, Ring};
 use crate::polling::PollLoop;
 use crate::queue::EventQueue;
@@ -125,7 +125,7 @@ pub(crate) struct Sim<'s, T: Tracer> {
     pub kernel: Kernel,
     pub poll_loop: PollLoop,
     /// The driver's interrupt moderation policy.
-    pub policy: Box<dyn Policy>,
+    pub policy: AnyPolicy,
     /// Packets and bytes the driver has cleaned, and IRQs issued, since time zero.
     pub cleaned_packets: u64,
     pub cleaned_bytes: u64,

@@ -16,7 +16,7 @@ use crate::cpu::{Category, Level};
 use crate::dist::{round_ps, sample};
 use crate::engine::{PRIO_TIMER, Sim, Tracer};
 use crate::kernel::{Ksoftirqd, SoftirqCtx};
-use crate::moderation::{Sample, Write};
+use crate::moderation::{Policy, Sample, Write};
 use crate::nic::{IrqDecision, Packet};
 use crate::polling::LoopMode;
 use crate::rng::StreamId;

@@ -329,16 +329,18 @@ impl Moderation {
         }
     }
 
-    /// The policy object the engine drives.
-    pub fn policy(&self) -> Box<dyn crate::moderation::Policy> {
-        use crate::moderation::{Off, Static, dim, i40e, ixgbe, ixgbe_legacy, linear};
+    /// The policy the engine drives.
+    pub fn policy(&self) -> crate::moderation::AnyPolicy {
+        use crate::moderation::{
+            AnyPolicy as P, Off, Static, dim, i40e, ixgbe, ixgbe_legacy, linear,
+        };
         match self {
-            Moderation::Off => Box::new(Off),
-            Moderation::Static(itr) => Box::new(Static { itr: *itr }),
+            Moderation::Off => P::Off(Off),
+            Moderation::Static(itr) => P::Static(Static { itr: *itr }),
             Moderation::IxgbeLegacy {
                 bulk_rate,
                 measured_elapsed,
-            } => Box::new(ixgbe_legacy::IxgbeLegacy::new(
+            } => P::IxgbeLegacy(ixgbe_legacy::IxgbeLegacy::new(
                 *bulk_rate,
                 if *measured_elapsed {
                     ixgbe_legacy::Elapsed::Measured
@@ -352,16 +354,16 @@ impl Moderation {
                 pps_max,
                 min_update,
                 nsec_only,
-            } => Box::new(linear::Linear::new(
+            } => P::Linear(linear::Linear::new(
                 *rate_max,
                 *rate_min,
                 *pps_max,
                 *min_update,
                 *nsec_only,
             )),
-            Moderation::Ixgbe { link_gbps } => Box::new(ixgbe::Ixgbe::new(*link_gbps)),
-            Moderation::I40e { link_gbps } => Box::new(i40e::I40e::new(*link_gbps)),
-            Moderation::Dim { cqe } => Box::new(dim::Dim::new(if *cqe {
+            Moderation::Ixgbe { link_gbps } => P::Ixgbe(ixgbe::Ixgbe::new(*link_gbps)),
+            Moderation::I40e { link_gbps } => P::I40e(i40e::I40e::new(*link_gbps)),
+            Moderation::Dim { cqe } => P::Dim(dim::Dim::new(if *cqe {
                 dim::DimMode::Cqe
             } else {
                 dim::DimMode::Eqe

@@ -97,6 +97,44 @@ impl Policy for Static {
     }
 }
 
+/// Every policy, for static dispatch: the engine holds one of these.
+#[derive(Debug)]
+pub enum AnyPolicy {
+    Off(Off),
+    Static(Static),
+    IxgbeLegacy(ixgbe_legacy::IxgbeLegacy),
+    Linear(linear::Linear),
+    Ixgbe(ixgbe::Ixgbe),
+    I40e(i40e::I40e),
+    Dim(dim::Dim),
+}
+
+macro_rules! each {
+    ($self:expr, $p:ident => $e:expr) => {
+        match $self {
+            AnyPolicy::Off($p) => $e,
+            AnyPolicy::Static($p) => $e,
+            AnyPolicy::IxgbeLegacy($p) => $e,
+            AnyPolicy::Linear($p) => $e,
+            AnyPolicy::Ixgbe($p) => $e,
+            AnyPolicy::I40e($p) => $e,
+            AnyPolicy::Dim($p) => $e,
+        }
+    };
+}
+
+impl Policy for AnyPolicy {
+    fn initial(&self) -> Option<Write> {
+        each!(self, p => p.initial())
+    }
+    fn on_complete(&mut self, s: &Sample) -> Option<Write> {
+        each!(self, p => p.on_complete(s))
+    }
+    fn interval(&self) -> SimDuration {
+        each!(self, p => p.interval())
+    }
+}
+
 /// Interval of an interrupt rate: `1e6 / rate` µs (integer ps).
 pub fn interval_of_rate(ints_per_s: f64) -> SimDuration {
     SimDuration::from_us(1e6 / ints_per_s)
