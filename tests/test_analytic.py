@@ -438,3 +438,12 @@ def test_curve_without_a_model_names_the_scheme(scheme: str, params: dict) -> No
     assert repr(scheme) in message
     for known in ("ideal", "irq", "disable-enable", "poll", "hybrid"):
         assert known in message
+
+
+def test_curve_takes_the_mean_frame_of_a_size_table() -> None:
+    """With traffic.sizes a table, 1/μ uses its mean frame (557 B → 5.99 µs: μ ≈ 166.9 kpps)."""
+    import irqlab
+
+    params = irqlab.resolve({"platform.preset": "salah2007", "traffic.sizes": "salah2007"})
+    saturated = curve("ideal", params, [1e6]).iloc[0]
+    assert saturated["throughput_pps"] == pytest.approx(1e9 / (5250 + 556.95 / 0.748), rel=1e-6)

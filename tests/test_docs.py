@@ -39,7 +39,7 @@ def test_no_documented_key_is_unknown():
     assert set(doc_rows()) <= set(schema())
 
 
-@pytest.mark.parametrize("module", ["irqlab", "irqlab.experiments"])
+@pytest.mark.parametrize("module", ["irqlab", "irqlab.experiments", "irqlab.scenario"])
 def test_docstring_examples_hold(module):
     import doctest
     import importlib

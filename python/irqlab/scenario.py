@@ -178,3 +178,23 @@ def resolve(
 ) -> dict[str, Scalar]:
     """Every key of the scenario with its value, defaults filled in, validated by the core."""
     return dict(_irqlab.resolve(load_scenario(scenario, overrides, seed=seed)))
+
+
+def frame_sizes(
+    scenario: str | Path | Mapping[str, Any] | None = None,
+    overrides: Iterable[tuple[str, Any]] | Mapping[str, Any] = (),
+) -> list[tuple[int, float]]:
+    """The scenario's frame sizes as ``[(bytes, probability), ...]`` (one pair if fixed)."""
+    return [(int(b), float(p)) for b, p in _irqlab.frame_sizes(load_scenario(scenario, overrides))]
+
+
+def mean_frame_bytes(
+    scenario: str | Path | Mapping[str, Any] | None = None,
+    overrides: Iterable[tuple[str, Any]] | Mapping[str, Any] = (),
+) -> float:
+    """Mean frame size of the scenario, bytes: ``traffic.size_bytes`` or the table's mean.
+
+    >>> mean_frame_bytes({"traffic": {"sizes": "64:1, 1518:1"}})
+    791.0
+    """
+    return sum(b * p for b, p in frame_sizes(scenario, overrides))

@@ -176,6 +176,12 @@ fn run_series<'py>(
     Ok((report_to_py(py, &r)?, d))
 }
 
+/// The frame-size distribution of a scenario, as `[(bytes, probability), ...]`.
+#[pyfunction]
+fn frame_sizes(py: Python<'_>, params: &Bound<'_, PyDict>) -> PyResult<Vec<(u32, f64)>> {
+    Ok(build(py, params)?.traffic.sizes.pmf())
+}
+
 /// The scenario schema: a list of `{key, type, default, allowed, doc, ...}` dicts.
 #[pyfunction]
 fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
@@ -230,6 +236,7 @@ fn _irqlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_traced, m)?)?;
     m.add_function(wrap_pyfunction!(run_series, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(frame_sizes, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -10,7 +10,8 @@ The scenario's parameters map onto the models' as follows (times in the scenario
     T_poll   = poll.period_us,  T_PollOH = platform.poll_timer_ns,  Q = poll.quota   (§3.4)
     switch   = hybrid.switch_pps (0: 0.95 × the cliff point of Eq. 13)              (§5.3)
 
-with size = ``mean_size_bytes`` if given, else traffic.size_bytes.
+with size = ``mean_size_bytes`` if given, else the scenario's mean frame size
+(traffic.size_bytes, or the mean of its traffic.sizes table).
 """
 
 from __future__ import annotations
@@ -78,7 +79,14 @@ def _get(params: Mapping[str, Any], key: str) -> Any:
 
 def _rates(params: Mapping[str, Any], mean_size_bytes: float | None) -> tuple[float, float, float]:
     """(μ, r, v) per second from the scenario's costs in ns."""
-    size = float(_get(params, "traffic.size_bytes")) if mean_size_bytes is None else mean_size_bytes
+    if mean_size_bytes is not None:
+        size = mean_size_bytes
+    elif params.get("traffic.sizes", "fixed") == "fixed":
+        size = float(_get(params, "traffic.size_bytes"))
+    else:
+        from irqlab.scenario import mean_frame_bytes
+
+        size = mean_frame_bytes(dict(params))
     irq_ns = float(_get(params, "platform.irq_ns"))
     proto_ns = float(_get(params, "platform.proto_ns"))
     proto_ns += float(_get(params, "platform.proto_ns_per_byte")) * size

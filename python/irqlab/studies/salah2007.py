@@ -33,6 +33,7 @@ from matplotlib.ticker import EngFormatter
 
 import irqlab
 from irqlab.analytic import cliff_point, curve
+from irqlab.scenario import mean_frame_bytes
 
 TITLE = "Salah, El-Badawi & Haidari (2007): interrupt-handling schemes compared"
 
@@ -204,10 +205,8 @@ def _rate_of_load(load: float) -> float:
 
 
 def _mean_size() -> float:
-    table = "64:36, 90:3, 128:4, 256:3, 300:2, 400:2, 512:2, 570:11, 594:12, 800:1, 1000:1.5"
-    table += ", 1300:2, 1518:20.5"
-    pairs = [tuple(map(float, item.split(":"))) for item in table.split(",")]
-    return sum(s * w for s, w in pairs) / sum(w for _, w in pairs)
+    """Mean frame of the bursty traffic's size table (557 bytes)."""
+    return mean_frame_bytes(BURSTY_BASE)
 
 
 def _analysis(base: Mapping[str, Any], rates: Sequence[float], mean_size: float) -> pd.DataFrame:
