@@ -347,10 +347,8 @@ def headline(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     mu_b, r_b = rates(bursty, _mean_size())
     fig6, fig9 = tables["fig6_simulation"], tables["fig9_simulation"]
     poll_row = fig6[fig6["scheme"] == "poll"].sort_values("traffic.rate_pps").iloc[-1]
-    t_poll = poisson["poll.period_us"] * 1e-6
-    overhead = poisson["platform.poll_timer_ns"] * 1e-9
-    q = poisson["poll.quota"]
-    poll_avail = 1 - overhead / t_poll - min(q / t_poll, mu_p * (1 - overhead / t_poll)) / mu_p
+    overload = float(poll_row["traffic.rate_pps"])
+    poll_avail = float(curve("poll", poisson, [overload]).iloc[0]["cpu_availability"])
     rows = [
         (
             "cliff point, Poisson (kpps)",
