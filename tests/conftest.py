@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 from hypothesis import settings
@@ -36,3 +37,22 @@ def confidence_interval(samples: Iterable[float], level: float = 0.95) -> tuple[
     x = np.asarray(list(samples), dtype=float)
     half = stats.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
     return float(x.mean()), float(half)
+
+
+def reproduce_quick(study: str, folder: Path, expect: str) -> Path:
+    """Runs `irqlab reproduce STUDY --quick` into ``folder`` through the CLI; checks it exits 0
+    and prints ``expect``."""
+    from click.testing import CliRunner
+
+    from irqlab.cli import main
+
+    r = CliRunner().invoke(
+        main, ["reproduce", study, "--quick", "--out", str(folder), "--no-progress"]
+    )
+    assert r.exit_code == 0, r.output
+    assert expect in r.output
+    return folder
+
+
+def is_png(path: Path) -> bool:
+    return path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
-from irqlab.cli import main
+from conftest import is_png, reproduce_quick
 from irqlab.studies.emmerich2015 import POLICIES, QUICK, at
 
 LOW, MEDIUM, HIGH, OVERLOAD = 0.02e6, (0.5e6, 1.0e6, 1.5e6), 1.9e6, 2.5e6
@@ -17,13 +16,9 @@ LOW, MEDIUM, HIGH, OVERLOAD = 0.02e6, (0.5e6, 1.0e6, 1.5e6), 1.9e6, 2.5e6
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
-    target = tmp_path_factory.mktemp("emmerich2015")
-    r = CliRunner().invoke(
-        main, ["reproduce", "emmerich2015", "--quick", "--out", str(target), "--no-progress"]
+    return reproduce_quick(
+        "emmerich2015", tmp_path_factory.mktemp("emmerich2015"), "| load (Mpps) | policy |"
     )
-    assert r.exit_code == 0, r.output
-    assert "| load (Mpps) | policy |" in r.output
-    return target
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +32,7 @@ def value(curves: pd.DataFrame, policy: str, rate: float, metric: str) -> float:
 
 def test_outputs_are_written(out, curves):
     for name in ("fig3_5_8.png", "fig7.png", "policies.png"):
-        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert is_png(out / name), name
     assert set(curves["policy"]) == set(POLICIES)
     assert len(curves) == len(POLICIES) * len(QUICK.rates)
     table = pd.read_csv(out / "policies.csv")

@@ -12,10 +12,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
 import irqlab
-from irqlab.cli import main
+from conftest import is_png, reproduce_quick
 from irqlab.studies import salah2007
 
 LOW, MODERATE, HIGH = 2e3, 60e3, 400e3
@@ -23,13 +22,9 @@ LOW, MODERATE, HIGH = 2e3, 60e3, 400e3
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
-    target = tmp_path_factory.mktemp("salah2007")
-    r = CliRunner().invoke(
-        main, ["reproduce", "salah2007", "--quick", "--out", str(target), "--no-progress"]
+    return reproduce_quick(
+        "salah2007", tmp_path_factory.mktemp("salah2007"), "cliff point, Poisson"
     )
-    assert r.exit_code == 0, r.output
-    assert "cliff point, Poisson" in r.output
-    return target
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +50,7 @@ OTHERS = ("irq", "poll", "napi-poll", "coalesce-count", "coalesce-time", "hybrid
 
 def test_outputs_are_written(out):
     for name in ("fig6.png", "fig9.png", "fig10.png"):
-        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert is_png(out / name), name
     for name in ("fig6_simulation", "fig6_analysis", "fig9_simulation", "fig10_tau", "headline"):
         assert len(pd.read_csv(out / f"{name}.csv")) > 0, name
     assert "| cliff point, Poisson (kpps) | 127 |" in (out / "headline.md").read_text()

@@ -69,6 +69,27 @@ format_option = click.option(
 )
 
 
+executor_option = click.option(
+    "--executor",
+    type=click.Choice(["process", "inline", "dask"]),
+    default="process",
+    show_default=True,
+    help="process: a local pool; inline: this process; dask: a Dask LocalCluster or --scheduler.",
+)
+workers_option = click.option(
+    "-j", "--workers", type=int, default=None, help="Worker processes (default: one per core)."
+)
+scheduler_option = click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="Join the Dask cluster at ADDRESS (e.g. tcp://10.0.0.1:8786); implies --executor dask.",
+)
+progress_option = click.option(
+    "--progress/--no-progress", default=None, help="Progress bars (default: on a terminal)."
+)
+
+
 def parse_sets(sets: tuple[str, ...]) -> list[tuple[str, Any]]:
     from irqlab.scenario import parse_override
 
@@ -202,31 +223,16 @@ def check(scenario: Path, seed: int | None, sets: tuple[str, ...]) -> None:
     help="Warm-up: a number of ms, or auto (MSER-5 on a pilot run of each point).",
 )
 @overrides_option
-@click.option(
-    "--executor",
-    type=click.Choice(["process", "inline", "dask"]),
-    default="process",
-    show_default=True,
-    help="process: a local pool; inline: this process; dask: a Dask LocalCluster or --scheduler.",
-)
-@click.option(
-    "-j", "--workers", type=int, default=None, help="Worker processes (default: one per core)."
-)
-@click.option(
-    "--scheduler",
-    default=None,
-    metavar="ADDRESS",
-    help="Join the Dask cluster at ADDRESS (e.g. tcp://10.0.0.1:8786); implies --executor dask.",
-)
+@executor_option
+@workers_option
+@scheduler_option
 @click.option(
     "--resume/--fresh",
     default=True,
     show_default=True,
     help="Resume: reuse the runs already finished in --out. Fresh: discard them first.",
 )
-@click.option(
-    "--progress/--no-progress", default=None, help="Progress bar (default: on a terminal)."
-)
+@progress_option
 @user_errors
 def sweep(
     sweep_file: Path,
@@ -573,19 +579,10 @@ def analytic(
     help="Output directory (default: results/STUDY, or results/STUDY-quick with --quick).",
 )
 @click.option("--quick", is_flag=True, help="A coarse version in under a minute.")
-@click.option(
-    "--executor",
-    type=click.Choice(["process", "inline", "dask"]),
-    default="process",
-    show_default=True,
-    help="How to run the sweeps (as for `irqlab sweep`).",
-)
-@click.option(
-    "-j", "--workers", type=int, default=None, help="Worker processes (default: one per core)."
-)
-@click.option(
-    "--progress/--no-progress", default=None, help="Progress bars (default: on a terminal)."
-)
+@executor_option
+@workers_option
+@scheduler_option
+@progress_option
 @user_errors
 def reproduce(
     study: str,
@@ -593,6 +590,7 @@ def reproduce(
     quick: bool,
     executor: str,
     workers: int | None,
+    scheduler: str | None,
     progress: bool | None,
 ) -> None:
     """Re-run a published study and write its figures (PNG), data (CSV) and headline table.
@@ -617,6 +615,7 @@ def reproduce(
         quick=quick,
         executor=executor,
         workers=workers,
+        scheduler=scheduler,
         progress=console.is_terminal if progress is None else progress,
     )
     if "headline" in tables:

@@ -137,18 +137,7 @@ pub enum SizeDist {
 impl SizeDist {
     /// Mean frame size, bytes.
     pub fn mean(&self) -> f64 {
-        match self {
-            SizeDist::Fixed(s) => *s as f64,
-            SizeDist::Table { sizes, cum } => {
-                let mut prev = 0.0;
-                let mut m = 0.0;
-                for (s, c) in sizes.iter().zip(cum) {
-                    m += *s as f64 * (c - prev);
-                    prev = *c;
-                }
-                m
-            }
-        }
+        self.pmf().iter().map(|(s, p)| *s as f64 * p).sum()
     }
 
     /// `(size, probability)` pairs.

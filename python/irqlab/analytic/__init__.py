@@ -14,7 +14,7 @@ interrupt-handling schemes in gigabit networks", §3 and §5.3:
 Only numpy, scipy and pandas are used: the models do not need the simulator.
 """
 
-from irqlab.analytic.curves import SCHEMES_WITH_MODEL, curve
+from irqlab.analytic.curves import SCHEMES_WITH_MODEL, curve, model_rates
 from irqlab.analytic.disable_enable import (
     DisableEnable,
     disable_enable,
@@ -56,6 +56,7 @@ __all__ = [
     "md1b_p0_printed",
     "md1b_sojourn_printed",
     "mm1b",
+    "model_rates",
     "normal",
     "p01_compact",
     "pure_polling",

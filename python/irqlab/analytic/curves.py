@@ -77,8 +77,10 @@ def _get(params: Mapping[str, Any], key: str) -> Any:
         raise ConfigError(f"{key}: missing from the scenario", key=key) from None
 
 
-def _rates(params: Mapping[str, Any], mean_size_bytes: float | None) -> tuple[float, float, float]:
-    """(μ, r, v) per second from the scenario's costs in ns."""
+def model_rates(
+    params: Mapping[str, Any], mean_size_bytes: float | None = None
+) -> tuple[float, float, float]:
+    """(μ, r, v) per second, the models' rates, from a resolved scenario's costs in ns."""
     if mean_size_bytes is not None:
         size = mean_size_bytes
     elif params.get("traffic.sizes", "fixed") == "fixed":
@@ -133,7 +135,7 @@ def _model(
         raise _no_model(scheme, f"nic.rx_usecs = {params['nic.rx_usecs']} > 0")
     if scheme not in SCHEMES_WITH_MODEL:
         raise _no_model(scheme)
-    mu, r, v = _rates(params, mean_size_bytes)
+    mu, r, v = model_rates(params, mean_size_bytes)
     capacity = int(_get(params, "nic.ring_descriptors"))
 
     if scheme == "ideal":

@@ -21,10 +21,11 @@ same quantity at small B.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import special, stats
+
+from irqlab.analytic.mm1b import FiniteQueue
 
 #: rescale the embedded-chain vector when its largest entry passes this
 _RESCALE_AT = 1e100
@@ -32,22 +33,8 @@ _RESCALE_AT = 1e100
 _RHO_MAX = 500.0
 
 
-@dataclass(frozen=True)
-class MD1B:
-    """Steady-state figures of an M/D/1/B queue."""
-
-    rate: float  #: λ, arrivals per second
-    service_rate: float  #: μ, services per second (service time exactly 1/μ)
-    capacity: int  #: B, packets in the system at most
-    p0: float  #: probability that the system is empty
-    loss: float  #: p_B, probability that an arrival is dropped (PASTA)
-    throughput: float  #: λ (1 − p_B) = μ (1 − p0), packets per second
-    mean_in_system: float  #: E[N]
-    mean_sojourn_s: float  #: E[T] = E[N]/throughput, seconds
-
-    @property
-    def rho(self) -> float:
-        return self.rate / self.service_rate
+class MD1B(FiniteQueue):
+    """Steady-state figures of an M/D/1/B queue (service time exactly 1/μ)."""
 
 
 def departure_distribution(rho: float, capacity: int) -> np.ndarray:
@@ -109,12 +96,7 @@ def md1b(rate: float, service_rate: float, capacity: int) -> MD1B:
     """M/D/1/B figures for arrival rate λ = ``rate``, service time 1/μ, buffer B = ``capacity``."""
     if rate < 0 or service_rate <= 0 or capacity < 1:
         raise ValueError("need rate >= 0, service_rate > 0, capacity >= 1")
-    p = distribution(rate / service_rate, capacity)
-    loss = float(p[-1])
-    throughput = rate * (1.0 - loss)
-    mean_n = float(np.dot(np.arange(capacity + 1), p))
-    sojourn = mean_n / throughput if throughput > 0 else 1.0 / service_rate
-    return MD1B(rate, service_rate, capacity, float(p[0]), loss, throughput, mean_n, sojourn)
+    return MD1B.from_distribution(rate, service_rate, distribution(rate / service_rate, capacity))
 
 
 def md1b_b_printed(rho: float, n: int) -> float:

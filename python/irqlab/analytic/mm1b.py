@@ -10,26 +10,47 @@ numerically stable way (normalised by the largest term) so that B = 1024 at ρ =
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
+Q = TypeVar("Q", bound="FiniteQueue")
+
 
 @dataclass(frozen=True)
-class MM1B:
-    """Steady-state figures of an M/M/1/B queue."""
+class FiniteQueue:
+    """Steady-state figures of a single-server queue with room for B packets."""
 
     rate: float  #: λ, arrivals per second
     service_rate: float  #: μ, services per second
     capacity: int  #: B, packets in the system at most
     p0: float  #: probability that the system is empty (= CPU idle fraction)
-    loss: float  #: p_B, probability that an arrival is dropped
+    loss: float  #: p_B, probability that an arrival is dropped (PASTA)
     throughput: float  #: λ (1 − p_B), packets per second
     mean_in_system: float  #: E[N]
     mean_sojourn_s: float  #: E[T] = E[N] / throughput, seconds
 
+    @classmethod
+    def from_distribution(cls: type[Q], rate: float, service_rate: float, p: np.ndarray) -> Q:
+        """The figures of the time-average distribution p_0 … p_B."""
+        capacity = len(p) - 1
+        loss = float(p[-1])
+        throughput = rate * (1.0 - loss)
+        mean_n = float(np.dot(np.arange(capacity + 1), p))
+        sojourn = mean_n / throughput if throughput > 0 else 1.0 / service_rate
+        return cls(rate, service_rate, capacity, float(p[0]), loss, throughput, mean_n, sojourn)
+
     @property
     def utilisation(self) -> float:
         return 1.0 - self.p0
+
+    @property
+    def rho(self) -> float:
+        return self.rate / self.service_rate
+
+
+class MM1B(FiniteQueue):
+    """Steady-state figures of an M/M/1/B queue."""
 
 
 def distribution(rho: float, capacity: int) -> np.ndarray:
@@ -49,9 +70,4 @@ def mm1b(rate: float, service_rate: float, capacity: int) -> MM1B:
     """M/M/1/B figures for arrival rate λ = ``rate``, service rate μ, buffer B = ``capacity``."""
     if rate < 0 or service_rate <= 0 or capacity < 1:
         raise ValueError("need rate >= 0, service_rate > 0, capacity >= 1")
-    p = distribution(rate / service_rate, capacity)
-    loss = float(p[-1])
-    throughput = rate * (1.0 - loss)
-    mean_n = float(np.dot(np.arange(capacity + 1), p))
-    sojourn = mean_n / throughput if throughput > 0 else 1.0 / service_rate
-    return MM1B(rate, service_rate, capacity, float(p[0]), loss, throughput, mean_n, sojourn)
+    return MM1B.from_distribution(rate, service_rate, distribution(rate / service_rate, capacity))

@@ -3,7 +3,8 @@ host model and writes its figures (PNG), their data (CSV) and a table of headlin
 
 ``irqlab reproduce NAME --out DIR`` runs one; ``--quick`` gives a coarse version in under a
 minute. Every module exposes ``TITLE``, ``reproduce(out, *, quick, executor, workers,
-progress) -> dict[str, pandas.DataFrame]`` and writes ``DIR/README.md`` describing what it made.
+scheduler, progress) -> dict[str, pandas.DataFrame]`` and writes ``DIR/README.md`` describing
+what it made; ``irqlab.studies.common`` holds what they share.
 """
 
 from __future__ import annotations

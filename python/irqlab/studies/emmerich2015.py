@@ -28,7 +28,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-import irqlab
+from irqlab.studies.common import errorbar, sweep_summary, write_csvs
 
 TITLE = "Emmerich et al. (2015): interrupt throttling, latency and CPU load"
 
@@ -106,16 +106,17 @@ def _sweep(
     plan: Plan,
     opts: Mapping[str, Any],
 ) -> pd.DataFrame:
-    runs = irqlab.sweep(
-        base={**base, "run.duration_ms": plan.duration_ms},
-        axes={k: list(v) for k, v in axes.items()},
+    return sweep_summary(
+        out,
+        name,
+        base,
+        axes,
+        duration_ms=plan.duration_ms,
         replications=plan.replications,
         seed=SEED,
         warmup=plan.warmup_ms,
-        out=out / name,
-        **opts,
+        run_opts=opts,
     )
-    return irqlab.summarize(runs)
 
 
 def reproduce(
@@ -124,13 +125,14 @@ def reproduce(
     quick: bool = False,
     executor: str = "process",
     workers: int | None = None,
+    scheduler: str | None = None,
     progress: bool = False,
 ) -> dict[str, pd.DataFrame]:
     """Runs the study into ``out``; returns its tables by name (see the module docs)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     plan = QUICK if quick else FULL
-    opts = {"executor": executor, "workers": workers, "progress": progress}
+    opts = {"executor": executor, "workers": workers, "scheduler": scheduler, "progress": progress}
     hardware = _sweep(
         "policies",
         out,
@@ -144,8 +146,7 @@ def reproduce(
     curves = pd.concat([hardware, soft], ignore_index=True)
     curves.insert(0, "policy", curves.pop("driver.moderation"))
     tables = {"curves": curves, "pll": pll_table(curves), "policies": policy_table(curves, plan)}
-    for name, df in tables.items():
-        df.to_csv(out / f"{name}.csv", index=False)
+    write_csvs(out, tables)
     plot_curves(curves, PAPER_POLICIES, "Figs. 3, 5 and 8 reproduced").savefig(out / "fig3_5_8.png")
     plot_pll(tables["pll"]).savefig(out / "fig7.png")
     plot_curves(curves, POLICIES, "Every policy on the same host").savefig(out / "policies.png")
@@ -232,16 +233,6 @@ def _readme(quick: bool, table: pd.DataFrame) -> str:
 # ----- figures ---------------------------------------------------------------------------------
 
 
-def _errorbar(ax: Any, d: pd.DataFrame, y: str, scale: float, **style: Any) -> None:
-    d = d.sort_values("traffic.rate_pps")
-    ax.errorbar(
-        d["traffic.rate_pps"] / 1e6,
-        d[y] * scale,
-        yerr=d[f"{y}.ci95"].fillna(0) * scale,
-        **style,
-    )
-
-
 def plot_curves(curves: pd.DataFrame, policies: Sequence[str], title: str) -> Figure:
     """Latency (below overload), CPU load and IRQ rate against the offered load."""
     fig = Figure(figsize=(14, 4.2), layout="constrained")
@@ -256,11 +247,13 @@ def plot_curves(curves: pd.DataFrame, policies: Sequence[str], title: str) -> Fi
             d = curves[curves["policy"] == policy]
             if col.startswith("latency"):
                 d = d[d["traffic.rate_pps"] <= OVERLOAD_PPS * 0.99]
-            _errorbar(
+            errorbar(
                 ax,
                 d,
+                "traffic.rate_pps",
                 col,
-                scale,
+                scale=scale,
+                x_scale=1e-6,
                 color=COLORS[policy],
                 marker="o",
                 ms=3.5,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
 import irqlab
-from irqlab.analytic import cliff_point, curve
+from irqlab.analytic import cliff_point, curve, model_rates
 from irqlab.scenario import mean_frame_bytes
+from irqlab.studies.common import errorbar, sweep_summary, write_csvs
 
 TITLE = "Salah, El-Badawi & Haidari (2007): interrupt-handling schemes compared"
 
@@ -163,9 +165,6 @@ QUICK = Plan(
     periods_us=(10.0, 20.0, 40.0),
 )
 
-METRICS = ("throughput_pps", "cpu.idle", "latency_us.mean")
-
-
 # ----- running ---------------------------------------------------------------------------------
 
 
@@ -181,22 +180,25 @@ def _sweep(
     precision: bool,
     run_opts: Mapping[str, Any],
 ) -> pd.DataFrame:
-    spec: dict[str, Any] = {
-        "base": {**base, "run.duration_ms": duration_ms},
-        "axes": {k: list(v) for k, v in axes.items()},
-        "replications": replications,
-        "seed": SEED,
-        "warmup": plan.warmup,
-        "out": out / name,
-    }
+    stop = None
     if precision and plan.max_replications > replications:
-        spec["precision"] = {
+        stop = {
             "metrics": ["throughput_pps", "latency_us.mean"],
             "relative": 0.05,
             "max_replications": plan.max_replications,
         }
-    runs = irqlab.sweep(**spec, **run_opts)
-    return irqlab.summarize(runs)
+    return sweep_summary(
+        out,
+        name,
+        base,
+        axes,
+        duration_ms=duration_ms,
+        replications=replications,
+        seed=SEED,
+        warmup=plan.warmup,
+        precision=stop,
+        run_opts=run_opts,
+    )
 
 
 def _rate_of_load(load: float) -> float:
@@ -204,16 +206,17 @@ def _rate_of_load(load: float) -> float:
     return load * 1e9 / ((_mean_size() + 20) * 8)
 
 
+@cache
 def _mean_size() -> float:
     """Mean frame of the bursty traffic's size table (557 bytes)."""
     return mean_frame_bytes(BURSTY_BASE)
 
 
-def _analysis(base: Mapping[str, Any], rates: Sequence[float], mean_size: float) -> pd.DataFrame:
+def _analysis(base: Mapping[str, Any], rates: Sequence[float]) -> pd.DataFrame:
     frames = []
     for scheme in ANALYSED:
         params = irqlab.resolve({**base, "scheme": scheme})
-        frames.append(curve(scheme, params, list(rates), mean_size_bytes=mean_size))
+        frames.append(curve(scheme, params, list(rates)))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -223,13 +226,14 @@ def reproduce(
     quick: bool = False,
     executor: str = "process",
     workers: int | None = None,
+    scheduler: str | None = None,
     progress: bool = False,
 ) -> dict[str, pd.DataFrame]:
     """Runs the study into ``out``; returns its tables by name (see the module docs)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     plan = QUICK if quick else FULL
-    opts = {"executor": executor, "workers": workers, "progress": progress}
+    opts = {"executor": executor, "workers": workers, "scheduler": scheduler, "progress": progress}
     tables: dict[str, pd.DataFrame] = {}
 
     fig6 = _sweep(
@@ -245,7 +249,7 @@ def reproduce(
     )
     dense = np.unique(np.concatenate([np.geomspace(1e3, 6e5, 160), plan.poisson_rates]))
     tables["fig6_simulation"] = fig6
-    tables["fig6_analysis"] = _analysis(POISSON_BASE, dense, 64.0)
+    tables["fig6_analysis"] = _analysis(POISSON_BASE, dense)
 
     loads = plan.bursty_loads
     fig9 = _sweep(
@@ -262,56 +266,41 @@ def reproduce(
     fig9.insert(2, "load", fig9["traffic.rate_pps"].map(_load_of_rate))
     tables["fig9_simulation"] = fig9
 
-    common = {"replications": plan.replications, "duration_ms": plan.duration_ms}
     rates = plan.param_rates
-    tables["fig10_tau"] = _sweep(
-        "fig10_tau",
-        out,
-        {**POISSON_BASE, "scheme": "coalesce-count"},
-        {"nic.rx_frames": plan.taus, "traffic.rate_pps": rates},
-        plan,
-        precision=False,
-        run_opts=opts,
-        **common,
-    )
-    tables["fig10_T"] = _sweep(
-        "fig10_T",
-        out,
-        {**POISSON_BASE, "scheme": "coalesce-time"},
-        {"nic.rx_usecs": plan.coalesce_times_us, "traffic.rate_pps": rates},
-        plan,
-        precision=False,
-        run_opts=opts,
-        **common,
-    )
-    tables["fig10_Q"] = _sweep(
-        "fig10_Q",
-        out,
-        {**POISSON_BASE, "poll.period_us": 20.0},
-        {"scheme": ("poll", "napi-poll"), "poll.quota": plan.quotas, "traffic.rate_pps": rates},
-        plan,
-        precision=False,
-        run_opts=opts,
-        **common,
-    )
-    tables["fig10_Tpoll"] = _sweep(
-        "fig10_Tpoll",
-        out,
-        {**POISSON_BASE, "poll.quota": 4},
-        {
-            "scheme": ("poll", "napi-poll"),
-            "poll.period_us": plan.periods_us,
-            "traffic.rate_pps": rates,
-        },
-        plan,
-        precision=False,
-        run_opts=opts,
-        **common,
-    )
+    polling = ("poll", "napi-poll")
+    fig10 = {
+        "fig10_tau": (
+            {"scheme": "coalesce-count"},
+            {"nic.rx_frames": plan.taus},
+        ),
+        "fig10_T": (
+            {"scheme": "coalesce-time"},
+            {"nic.rx_usecs": plan.coalesce_times_us},
+        ),
+        "fig10_Q": (
+            {"poll.period_us": 20.0},
+            {"scheme": polling, "poll.quota": plan.quotas},
+        ),
+        "fig10_Tpoll": (
+            {"poll.quota": 4},
+            {"scheme": polling, "poll.period_us": plan.periods_us},
+        ),
+    }
+    for name, (base, axes) in fig10.items():
+        tables[name] = _sweep(
+            name,
+            out,
+            {**POISSON_BASE, **base},
+            {**axes, "traffic.rate_pps": rates},
+            plan,
+            replications=plan.replications,
+            duration_ms=plan.duration_ms,
+            precision=False,
+            run_opts=opts,
+        )
     tables["headline"] = headline(tables)
 
-    for name, df in tables.items():
-        df.to_csv(out / f"{name}.csv", index=False)
+    write_csvs(out, tables)
     plot_fig6(tables["fig6_simulation"], tables["fig6_analysis"]).savefig(out / "fig6.png")
     plot_fig9(tables["fig9_simulation"]).savefig(out / "fig9.png")
     plot_fig10(tables).savefig(out / "fig10.png")
@@ -339,12 +328,8 @@ def headline(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     poisson = irqlab.resolve({**POISSON_BASE, "scheme": "irq"})
     bursty = irqlab.resolve({**BURSTY_BASE, "scheme": "irq"})
 
-    def rates(p: Mapping[str, Any], size: float) -> tuple[float, float]:
-        mu = 1e9 / (p["platform.proto_ns"] + p["platform.proto_ns_per_byte"] * size)
-        return mu, 1e9 / p["platform.irq_ns"]
-
-    mu_p, r_p = rates(poisson, 64.0)
-    mu_b, r_b = rates(bursty, _mean_size())
+    mu_p, r_p, _ = model_rates(poisson)
+    mu_b, r_b, _ = model_rates(bursty)
     fig6, fig9 = tables["fig6_simulation"], tables["fig9_simulation"]
     poll_row = fig6[fig6["scheme"] == "poll"].sort_values("traffic.rate_pps").iloc[-1]
     overload = float(poll_row["traffic.rate_pps"])
@@ -435,12 +420,6 @@ def _axes_grid(
     return fig, fig.subplots(rows, cols, squeeze=False)
 
 
-def _sim(ax: Any, df: pd.DataFrame, x: str, y: str, scale: float, **style: Any) -> None:
-    d = df.sort_values(x)
-    err = d[f"{y}.ci95"].fillna(0) * scale
-    ax.errorbar(d[x] / (1e3 if x == "traffic.rate_pps" else 1), d[y] * scale, yerr=err, **style)
-
-
 def plot_fig6(sim: pd.DataFrame, analysis: pd.DataFrame) -> Figure:
     """Fig. 6: (a) throughput, (b) CPU availability, (c) latency at low load, (d) at high load."""
     fig, ax = _axes_grid(2, 2, height=3.8)
@@ -460,12 +439,13 @@ def plot_fig6(sim: pd.DataFrame, analysis: pd.DataFrame) -> Figure:
                 model = model[model["rate_pps"] <= x_max]
             if not model.empty:
                 a.plot(model["rate_pps"] / 1e3, model[model_col] * scale, color=color, lw=1.2)
-            _sim(
+            errorbar(
                 a,
                 part,
                 "traffic.rate_pps",
                 sim_col,
-                scale,
+                scale=scale,
+                x_scale=1e-3,
                 color=color,
                 marker=MARKERS[scheme],
                 ms=4,
@@ -499,12 +479,12 @@ def plot_fig9(sim: pd.DataFrame) -> Figure:
     for a, (col, scale, title) in zip(ax[0], panels, strict=True):
         for scheme in SCHEMES:
             part = sim[sim["scheme"] == scheme]
-            _sim(
+            errorbar(
                 a,
                 part,
                 "load",
                 col,
-                scale,
+                scale=scale,
                 color=COLORS[scheme],
                 marker=MARKERS[scheme],
                 ms=4,
@@ -552,12 +532,13 @@ def plot_fig10(tables: Mapping[str, pd.DataFrame]) -> Figure:
                 values = sorted(part[key].unique())
                 cmap = _colors(len(values))
                 for value, color in zip(values, cmap, strict=True):
-                    _sim(
+                    errorbar(
                         a,
                         part[part[key] == value],
                         "traffic.rate_pps",
                         col,
-                        scale,
+                        scale=scale,
+                        x_scale=1e-3,
                         color=color,
                         ls=ls,
                         marker="o",

@@ -237,11 +237,8 @@ impl Policy for I40e {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::moderation::us;
     use crate::time::SimTime;
-
-    fn us(v: f64) -> SimDuration {
-        SimDuration::from_us(v)
-    }
 
     /// Sessions with cumulative counters; jiffies advance by one per session unless told.
     struct Feed {

@@ -34,7 +34,7 @@
 //! * `next_update = jiffies + 1` after every update, including at ring setup (jiffies 0), so
 //!   a first session at jiffies ≥ 2 already counts as stale.
 
-use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval};
+use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval, write_eitr};
 use super::{Policy, Sample, Write};
 use crate::time::SimDuration;
 
@@ -174,12 +174,7 @@ impl Policy for Ixgbe {
     fn on_complete(&mut self, s: &Sample) -> Option<Write> {
         self.update_rx(s);
         let v = self.rx_itr.min(self.tx_itr);
-        let new = u16::from(v & !LATENCY) << 2;
-        if new == self.itr {
-            return None;
-        }
-        self.itr = new;
-        Some(Write::Itr(eitr_interval(new)))
+        write_eitr(&mut self.itr, u16::from(v & !LATENCY) << 2)
     }
 
     fn interval(&self) -> SimDuration {
@@ -190,11 +185,8 @@ impl Policy for Ixgbe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::moderation::us;
     use crate::time::SimTime;
-
-    fn us(v: f64) -> SimDuration {
-        SimDuration::from_us(v)
-    }
 
     /// One session on a fresh policy at jiffies 1 (not stale).
     fn first(link: f64, packets: u64, bytes: u64) -> (Ixgbe, Option<Write>) {

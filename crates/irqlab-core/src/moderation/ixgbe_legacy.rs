@@ -51,6 +51,16 @@ pub fn eitr_interval(itr: u16) -> SimDuration {
     SimDuration(u64::from(itr & IXGBE_MAX_EITR) * PS_PER_EITR_UNIT)
 }
 
+/// The end of an ixgbe-family `set_itr`: program `new` (EITR units) if it differs from the
+/// vector's `itr`, which then holds it.
+pub fn write_eitr(itr: &mut u16, new: u16) -> Option<Write> {
+    if *itr == new {
+        return None;
+    }
+    *itr = new;
+    Some(Write::Itr(eitr_interval(new)))
+}
+
 /// How the driver estimates the time since the previous update.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Elapsed {
@@ -191,10 +201,7 @@ impl Policy for IxgbeLegacy {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn us(v: f64) -> SimDuration {
-        SimDuration::from_us(v)
-    }
+    use crate::moderation::us;
 
     /// Feeds cumulative counters built from deltas and checks the state after each step.
     struct Feed {

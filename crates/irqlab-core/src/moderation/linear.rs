@@ -41,7 +41,7 @@
 //!   taken as 1 (no division by zero) and an interval above `u16::MAX` saturates (the patch's
 //!   u16 would wrap; only for rates under 62 ints/s).
 
-use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval};
+use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval, write_eitr};
 use super::{Policy, Sample, Write};
 use crate::time::{PS_PER_NS, SimDuration, SimTime};
 
@@ -153,12 +153,7 @@ impl Policy for Linear {
     /// larger interval if it changed.
     fn on_complete(&mut self, s: &Sample) -> Option<Write> {
         self.update_rx(s);
-        let new = self.rx_itr.max(self.tx_itr);
-        if new == self.itr {
-            return None;
-        }
-        self.itr = new;
-        Some(Write::Itr(eitr_interval(new)))
+        write_eitr(&mut self.itr, self.rx_itr.max(self.tx_itr))
     }
 
     fn interval(&self) -> SimDuration {
@@ -169,11 +164,8 @@ impl Policy for Linear {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::moderation::us;
     use crate::time::PS_PER_US;
-
-    fn us(v: f64) -> SimDuration {
-        SimDuration::from_us(v)
-    }
 
     fn patch(nsec_only: bool) -> Linear {
         Linear::new(100_000.0, 8000.0, 2e6, us(50.0), nsec_only)

@@ -135,6 +135,12 @@ impl Policy for AnyPolicy {
     }
 }
 
+/// A duration of `v` µs, for the policies' test tables.
+#[cfg(test)]
+pub(crate) fn us(v: f64) -> SimDuration {
+    SimDuration::from_us(v)
+}
+
 /// Interval of an interrupt rate: `1e6 / rate` µs (integer ps).
 pub fn interval_of_rate(ints_per_s: f64) -> SimDuration {
     SimDuration::from_us(1e6 / ints_per_s)
