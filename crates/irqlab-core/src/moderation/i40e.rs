@@ -47,7 +47,7 @@
 //! the flag, Rx's latency path is available from the start, which is the idle-Tx steady
 //! state; without it that path would be dead. [`TX_INITIAL`] is the one place to change.
 
-use super::{Policy, Sample, Write};
+use super::{Policy, Sample, Totals, Write, link_is};
 use crate::time::{PS_PER_US, SimDuration};
 
 /// `I40E_ITR_ADAPTIVE_MIN_INC`, µs.
@@ -81,12 +81,7 @@ pub struct I40e {
     tx_target: u16,
     tx_current: u16,
     itr_countdown: u8,
-    base_packets: u64,
-    base_bytes: u64,
-}
-
-fn speed_is(gbps: f64, v: f64) -> bool {
-    (gbps - v).abs() < 1e-9
+    totals: Totals,
 }
 
 /// The interval programmed for a container value: `value & I40E_ITR_MASK` µs.
@@ -98,11 +93,11 @@ impl I40e {
     /// `link_gbps` selects the size formula's divisor: 40 → 2048, 25 and 20 → 1024, 1 and
     /// 0.1 → 64, anything else (10 included) → 512.
     pub fn new(link_gbps: f64) -> I40e {
-        let divisor = if speed_is(link_gbps, 40.0) {
+        let divisor = if link_is(link_gbps, 40.0) {
             2048
-        } else if speed_is(link_gbps, 25.0) || speed_is(link_gbps, 20.0) {
+        } else if link_is(link_gbps, 25.0) || link_is(link_gbps, 20.0) {
             1024
-        } else if speed_is(link_gbps, 1.0) || speed_is(link_gbps, 0.1) {
+        } else if link_is(link_gbps, 1.0) || link_is(link_gbps, 0.1) {
             64
         } else {
             512
@@ -115,8 +110,7 @@ impl I40e {
             tx_target: TX_INITIAL,
             tx_current: TX_INITIAL,
             itr_countdown: 0,
-            base_packets: 0,
-            base_bytes: 0,
+            totals: Totals::default(),
         }
     }
 
@@ -169,8 +163,8 @@ impl I40e {
         if self.itr_countdown > 0 {
             return u32::from(self.rx_target);
         }
-        let packets = s.packets.saturating_sub(self.base_packets);
-        let bytes = s.bytes.saturating_sub(self.base_bytes);
+        let packets = self.totals.packets(s);
+        let bytes = self.totals.bytes(s);
         if packets > 0 && packets < 4 && bytes < 9000 && self.tx_target & LATENCY != 0 {
             return self.by_size(u32::from(LATENCY), bytes / packets);
         }
@@ -192,8 +186,7 @@ impl I40e {
         // Every path keeps the value ≤ 0x8000 + 126: fits the u16.
         self.rx_target = u16::try_from(itr).unwrap_or(u16::MAX);
         self.rx_next_update = s.jiffies.saturating_add(1);
-        self.base_packets = s.packets;
-        self.base_bytes = s.bytes;
+        self.totals.reset(s);
     }
 }
 

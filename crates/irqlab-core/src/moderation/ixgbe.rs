@@ -35,7 +35,7 @@
 //!   a first session at jiffies ≥ 2 already counts as stale.
 
 use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval, write_eitr};
-use super::{Policy, Sample, Write};
+use super::{Policy, Sample, Totals, Write, link_is};
 use crate::time::SimDuration;
 
 /// `IXGBE_ITR_ADAPTIVE_MIN_INC`, µs.
@@ -70,19 +70,14 @@ pub struct Ixgbe {
     rx_next_update: u64,
     /// `q_vector->tx.itr`: no ring, stays at its initial value.
     tx_itr: u8,
-    base_packets: u64,
-    base_bytes: u64,
-}
-
-fn speed_is(gbps: f64, v: f64) -> bool {
-    (gbps - v).abs() < 1e-9
+    totals: Totals,
 }
 
 impl Ixgbe {
     /// `link_gbps`: 10, 0.1 and any other value select the 10G branch of the size formula;
     /// 2.5, 1 and 0.01 the 1G branch.
     pub fn new(link_gbps: f64) -> Ixgbe {
-        let slow = [2.5, 1.0, 0.01].iter().any(|&v| speed_is(link_gbps, v));
+        let slow = [2.5, 1.0, 0.01].iter().any(|&v| link_is(link_gbps, v));
         Ixgbe {
             divisor: if slow {
                 SizeDivisor::Slow
@@ -94,8 +89,7 @@ impl Ixgbe {
             // `ixgbe_add_ring` at time zero: jiffies 0 + 1.
             rx_next_update: 1,
             tx_itr: MAX_USECS as u8 | LATENCY,
-            base_packets: 0,
-            base_bytes: 0,
+            totals: Totals::default(),
         }
     }
 
@@ -135,8 +129,7 @@ impl Ixgbe {
         // `ring_container->itr` is a u8; every path stays ≤ 126 | 0x80.
         self.rx_itr = u8::try_from(itr).unwrap_or(u8::MAX);
         self.rx_next_update = s.jiffies.saturating_add(1);
-        self.base_packets = s.packets;
-        self.base_bytes = s.bytes;
+        self.totals.reset(s);
     }
 
     fn rx_value(&self, s: &Sample) -> u32 {
@@ -144,11 +137,11 @@ impl Ixgbe {
             return MIN_USECS | u32::from(LATENCY);
         }
         let cur = u32::from(self.itr >> 2);
-        let packets = s.packets.saturating_sub(self.base_packets);
+        let packets = self.totals.packets(s);
         if packets == 0 {
             return (cur + MIN_INC).min(MAX_USECS) + u32::from(self.rx_itr & LATENCY);
         }
-        let bytes = s.bytes.saturating_sub(self.base_bytes);
+        let bytes = self.totals.bytes(s);
         if packets < 4 && bytes < 9000 {
             return self.by_size(u32::from(LATENCY), bytes / packets);
         }

@@ -26,7 +26,7 @@
 //! * The register drops the low three bits, so an `itr` of 142 programs 136 (34 µs).
 //! * Integer bytes per µs (`bytes / elapsed_us`), classes compared with `>` as in the driver.
 
-use super::{Policy, Sample, Write};
+use super::{Policy, Sample, Totals, Write};
 use crate::time::{PS_PER_US, SimDuration, SimTime};
 
 /// `IXGBE_100K_ITR`: the target of the `lowest_latency` class (10 µs).
@@ -89,8 +89,7 @@ pub struct IxgbeLegacy {
     /// `q_vector->rx.itr`: the Rx container's class.
     class: Class,
     /// Cumulative counters and time at the last counter reset.
-    base_packets: u64,
-    base_bytes: u64,
+    totals: Totals,
     last_reset: SimTime,
 }
 
@@ -114,8 +113,7 @@ impl IxgbeLegacy {
             elapsed,
             itr: IXGBE_20K_ITR,
             class: Class::Lowest,
-            base_packets: 0,
-            base_bytes: 0,
+            totals: Totals::default(),
             last_reset: SimTime::ZERO,
         }
     }
@@ -140,7 +138,7 @@ impl IxgbeLegacy {
 
     /// `ixgbe_update_itr` for the Rx container.
     fn update_class(&mut self, s: &Sample) {
-        let packets = s.packets.saturating_sub(self.base_packets);
+        let packets = self.totals.packets(s);
         if packets == 0 {
             return; // nothing learned: class and counters unchanged
         }
@@ -151,7 +149,7 @@ impl IxgbeLegacy {
         if elapsed_us == 0 {
             return; // ITR off (or no measurable time): cannot estimate, counters kept
         }
-        let bytes_per_us = s.bytes.saturating_sub(self.base_bytes) / elapsed_us;
+        let bytes_per_us = self.totals.bytes(s) / elapsed_us;
         self.class = match self.class {
             Class::Lowest if bytes_per_us > 10 => Class::Low,
             Class::Low if bytes_per_us > 20 => Class::Bulk,
@@ -159,8 +157,7 @@ impl IxgbeLegacy {
             Class::Bulk if bytes_per_us <= 20 => Class::Low,
             c => c,
         };
-        self.base_packets = s.packets;
-        self.base_bytes = s.bytes;
+        self.totals.reset(s);
         self.last_reset = s.now;
     }
 }

@@ -42,7 +42,7 @@
 //!   u16 would wrap; only for rates under 62 ints/s).
 
 use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval, write_eitr};
-use super::{Policy, Sample, Write};
+use super::{Policy, Sample, Totals, Write};
 use crate::time::{PS_PER_NS, SimDuration, SimTime};
 
 const NS_PER_S: u64 = 1_000_000_000;
@@ -66,8 +66,7 @@ pub struct Linear {
     tx_itr: u16,
     /// `rx.last_update`; the zeroed `timespec` is the start of the run here.
     last_update: SimTime,
-    base_packets: u64,
-    base_bytes: u64,
+    totals: Totals,
 }
 
 impl Linear {
@@ -92,8 +91,7 @@ impl Linear {
             rx_itr: 0,
             tx_itr: 0,
             last_update: SimTime::ZERO,
-            base_packets: 0,
-            base_bytes: 0,
+            totals: Totals::default(),
         }
     }
 
@@ -114,7 +112,7 @@ impl Linear {
 
     /// `ixgbe_update_itr` of the patch, for the Rx container.
     fn update_rx(&mut self, s: &Sample) {
-        let packets = s.packets.saturating_sub(self.base_packets);
+        let packets = self.totals.packets(s);
         if packets == 0 {
             return; // last_update NOT refreshed
         }
@@ -138,8 +136,7 @@ impl Linear {
             let itr = 4_000_000 / rate.max(1);
             self.rx_itr = u16::try_from(itr).unwrap_or(u16::MAX);
         }
-        self.base_packets = s.packets;
-        self.base_bytes = s.bytes;
+        self.totals.reset(s);
         self.last_update = s.now;
     }
 }

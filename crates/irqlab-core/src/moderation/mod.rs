@@ -135,6 +135,32 @@ impl Policy for AnyPolicy {
     }
 }
 
+/// A ring container's `total_packets` / `total_bytes`: what the vector cleaned since the
+/// container last reset them (the policies reset them when they act, as the drivers do).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Totals {
+    packets_at_reset: u64,
+    bytes_at_reset: u64,
+}
+
+impl Totals {
+    pub fn packets(&self, s: &Sample) -> u64 {
+        s.packets.saturating_sub(self.packets_at_reset)
+    }
+    pub fn bytes(&self, s: &Sample) -> u64 {
+        s.bytes.saturating_sub(self.bytes_at_reset)
+    }
+    pub fn reset(&mut self, s: &Sample) {
+        self.packets_at_reset = s.packets;
+        self.bytes_at_reset = s.bytes;
+    }
+}
+
+/// Whether a link speed (Gbit/s) is the one a driver's `switch` case names.
+pub(crate) fn link_is(gbps: f64, v: f64) -> bool {
+    (gbps - v).abs() < 1e-9
+}
+
 /// A duration of `v` µs, for the policies' test tables.
 #[cfg(test)]
 pub(crate) fn us(v: f64) -> SimDuration {
