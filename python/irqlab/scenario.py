@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
@@ -21,12 +22,51 @@ from irqlab import _irqlab
 from irqlab.errors import ConfigError
 
 Scalar = bool | int | float | str
+#: A scenario value: a scalar, or a list of scalars (``nic.irq_affinity = [0, 0, 1]``).
+Value = Scalar | list[Scalar]
+
+#: ``{table}.{index}.{field}``: a field of a numbered entry (``app.0.core``).
+_INDEXED = re.compile(r"^(?P<table>[a-z_.]+?)\.(?P<index>0|[1-9][0-9]*)\.(?P<field>[a-z_]+)$")
 
 
 @cache
 def schema() -> dict[str, dict[str, Any]]:
-    """The scenario schema: ``{dotted key: {type, default, allowed, doc, ...}}``, in order."""
+    """The scenario schema: ``{dotted key: {type, default, allowed, doc, ...}}``, in order.
+
+    Fields of numbered entries appear once, as ``{table}.N.{field}`` (``app.N.core``), with
+    ``table``, ``noun`` and ``max_entries``.
+    """
     return {p["key"]: p for p in _irqlab.schema()}
+
+
+@cache
+def tables() -> dict[str, dict[str, Any]]:
+    """The numbered entries: ``{prefix: {noun, max_entries, doc, fields: {name: spec}}}``."""
+    out: dict[str, dict[str, Any]] = {}
+    for spec in schema().values():
+        if "table" in spec:
+            t = out.setdefault(
+                spec["table"],
+                {
+                    "noun": spec["noun"],
+                    "max_entries": spec["max_entries"],
+                    "doc": spec["table_doc"],
+                    "fields": {},
+                },
+            )
+            t["fields"][spec["field"]] = spec
+    return out
+
+
+def spec_of(key: str) -> dict[str, Any] | None:
+    """The schema entry of ``key`` (``app.3.core`` → the entry of ``app.N.core``), or None."""
+    spec = schema().get(key)
+    if spec is not None and "table" not in spec:
+        return spec
+    m = _INDEXED.match(key)
+    if m and m["table"] in tables():
+        return tables()[m["table"]]["fields"].get(m["field"])
+    return None
 
 
 def _fmt(value: Any) -> str:
@@ -36,35 +76,62 @@ def _fmt(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return f"{value:.1f}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
     return repr(value)
 
 
 def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"traffic": {"rate_pps": 1}}`` → ``{"traffic.rate_pps": 1}``. Dotted keys pass through."""
+    """``{"traffic": {"rate_pps": 1}}`` → ``{"traffic.rate_pps": 1}``. Dotted keys pass through;
+    an array of tables (``[[app]]``) becomes numbered keys (``app.0.core``)."""
     out: dict[str, Any] = {}
     for k, v in tree.items():
         key = f"{prefix}{k}"
         if isinstance(v, Mapping):
             out.update(flatten(v, f"{key}."))
+        elif isinstance(v, list | tuple) and v and all(isinstance(x, Mapping) for x in v):
+            for i, entry in enumerate(v):
+                out.update(flatten(entry, f"{key}.{i}."))
         else:
             out[key] = v
     return out
 
 
 def unflatten(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """The inverse of :func:`flatten`."""
+    """The inverse of :func:`flatten` (numbered keys become arrays of tables)."""
     tree: dict[str, Any] = {}
+    entries: dict[str, dict[int, dict[str, Any]]] = {}
     for key, v in flat.items():
+        m = _INDEXED.match(key)
+        if m and m["table"] in tables():
+            entries.setdefault(m["table"], {}).setdefault(int(m["index"]), {})[m["field"]] = v
+            continue
         node = tree
         *parents, leaf = key.split(".")
         for p in parents:
             node = node.setdefault(p, {})
         node[leaf] = v
+    for table, by_index in entries.items():
+        node = tree
+        *parents, leaf = table.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = [by_index[i] for i in sorted(by_index)]
     return tree
 
 
 def _unknown(key: str) -> ConfigError:
-    keys = list(schema())
+    m = _INDEXED.match(key)
+    if m and m["table"] in tables():
+        t = tables()[m["table"]]
+        fields = list(t["fields"])
+        close = difflib.get_close_matches(m["field"], fields, n=1, cutoff=0.6)
+        if close:
+            hint = f" (did you mean '{m['table']}.{m['index']}.{close[0]}'?)"
+        else:
+            hint = f"; fields of {m['table']} are: {', '.join(fields)}"
+        return ConfigError(f"unknown key '{key}'{hint}", key)
+    keys = [k for k, s in schema().items() if "table" not in s]
     close = difflib.get_close_matches(key, keys, n=1, cutoff=0.75)
     if close:
         hint = f" (did you mean '{close[0]}'?)"
@@ -74,16 +141,24 @@ def _unknown(key: str) -> ConfigError:
         if in_section:
             hint = f"; keys of [{section}] are: {', '.join(in_section)}"
         else:
-            tops = list(dict.fromkeys(k.split(".")[0] for k in keys))
+            tops = list(dict.fromkeys([k.split(".")[0] for k in keys] + list(tables())))
             hint = f"; top-level keys and sections are: {', '.join(tops)}"
     return ConfigError(f"unknown key '{key}'{hint}", key)
 
 
-def check_value(key: str, value: Any) -> Scalar:
-    """Checks one value against the schema; returns it normalised (ints kept for float keys)."""
-    spec = schema().get(key)
+def check_value(key: str, value: Any) -> Value:
+    """Checks one value against the schema; returns it normalised (ints kept for float keys,
+    lists as lists)."""
+    spec = spec_of(key)
     if spec is None:
         raise _unknown(key)
+    m = _INDEXED.match(key)
+    if m and m["table"] in tables():
+        limit = tables()[m["table"]]["max_entries"]
+        if int(m["index"]) >= limit:
+            raise ConfigError(
+                f"{key}: at most {limit} entries of {m['table']} (N = 0 … {limit - 1})", key
+            )
     typ = spec["type"]
     allowed = spec["allowed"]
 
@@ -92,8 +167,23 @@ def check_value(key: str, value: Any) -> Scalar:
 
     if isinstance(value, Mapping):
         raise ConfigError(f"{key}: expected a value ({allowed}), got a table", key)
+    if typ == "int_list":
+        if not isinstance(value, list | tuple):
+            raise bad("expected a list of integers")
+        if len(value) > spec["max_len"]:
+            raise bad(f"must be {allowed}")
+        for item in value:
+            if isinstance(item, bool) or not isinstance(item, int):
+                raise bad("expected a list of integers")
+            if not spec["min"] <= item <= spec["max"]:
+                raise bad(f"must be {allowed}")
+        return list(value)
     if isinstance(value, list | tuple):
         raise ConfigError(f"{key}: expected a single value ({allowed}), got a list", key)
+    if typ == "bool":
+        if not isinstance(value, bool):
+            raise bad("expected true or false")
+        return value
     if typ in ("str", "text"):
         if not isinstance(value, str):
             raise bad("expected a string")
@@ -116,7 +206,7 @@ def check_value(key: str, value: Any) -> Scalar:
     return value
 
 
-def parse_override(text: str) -> tuple[str, Scalar]:
+def parse_override(text: str) -> tuple[str, Value]:
     """Parses ``--set dotted.key=value``; the value is read as TOML, else taken as a string."""
     if "=" not in text:
         raise ConfigError(f"--set {text!r}: expected dotted.key=value", None)
@@ -150,7 +240,7 @@ def load_scenario(
     overrides: Iterable[tuple[str, Any]] | Mapping[str, Any] = (),
     *,
     seed: int | None = None,
-) -> dict[str, Scalar]:
+) -> dict[str, Value]:
     """Builds a flat, validated scenario from a file or dict plus dotted-key overrides.
 
     Returns only the keys given (the core fills in defaults); see :func:`resolve` for all.
@@ -175,7 +265,7 @@ def resolve(
     overrides: Iterable[tuple[str, Any]] | Mapping[str, Any] = (),
     *,
     seed: int | None = None,
-) -> dict[str, Scalar]:
+) -> dict[str, Value]:
     """Every key of the scenario with its value, defaults filled in, validated by the core."""
     return dict(_irqlab.resolve(load_scenario(scenario, overrides, seed=seed)))
 

@@ -1,20 +1,26 @@
-//! Kernel state: NAPI, `net_rx_action`, `handle_softirqs` and ksoftirqd (reference §6).
+//! Kernel state of one core: softirq processing, the NAPI poll list, `net_rx_action` and the
+//! ksoftirqd thread (reference §6); and the NAPI instance of a queue vector.
 //!
 //! This module holds the state and its small invariants; the transitions that touch the NIC
 //! and the CPU live in `host`. The model follows v6.13 `net/core/dev.c` and
 //! `kernel/softirq.c`:
 //!
-//! - `napi_schedule` sets SCHED, puts the NAPI on the per-CPU poll list and raises
-//!   `NET_RX_SOFTIRQ` unless `net_rx_action` is running (it re-checks the list itself).
-//! - `net_rx_action` takes the poll list, polls each NAPI with its weight, moves a NAPI that
-//!   used its whole weight to the repoll list, and stops when the list is empty, when the
-//!   `netdev_budget` is spent or when `jiffies` reaches its time limit; unfinished NAPIs go
-//!   back on the poll list and the softirq is raised again.
+//! - `napi_schedule` sets SCHED, appends the NAPI to its core's poll list and raises
+//!   `NET_RX_SOFTIRQ` unless `net_rx_action` is running there (it re-checks the list itself).
+//! - `net_rx_action` takes the poll list into a local list and polls its NAPIs in order, each
+//!   with its weight; a NAPI that used its whole weight goes to the tail of a repoll list. It
+//!   stops when the local and repoll lists are empty (re-checking the poll list first), when
+//!   the local list is empty but the repoll list is not, when the `netdev_budget` shared by the
+//!   pass is spent or when `jiffies` reaches the time limit. Then the poll list becomes: what is
+//!   left of the local list, then the NAPIs scheduled meanwhile, then the repoll list; if it is
+//!   not empty the softirq is raised again.
 //! - `handle_softirqs` reruns pending softirqs while fewer than `MAX_SOFTIRQ_RESTART` passes
 //!   were made and `MAX_SOFTIRQ_TIME` has not elapsed, then wakes ksoftirqd, a thread that
 //!   runs the same loop at thread priority.
-//! - A hard IRQ's exit runs pending softirqs inline unless the CPU is already inside softirq
+//! - A hard IRQ's exit runs pending softirqs inline unless the core is already inside softirq
 //!   processing (inline, or in ksoftirqd); post-v6.5 behaviour, no "let ksoftirqd do its job".
+
+use std::collections::VecDeque;
 
 use crate::cpu::{Category, Level};
 use crate::time::SimTime;
@@ -44,34 +50,29 @@ impl SoftirqCtx {
     }
 }
 
-/// The ksoftirqd thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ksoftirqd {
-    Sleeping,
-    /// Woken; the context switch to it is under way.
-    Switching,
-    Running,
-}
-
-/// The NAPI instance of the queue vector.
+/// The NAPI instance of a queue vector.
 #[derive(Debug, Default)]
 pub struct Napi {
     /// NAPI_STATE_SCHED: owned by the poll machinery.
     pub sched: bool,
-    /// On the per-CPU poll list.
-    pub on_poll_list: bool,
-    /// On `net_rx_action`'s local list.
-    pub on_local_list: bool,
-    /// On `net_rx_action`'s repoll list.
-    pub on_repoll: bool,
-    /// Packets processed by the current poll call.
+    /// Rx packets processed by the current poll call.
     pub work: u64,
+    /// The Rx ring the current poll is cleaning, and its packets so far.
+    pub ring: usize,
+    pub ring_work: u64,
+    /// Every ring (and the Tx ring) was cleaned below its budget so far in this poll.
+    pub clean_complete: bool,
+    /// `napi->defer_hard_irqs_count`.
+    pub defer_count: u64,
+    /// When the NAPI hrtimer fires, if armed.
+    pub watchdog_at: Option<SimTime>,
+    /// The hrtimer fired while another hard IRQ ran.
+    pub watchdog_pending: bool,
 }
 
-/// Per-CPU softirq and NAPI state.
+/// Per-core softirq and NAPI state.
 #[derive(Debug)]
 pub struct Kernel {
-    pub napi: Napi,
     /// NET_RX_SOFTIRQ pending bit.
     pub softirq_pending: bool,
     /// `handle_softirqs` in progress, and where.
@@ -85,21 +86,20 @@ pub struct Kernel {
     pub budget: i64,
     /// Its time limit, in jiffies.
     pub time_limit: u64,
-    pub ksoftirqd: Ksoftirqd,
-    /// `napi->defer_hard_irqs_count`.
-    pub defer_count: u64,
-    /// When the NAPI hrtimer fires, if armed.
-    pub watchdog_at: Option<SimTime>,
-    /// The hrtimer fired while another hard IRQ ran.
-    pub watchdog_pending: bool,
+    /// The per-CPU poll list, and `net_rx_action`'s local and repoll lists (vector indices).
+    pub poll_list: VecDeque<u16>,
+    pub local: VecDeque<u16>,
+    pub repoll: VecDeque<u16>,
+    /// The NAPI whose poll function is running.
+    pub polling: u16,
     /// Length of a jiffy, ps.
     jiffy_ps: u64,
 }
 
 impl Kernel {
-    pub fn new(jiffy_ps: u64) -> Kernel {
+    /// A core's kernel with room for `napis` NAPIs on its lists.
+    pub fn new(jiffy_ps: u64, napis: usize) -> Kernel {
         Kernel {
-            napi: Napi::default(),
             softirq_pending: false,
             ctx: None,
             restart_end: 0,
@@ -107,10 +107,10 @@ impl Kernel {
             in_net_rx_action: false,
             budget: 0,
             time_limit: 0,
-            ksoftirqd: Ksoftirqd::Sleeping,
-            defer_count: 0,
-            watchdog_at: None,
-            watchdog_pending: false,
+            poll_list: VecDeque::with_capacity(napis),
+            local: VecDeque::with_capacity(napis),
+            repoll: VecDeque::with_capacity(napis),
+            polling: 0,
             jiffy_ps,
         }
     }
@@ -121,16 +121,72 @@ impl Kernel {
         t.ps() / self.jiffy_ps
     }
 
-    /// `napi_schedule`: a no-op if the NAPI is already scheduled.
+    /// `napi_schedule` of vector `v` (whose NAPI is `napi`): a no-op if already scheduled.
     #[inline]
-    pub fn napi_schedule(&mut self) {
-        if self.napi.sched {
+    pub fn napi_schedule(&mut self, napi: &mut Napi, v: u16) {
+        if napi.sched {
             return;
         }
-        self.napi.sched = true;
-        self.napi.on_poll_list = true;
+        napi.sched = true;
+        self.poll_list.push_back(v);
         if !self.in_net_rx_action {
             self.softirq_pending = true;
         }
+    }
+
+    /// `net_rx_action`'s `start:` label: the local list takes the poll list (the local list is
+    /// empty whenever the label is reached).
+    #[inline]
+    pub fn take_poll_list(&mut self) {
+        debug_assert!(self.local.is_empty());
+        std::mem::swap(&mut self.local, &mut self.poll_list);
+    }
+
+    /// After the loop broke: the poll list becomes the rest of the local list, then the NAPIs
+    /// scheduled meanwhile, then the repoll list. Returns whether it holds any NAPI.
+    #[inline]
+    pub fn requeue(&mut self) -> bool {
+        if !self.poll_list.is_empty() {
+            let scheduled = std::mem::take(&mut self.poll_list);
+            self.local.extend(scheduled.iter().copied());
+            // keep the allocation for the poll list
+            self.poll_list = scheduled;
+            self.poll_list.clear();
+        }
+        self.local.extend(self.repoll.drain(..));
+        std::mem::swap(&mut self.local, &mut self.poll_list);
+        !self.poll_list.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requeue_puts_leftovers_first_then_newcomers_then_repolls() {
+        let mut k = Kernel::new(1, 8);
+        let mut napis: Vec<Napi> = (0..6).map(|_| Napi::default()).collect();
+        for v in [0u16, 1, 2] {
+            k.napi_schedule(&mut napis[v as usize], v);
+        }
+        assert!(k.softirq_pending);
+        k.softirq_pending = false;
+        k.in_net_rx_action = true;
+        k.take_poll_list();
+        assert_eq!(k.local, [0, 1, 2]);
+        assert!(k.poll_list.is_empty());
+        // 0 used its weight; 3 was scheduled while the pass ran; then the budget ran out.
+        let v = k.local.pop_front().unwrap();
+        k.repoll.push_back(v);
+        k.napi_schedule(&mut napis[3], 3);
+        assert!(
+            !k.softirq_pending,
+            "net_rx_action re-checks the list itself"
+        );
+        k.napi_schedule(&mut napis[3], 3);
+        assert!(k.requeue());
+        assert_eq!(k.poll_list, [1, 2, 3, 0]);
+        assert!(k.local.is_empty() && k.repoll.is_empty());
     }
 }

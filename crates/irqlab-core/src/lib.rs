@@ -19,14 +19,17 @@
 //! let p = &report.packets;
 //! assert_eq!(
 //!     p.offered + p.in_flight_at_warmup,
-//!     p.delivered + p.dropped_nic + p.dropped_socket + p.in_flight
+//!     p.delivered + p.dropped_nic + p.dropped_socket + p.dropped_tx + p.in_flight
 //! );
 //! # Ok::<(), irqlab_core::Error>(())
 //! ```
 //!
-//! Modules mirror the parts of the real system: [`traffic`], [`nic`], [`cpu`], [`kernel`] (with
-//! the driver behaviour in `host`), [`metrics`]; [`params`] and [`scenario`] hold the validated
-//! configuration; `engine`, `queue`, [`time`] and [`rng`] are the simulation machinery.
+//! Modules mirror the parts of the real system: [`traffic`], [`nic`] (rings, interrupt logic,
+//! Tx, RSS), [`cpu`], [`kernel`] (softirq, NAPI), [`sched`] (the thread level), [`socket`],
+//! [`moderation`] (the drivers' policies), [`topology`] (what runs where) and [`metrics`];
+//! `host` puts them together as the model the engine runs. [`params`] and [`scenario`] hold
+//! the validated configuration; `engine`, `queue`, [`time`] and [`rng`] are the simulation
+//! machinery; [`trace`] observes a run.
 
 pub mod cpu;
 mod dist;
@@ -38,34 +41,42 @@ pub mod metrics;
 pub mod moderation;
 pub mod nic;
 pub mod params;
-mod polling;
 mod queue;
 pub mod rng;
 pub mod scenario;
+pub mod sched;
+pub mod socket;
 pub mod time;
+pub mod topology;
+pub mod trace;
 pub mod traffic;
 
-pub use engine::{NoTrace, PacketTrace, Series, Tracer};
 pub use error::Error;
 pub use metrics::Report;
 pub use params::{PARAMS, ParamSpec, Params, Value};
 pub use scenario::{Scenario, Scheme};
+pub use trace::{NoTrace, PacketTrace, Series, Tracer};
 
 /// Runs one scenario to its end.
 pub fn run(scenario: &Scenario) -> Report {
-    engine::Sim::new(scenario, NoTrace).run().0
+    host::Host::new(scenario, NoTrace).run().0
 }
 
 /// Runs one scenario and records every packet's arrival and completion.
 pub fn run_traced(scenario: &Scenario) -> (Report, PacketTrace) {
-    engine::Sim::new(scenario, PacketTrace::default()).run()
+    host::Host::new(scenario, PacketTrace::default()).run()
 }
 
 /// Runs one scenario and records it as a time series of `buckets` equal buckets over the
 /// whole run (warm-up included), for warm-up detection.
 pub fn run_series(scenario: &Scenario, buckets: usize) -> (Report, Series) {
     let series = Series::new(scenario.run.end, buckets);
-    engine::Sim::new(scenario, series).run()
+    host::Host::new(scenario, series).run()
+}
+
+/// Runs one scenario with any tracer.
+pub fn run_with<T: Tracer>(scenario: &Scenario, tracer: T) -> (Report, T) {
+    host::Host::new(scenario, tracer).run()
 }
 
 /// Builds and runs a scenario given as `(dotted key, value)` pairs.

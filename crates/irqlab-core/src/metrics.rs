@@ -1,11 +1,21 @@
-//! Metrics: streaming counters and an HDR latency histogram (memory does not grow with the
-//! run), turned into a [`Report`] at the end.
+//! Metrics: streaming counters and HDR latency histograms (memory does not grow with the run),
+//! turned into a [`Report`] at the end.
 //!
-//! Everything is measured in the window `[warmup, end)`: arrivals and drops by their arrival
-//! time, deliveries (and their latencies) by their completion time, CPU time by when it was
-//! spent. Packets already in the ring when the window opens are `in_flight_at_warmup`, so
-//! that `offered + in_flight_at_warmup = delivered + dropped_nic + dropped_socket + in_flight`
-//! holds exactly (with no warm-up, `in_flight_at_warmup` is 0).
+//! Everything is measured in the window `[warmup, end)`: arrivals and NIC drops by their arrival
+//! time, the end of protocol processing (delivery, or a drop at the socket or the Tx ring) and
+//! the end of a packet's stay in the host (consumed by its app, transmitted, or taken by the
+//! stack) by when they happen, CPU time by when it was spent.
+//!
+//! Two conservation laws hold exactly. The receive path (Rx rings, the packet in protocol
+//! processing included):
+//! `offered + in_flight_at_warmup = delivered + dropped_nic + dropped_socket + dropped_tx + in_flight`.
+//! The whole host (rings, sockets, apps, Tx rings):
+//! `offered + in_host_at_warmup = consumed + transmitted + to_stack + dropped_nic + dropped_socket
+//! + dropped_tx + in_flight + in_socket + in_app + in_tx_ring`.
+//!
+//! Statistics are kept per (queue, class) and per (app, class) — one record per packet — and
+//! merged at the end into the whole report and its per-core, per-queue, per-class and per-app
+//! breakdowns (HDR histograms add exactly).
 
 use std::collections::BTreeMap;
 
@@ -21,57 +31,216 @@ use crate::time::{PS_PER_NS, PS_PER_US, SimTime};
 /// the mean and max stay exact).
 const HIST_MAX_NS: u64 = 3_600_000_000_000;
 
+/// Latency samples: exact count, sum, min and max; percentiles from an HDR histogram
+/// (3 significant digits, ns), allocated at the first sample.
+#[derive(Debug, Default)]
+pub struct LatencyStats {
+    n: u64,
+    sum_ps: u128,
+    min_ps: u64,
+    max_ps: u64,
+    hist: Option<Box<Histogram<u64>>>,
+}
+
+fn new_hist() -> Box<Histogram<u64>> {
+    Box::new(Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("valid histogram bounds"))
+}
+
+impl LatencyStats {
+    #[inline]
+    pub fn record(&mut self, lat_ps: u64) {
+        if self.n == 0 {
+            self.min_ps = lat_ps;
+        }
+        self.n += 1;
+        self.sum_ps += u128::from(lat_ps);
+        self.min_ps = self.min_ps.min(lat_ps);
+        self.max_ps = self.max_ps.max(lat_ps);
+        self.hist
+            .get_or_insert_with(new_hist)
+            .saturating_record(lat_ps / PS_PER_NS);
+    }
+
+    /// Adds `other`'s samples.
+    pub fn merge(&mut self, other: &LatencyStats) {
+        if other.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            self.min_ps = other.min_ps;
+        }
+        self.n += other.n;
+        self.sum_ps += other.sum_ps;
+        self.min_ps = self.min_ps.min(other.min_ps);
+        self.max_ps = self.max_ps.max(other.max_ps);
+        if let Some(h) = &other.hist {
+            self.hist
+                .get_or_insert_with(new_hist)
+                .add(h.as_ref())
+                .expect("histograms of equal bounds add");
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    /// Mean in µs (`None` without samples).
+    pub fn mean_us(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum_ps as f64 / self.n as f64 / PS_PER_US as f64)
+    }
+
+    fn report(&self) -> Latency {
+        let n = self.n;
+        let q = |x: f64| {
+            self.hist
+                .as_ref()
+                .filter(|_| n > 0)
+                .map(|h| h.value_at_quantile(x) as f64 / 1e3)
+        };
+        Latency {
+            mean: self.mean_us(),
+            p50: q(0.5),
+            p90: q(0.9),
+            p99: q(0.99),
+            p999: q(0.999),
+            min: (n > 0).then(|| self.min_ps as f64 / PS_PER_US as f64),
+            max: (n > 0).then(|| self.max_ps as f64 / PS_PER_US as f64),
+        }
+    }
+}
+
+/// Counts of the receive path for one (queue, class).
+#[derive(Debug, Default)]
+pub struct PathStats {
+    pub offered: u64,
+    pub dropped_nic: u64,
+    pub delivered: u64,
+    pub dropped_socket: u64,
+    pub dropped_tx: u64,
+    pub to_stack: u64,
+    pub transmitted: u64,
+    pub latency: LatencyStats,
+}
+
+impl PathStats {
+    fn add(&mut self, o: &PathStats) {
+        self.offered += o.offered;
+        self.dropped_nic += o.dropped_nic;
+        self.delivered += o.delivered;
+        self.dropped_socket += o.dropped_socket;
+        self.dropped_tx += o.dropped_tx;
+        self.to_stack += o.to_stack;
+        self.transmitted += o.transmitted;
+        self.latency.merge(&o.latency);
+    }
+}
+
+/// What an app finished, for one (app, class).
+#[derive(Debug, Default)]
+pub struct AppStats {
+    pub consumed: u64,
+    /// Bytes at IP length (frame without Ethernet header and FCS).
+    pub ip_bytes: u64,
+    pub dropped_socket: u64,
+    pub latency: LatencyStats,
+}
+
+impl AppStats {
+    fn add(&mut self, o: &AppStats) {
+        self.consumed += o.consumed;
+        self.ip_bytes += o.ip_bytes;
+        self.dropped_socket += o.dropped_socket;
+        self.latency.merge(&o.latency);
+    }
+}
+
+/// Event counts of one queue vector.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct VectorCounts {
+    pub irqs: u64,
+    pub polls: u64,
+    pub polled_packets: u64,
+    pub timer_ticks: u64,
+    pub mode_switches: u64,
+    pub moderation_writes: u64,
+    pub tx_cleaned: u64,
+}
+
+/// Event counts of one core.
+#[derive(Clone, Debug, Default)]
+pub struct CoreCounts {
+    pub softirq_runs: u64,
+    pub ksoftirqd_wakeups: u64,
+    pub time_squeeze: u64,
+    pub context_switches: u64,
+}
+
+/// How a packet left the receive path (the end of its protocol processing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingExit {
+    /// Taken by its app's socket.
+    Socket,
+    /// Queued on the Tx ring.
+    Tx,
+    /// Consumed by the stack: nobody reads it and the host does not forward.
+    Stack,
+    DroppedSocket,
+    DroppedTx,
+}
+
 /// Counters of one run.
 #[derive(Debug)]
 pub struct Metrics {
     warmup: SimTime,
     end: SimTime,
-    pub offered: u64,
-    pub delivered: u64,
-    pub dropped_nic: u64,
-    pub dropped_socket: u64,
-    /// Accepted and completed before the window opened.
-    pub accepted_before: u64,
-    pub completed_before: u64,
-    pub irqs: u64,
-    pub polls: u64,
-    pub polled_packets: u64,
-    pub softirq_runs: u64,
-    pub ksoftirqd_wakeups: u64,
-    pub time_squeeze: u64,
-    pub timer_ticks: u64,
-    pub mode_switches: u64,
-    pub moderation_writes: u64,
-    latency_sum_ps: u128,
-    latency_min_ps: u64,
-    latency_max_ps: u64,
-    hist: Histogram<u64>,
+    classes: usize,
+    /// Per (queue, class): index `queue · classes + class`.
+    pub path: Vec<PathStats>,
+    /// Per (app, class).
+    pub app: Vec<AppStats>,
+    pub vectors: Vec<VectorCounts>,
+    pub cores: Vec<CoreCounts>,
+    /// Accepted into a ring before the window opened; left the ring, and left the host, before.
+    accepted_before: u64,
+    ring_exits_before: u64,
+    host_exits_before: u64,
+}
+
+/// The state of the host when the run ends, for the in-flight counts and the CPU accounts.
+pub struct Snapshot {
+    /// Per (queue, class): packets in the ring (waiting or in protocol processing), and of
+    /// them in protocol processing.
+    pub in_ring: Vec<u64>,
+    pub in_poll: Vec<u64>,
+    /// Per app: in its socket, and being handled by it.
+    pub in_socket: Vec<u64>,
+    pub in_app: Vec<u64>,
+    /// Per vector: in its Tx ring.
+    pub in_tx_ring: Vec<u64>,
+    /// Per core: picoseconds by category in the window.
+    pub cpu_ps: Vec<[u64; N_CATEGORIES]>,
 }
 
 impl Metrics {
-    pub fn new(warmup: SimTime, end: SimTime) -> Metrics {
+    pub fn new(s: &Scenario) -> Metrics {
+        let classes = s.traffic.classes.len();
+        let queues = s.nic.queues;
         Metrics {
-            warmup,
-            end,
-            offered: 0,
-            delivered: 0,
-            dropped_nic: 0,
-            dropped_socket: 0,
+            warmup: s.run.warmup,
+            end: s.run.end,
+            classes,
+            path: (0..queues * classes)
+                .map(|_| PathStats::default())
+                .collect(),
+            app: (0..s.apps.len() * classes)
+                .map(|_| AppStats::default())
+                .collect(),
+            vectors: vec![VectorCounts::default(); queues],
+            cores: vec![CoreCounts::default(); s.host.cores],
             accepted_before: 0,
-            completed_before: 0,
-            irqs: 0,
-            polls: 0,
-            polled_packets: 0,
-            softirq_runs: 0,
-            ksoftirqd_wakeups: 0,
-            time_squeeze: 0,
-            timer_ticks: 0,
-            mode_switches: 0,
-            moderation_writes: 0,
-            latency_sum_ps: 0,
-            latency_min_ps: u64::MAX,
-            latency_max_ps: 0,
-            hist: Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("valid histogram bounds"),
+            ring_exits_before: 0,
+            host_exits_before: 0,
         }
     }
 
@@ -82,107 +251,404 @@ impl Metrics {
     }
 
     #[inline]
-    pub fn on_arrival(&mut self, t: SimTime, accepted: bool) {
+    fn path_mut(&mut self, queue: usize, class: u16) -> &mut PathStats {
+        &mut self.path[queue * self.classes + class as usize]
+    }
+
+    #[inline]
+    pub fn on_arrival(&mut self, t: SimTime, queue: usize, class: u16, accepted: bool) {
         if self.measuring(t) {
-            self.offered += 1;
+            let p = self.path_mut(queue, class);
+            p.offered += 1;
             if !accepted {
-                self.dropped_nic += 1;
+                p.dropped_nic += 1;
             }
         } else if accepted {
             self.accepted_before += 1;
         }
     }
 
+    /// A packet's protocol processing ended at `now`.
     #[inline]
-    pub fn on_delivery(&mut self, now: SimTime, arrival: SimTime) {
+    pub fn on_ring_exit(
+        &mut self,
+        now: SimTime,
+        queue: usize,
+        class: u16,
+        arrival: SimTime,
+        exit: RingExit,
+    ) {
         if !self.measuring(now) {
-            self.completed_before += 1;
+            self.ring_exits_before += 1;
+            if matches!(
+                exit,
+                RingExit::Stack | RingExit::DroppedSocket | RingExit::DroppedTx
+            ) {
+                self.host_exits_before += 1;
+            }
             return;
         }
-        let lat = (now - arrival).ps();
-        self.delivered += 1;
-        self.latency_sum_ps += lat as u128;
-        self.latency_min_ps = self.latency_min_ps.min(lat);
-        self.latency_max_ps = self.latency_max_ps.max(lat);
-        self.hist.saturating_record(lat / PS_PER_NS);
+        let p = self.path_mut(queue, class);
+        match exit {
+            RingExit::Socket | RingExit::Tx | RingExit::Stack => {
+                p.delivered += 1;
+                p.latency.record((now - arrival).ps());
+                if exit == RingExit::Stack {
+                    p.to_stack += 1;
+                }
+            }
+            RingExit::DroppedSocket => p.dropped_socket += 1,
+            RingExit::DroppedTx => p.dropped_tx += 1,
+        }
+    }
+
+    /// An app's socket refused a packet (counted also in the receive path's `dropped_socket`).
+    #[inline]
+    pub fn on_socket_drop(&mut self, now: SimTime, app: usize, class: u16) {
+        if self.measuring(now) {
+            self.app[app * self.classes + class as usize].dropped_socket += 1;
+        }
+    }
+
+    /// An app finished a packet.
+    #[inline]
+    pub fn on_consumed(
+        &mut self,
+        now: SimTime,
+        app: usize,
+        class: u16,
+        arrival: SimTime,
+        size_bytes: u32,
+    ) {
+        if !self.measuring(now) {
+            self.host_exits_before += 1;
+            return;
+        }
+        let a = &mut self.app[app * self.classes + class as usize];
+        a.consumed += 1;
+        a.ip_bytes += u64::from(size_bytes.saturating_sub(ETH_OVERHEAD_BYTES));
+        a.latency.record((now - arrival).ps());
+    }
+
+    /// The driver cleaned the Tx descriptor of a transmitted packet.
+    #[inline]
+    pub fn on_transmitted(&mut self, now: SimTime, vector: usize, class: u16) {
+        if !self.measuring(now) {
+            self.host_exits_before += 1;
+            return;
+        }
+        self.path_mut(vector, class).transmitted += 1;
+        self.vectors[vector].tx_cleaned += 1;
     }
 
     /// The report of the run.
-    pub fn report(&self, s: &Scenario, cpu_ps: [u64; N_CATEGORIES], in_flight: u64) -> Report {
+    pub fn report(&self, s: &Scenario, snap: &Snapshot) -> Report {
         let measured = self.end - self.warmup;
         let secs = measured.as_secs_f64();
-        let share = |c: Category| cpu_ps[c as usize] as f64 / measured.ps() as f64;
-        let idle = share(Category::Idle);
-        let busy = 1.0 - idle;
-        let throughput_pps = self.delivered as f64 / secs;
-        let n = self.delivered;
-        let q = |x: f64| (n > 0).then(|| self.hist.value_at_quantile(x) as f64 / 1e3);
-        let mean_us = (n > 0).then(|| self.latency_sum_ps as f64 / n as f64 / PS_PER_US as f64);
-        let cycles_per_packet = (n > 0).then(|| busy * s.platform.cpu_ghz * 1e9 / throughput_pps);
+        let ghz = s.platform.cpu_ghz;
+        let classes = self.classes;
+        let queues = s.nic.queues;
+        let topo = &s.topology;
+        let per_rate = |n: u64| n as f64 / secs;
+
+        // Per queue, per class, per core, and the whole host, from the (queue, class) parts.
+        let queue_path = |q: usize| {
+            let mut p = PathStats::default();
+            for c in 0..classes {
+                p.add(&self.path[q * classes + c]);
+            }
+            p
+        };
+        let class_path = |c: usize| {
+            let mut p = PathStats::default();
+            for q in 0..queues {
+                p.add(&self.path[q * classes + c]);
+            }
+            p
+        };
+        let app_of = |a: usize| {
+            let mut x = AppStats::default();
+            for c in 0..classes {
+                x.add(&self.app[a * classes + c]);
+            }
+            x
+        };
+        let class_app = |c: usize| {
+            let mut x = AppStats::default();
+            for a in 0..s.apps.len() {
+                x.add(&self.app[a * classes + c]);
+            }
+            x
+        };
+        let sum_ring = |f: &dyn Fn(usize) -> bool, v: &[u64]| -> u64 {
+            (0..v.len()).filter(|&i| f(i)).map(|i| v[i]).sum()
+        };
+
+        let mut all = PathStats::default();
+        for p in &self.path {
+            all.add(p);
+        }
+        let mut all_app = AppStats::default();
+        for a in &self.app {
+            all_app.add(a);
+        }
+        let in_flight: u64 = snap.in_ring.iter().sum();
+        let cpu_total = {
+            let mut t = [0u64; N_CATEGORIES];
+            for c in &snap.cpu_ps {
+                for (x, y) in t.iter_mut().zip(c) {
+                    *x += y;
+                }
+            }
+            t
+        };
+        let mut vc = VectorCounts::default();
+        for v in &self.vectors {
+            vc.irqs += v.irqs;
+            vc.polls += v.polls;
+            vc.polled_packets += v.polled_packets;
+            vc.timer_ticks += v.timer_ticks;
+            vc.mode_switches += v.mode_switches;
+            vc.moderation_writes += v.moderation_writes;
+            vc.tx_cleaned += v.tx_cleaned;
+        }
+        let mut cc = CoreCounts::default();
+        for c in &self.cores {
+            cc.softirq_runs += c.softirq_runs;
+            cc.ksoftirqd_wakeups += c.ksoftirqd_wakeups;
+            cc.time_squeeze += c.time_squeeze;
+            cc.context_switches += c.context_switches;
+        }
+
+        // CPU shares of all cores together: each core counts 1/cores of the host.
+        let n_cores = s.host.cores as f64;
+        let shares = |ps: &[u64; N_CATEGORIES], cores: f64| {
+            let share = |c: Category| ps[c as usize] as f64 / (measured.ps() as f64 * cores);
+            let idle = share(Category::Idle);
+            CpuShare {
+                busy: 1.0 - idle,
+                irq: share(Category::Irq),
+                softirq: share(Category::Softirq),
+                ksoftirqd: share(Category::Ksoftirqd),
+                app: share(Category::App),
+                idle,
+            }
+        };
+        let cpu_ps_of = |ps: &[u64; N_CATEGORIES], cores: u64| CpuPs {
+            irq: ps[Category::Irq as usize],
+            softirq: ps[Category::Softirq as usize],
+            ksoftirqd: ps[Category::Ksoftirqd as usize],
+            app: ps[Category::App as usize],
+            idle: ps[Category::Idle as usize],
+            measured: measured.ps() * cores,
+        };
+        let cpu = shares(&cpu_total, n_cores);
+        let throughput_pps = per_rate(all.delivered);
+        // Busy cycles of the whole host per delivered packet.
+        let cycles = |busy: f64, cores: f64, pps: f64, n: u64| {
+            (n > 0).then(|| busy * cores * ghz * 1e9 / pps)
+        };
+        let cycles_per_packet = cycles(cpu.busy, n_cores, throughput_pps, all.delivered);
+        let latency_us = all.latency.report();
+
+        let per_queue = (0..queues)
+            .map(|q| {
+                let p = queue_path(q);
+                let v = &self.vectors[q];
+                let in_fl = sum_ring(&|i| i / classes == q, &snap.in_ring);
+                QueueReport {
+                    queue: q,
+                    core: topo.vector_core[q] as usize,
+                    flows: topo.queue_flows[q],
+                    path: path_report(&p, in_fl, secs),
+                    in_tx_ring: snap.in_tx_ring[q],
+                    irq_per_s: per_rate(v.irqs),
+                    polls_per_s: per_rate(v.polls),
+                    packets_per_poll: (v.polls > 0)
+                        .then(|| v.polled_packets as f64 / v.polls as f64),
+                    counts: v.clone(),
+                }
+            })
+            .collect();
+
+        let per_core = (0..s.host.cores)
+            .map(|c| {
+                let vectors: Vec<usize> =
+                    topo.core_vectors[c].iter().map(|&v| v as usize).collect();
+                let mut p = PathStats::default();
+                let mut v = VectorCounts::default();
+                let mut in_fl = 0;
+                for &q in &vectors {
+                    p.add(&queue_path(q));
+                    let x = &self.vectors[q];
+                    v.irqs += x.irqs;
+                    v.polls += x.polls;
+                    v.polled_packets += x.polled_packets;
+                    v.timer_ticks += x.timer_ticks;
+                    in_fl += sum_ring(&|i| i / classes == q, &snap.in_ring);
+                }
+                let mut app = AppStats::default();
+                for (a, cfg) in s.apps.iter().enumerate() {
+                    if cfg.core == c {
+                        app.add(&app_of(a));
+                    }
+                }
+                let ps = &snap.cpu_ps[c];
+                let cpu = shares(ps, 1.0);
+                let thr = per_rate(p.delivered);
+                let k = &self.cores[c];
+                CoreReport {
+                    core: c,
+                    vectors,
+                    path: path_report(&p, in_fl, secs),
+                    app_latency_us: app.latency.report(),
+                    goodput_bps: per_rate(app.ip_bytes),
+                    cycles_per_packet: cycles(cpu.busy, 1.0, thr, p.delivered),
+                    cpu,
+                    cpu_ps: cpu_ps_of(ps, 1),
+                    irq_per_s: per_rate(v.irqs),
+                    polls_per_s: per_rate(v.polls),
+                    packets_per_poll: (v.polls > 0)
+                        .then(|| v.polled_packets as f64 / v.polls as f64),
+                    counts: CoreReportCounts {
+                        irqs: v.irqs,
+                        polls: v.polls,
+                        polled_packets: v.polled_packets,
+                        timer_ticks: v.timer_ticks,
+                        softirq_runs: k.softirq_runs,
+                        ksoftirqd_wakeups: k.ksoftirqd_wakeups,
+                        time_squeeze: k.time_squeeze,
+                        context_switches: k.context_switches,
+                    },
+                }
+            })
+            .collect();
+
+        let per_class = (0..classes)
+            .map(|c| {
+                let p = class_path(c);
+                let a = class_app(c);
+                let in_fl = sum_ring(&|i| i % classes == c, &snap.in_ring);
+                ClassReport {
+                    class: s.traffic.classes[c].name.clone(),
+                    share: s.traffic.classes[c].share,
+                    path: path_report(&p, in_fl, secs),
+                    consumed: a.consumed,
+                    goodput_bps: per_rate(a.ip_bytes),
+                    app_latency_us: a.latency.report(),
+                }
+            })
+            .collect();
+
+        let per_app = (0..s.apps.len())
+            .map(|i| {
+                let a = app_of(i);
+                AppReport {
+                    app: i,
+                    core: s.apps[i].core,
+                    flows: topo.app_flows[i],
+                    consumed: a.consumed,
+                    dropped_socket: a.dropped_socket,
+                    in_socket: snap.in_socket[i],
+                    in_app: snap.in_app[i],
+                    consumed_pps: per_rate(a.consumed),
+                    goodput_bps: per_rate(a.ip_bytes),
+                    app_latency_us: a.latency.report(),
+                }
+            })
+            .collect();
+
+        let in_socket: u64 = snap.in_socket.iter().sum();
+        let in_app: u64 = snap.in_app.iter().sum();
+        let in_tx_ring: u64 = snap.in_tx_ring.iter().sum();
+        let dropped = all.dropped_nic + all.dropped_socket + all.dropped_tx;
         Report {
             scheme: s.scheme.name().to_string(),
             seed: s.run.seed,
             replication: s.run.replication,
             measured_s: secs,
             packets: Packets {
-                offered: self.offered,
-                delivered: self.delivered,
-                dropped_nic: self.dropped_nic,
-                dropped_socket: self.dropped_socket,
+                offered: all.offered,
+                delivered: all.delivered,
+                dropped_nic: all.dropped_nic,
+                dropped_socket: all.dropped_socket,
                 in_flight,
-                in_flight_at_warmup: self.accepted_before - self.completed_before,
+                in_flight_at_warmup: self.accepted_before - self.ring_exits_before,
+                dropped_tx: all.dropped_tx,
+                in_poll: snap.in_poll.iter().sum(),
+                consumed: all_app.consumed,
+                transmitted: all.transmitted,
+                to_stack: all.to_stack,
+                in_socket,
+                in_app,
+                in_tx_ring,
+                in_host_at_warmup: self.accepted_before - self.host_exits_before,
             },
-            offered_pps: self.offered as f64 / secs,
+            offered_pps: per_rate(all.offered),
             throughput_pps,
-            loss_ratio: if self.offered > 0 {
-                (self.dropped_nic + self.dropped_socket) as f64 / self.offered as f64
+            loss_ratio: if all.offered > 0 {
+                dropped as f64 / all.offered as f64
             } else {
                 0.0
             },
-            latency_us: Latency {
-                mean: mean_us,
-                p50: q(0.5),
-                p90: q(0.9),
-                p99: q(0.99),
-                p999: q(0.999),
-                min: (n > 0).then(|| self.latency_min_ps as f64 / PS_PER_US as f64),
-                max: (n > 0).then(|| self.latency_max_ps as f64 / PS_PER_US as f64),
-            },
-            cpu: CpuShare {
-                busy,
-                irq: share(Category::Irq),
-                softirq: share(Category::Softirq),
-                ksoftirqd: share(Category::Ksoftirqd),
-                app: share(Category::App),
-                idle,
-            },
-            cpu_ps: CpuPs {
-                irq: cpu_ps[Category::Irq as usize],
-                softirq: cpu_ps[Category::Softirq as usize],
-                ksoftirqd: cpu_ps[Category::Ksoftirqd as usize],
-                app: cpu_ps[Category::App as usize],
-                idle: cpu_ps[Category::Idle as usize],
-                measured: measured.ps(),
-            },
-            irq_per_s: self.irqs as f64 / secs,
-            polls_per_s: self.polls as f64 / secs,
-            packets_per_poll: (self.polls > 0)
-                .then(|| self.polled_packets as f64 / self.polls as f64),
+            latency_us,
+            cpu,
+            cpu_ps: cpu_ps_of(&cpu_total, s.host.cores as u64),
+            irq_per_s: per_rate(vc.irqs),
+            polls_per_s: per_rate(vc.polls),
+            packets_per_poll: (vc.polls > 0).then(|| vc.polled_packets as f64 / vc.polls as f64),
             cycles_per_packet,
-            load_latency_product: cycles_per_packet.zip(mean_us).map(|(c, t)| c * t),
+            load_latency_product: cycles_per_packet
+                .zip(all.latency.mean_us())
+                .map(|(c, t)| c * t),
             counts: Counts {
-                irqs: self.irqs,
-                polls: self.polls,
-                polled_packets: self.polled_packets,
-                softirq_runs: self.softirq_runs,
-                ksoftirqd_wakeups: self.ksoftirqd_wakeups,
-                time_squeeze: self.time_squeeze,
-                timer_ticks: self.timer_ticks,
-                mode_switches: self.mode_switches,
-                moderation_writes: self.moderation_writes,
+                irqs: vc.irqs,
+                polls: vc.polls,
+                polled_packets: vc.polled_packets,
+                softirq_runs: cc.softirq_runs,
+                ksoftirqd_wakeups: cc.ksoftirqd_wakeups,
+                time_squeeze: cc.time_squeeze,
+                timer_ticks: vc.timer_ticks,
+                mode_switches: vc.mode_switches,
+                moderation_writes: vc.moderation_writes,
+                context_switches: cc.context_switches,
+                tx_cleaned: vc.tx_cleaned,
             },
-            scenario: s.params.iter().map(|(k, v)| (k, v.clone())).collect(),
+            scenario: s
+                .params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            app_latency_us: all_app.latency.report(),
+            goodput_bps: per_rate(all_app.ip_bytes),
+            per_core,
+            per_queue,
+            per_class,
+            per_app,
         }
+    }
+}
+
+/// Ethernet header and FCS: a frame's bytes beyond its IP packet.
+pub const ETH_OVERHEAD_BYTES: u32 = 18;
+
+fn path_report(p: &PathStats, in_flight: u64, secs: f64) -> PathReport {
+    let dropped = p.dropped_nic + p.dropped_socket + p.dropped_tx;
+    PathReport {
+        offered: p.offered,
+        delivered: p.delivered,
+        dropped_nic: p.dropped_nic,
+        dropped_socket: p.dropped_socket,
+        dropped_tx: p.dropped_tx,
+        in_flight,
+        offered_pps: p.offered as f64 / secs,
+        throughput_pps: p.delivered as f64 / secs,
+        loss_ratio: if p.offered > 0 {
+            dropped as f64 / p.offered as f64
+        } else {
+            0.0
+        },
+        latency_us: p.latency.report(),
     }
 }
 
@@ -190,18 +656,36 @@ impl Metrics {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Packets {
     pub offered: u64,
+    /// Finished protocol processing and taken by a socket, a Tx ring or the stack.
     pub delivered: u64,
+    /// The Rx ring was full.
     pub dropped_nic: u64,
+    /// The socket's receive buffer was full.
     pub dropped_socket: u64,
-    /// In the ring at the end of the run.
+    /// In the Rx rings at the end of the run (waiting, or in protocol processing).
     pub in_flight: u64,
-    /// In the ring when the window opened.
+    /// In the Rx rings when the window opened.
     pub in_flight_at_warmup: u64,
+    /// The Tx ring was full.
+    pub dropped_tx: u64,
+    /// Of `in_flight`, in protocol processing at the end.
+    pub in_poll: u64,
+    /// Finished by their app.
+    pub consumed: u64,
+    /// Sent, and their Tx descriptor cleaned.
+    pub transmitted: u64,
+    /// Delivered to the stack (no app reads them, the host does not forward).
+    pub to_stack: u64,
+    /// In sockets, being handled by apps, in Tx rings at the end.
+    pub in_socket: u64,
+    pub in_app: u64,
+    pub in_tx_ring: u64,
+    /// Anywhere in the host when the window opened.
+    pub in_host_at_warmup: u64,
 }
 
-/// Latency from NIC arrival to the end of protocol processing, µs. `None` if nothing was
-/// delivered. Percentiles from the HDR histogram (3 significant digits); mean, min and max
-/// exact.
+/// Latency, µs. `None` if nothing was recorded. Percentiles from the HDR histogram
+/// (3 significant digits); mean, min and max exact.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Latency {
     pub mean: Option<f64>,
@@ -213,7 +697,7 @@ pub struct Latency {
     pub max: Option<f64>,
 }
 
-/// CPU time by category, as fractions of the measured time.
+/// CPU time by category, as fractions of the measured time (of all cores together).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CpuShare {
     pub busy: f64,
@@ -224,7 +708,8 @@ pub struct CpuShare {
     pub idle: f64,
 }
 
-/// CPU time by category, exact picoseconds; they sum to `measured`.
+/// CPU time by category, exact picoseconds; they sum to `measured` (the measured time times
+/// the cores).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CpuPs {
     pub irq: u64,
@@ -255,6 +740,102 @@ pub struct Counts {
     pub mode_switches: u64,
     /// Register writes by the moderation policy (ITR or coalescing).
     pub moderation_writes: u64,
+    /// Context switches between threads (ksoftirqd, apps).
+    pub context_switches: u64,
+    /// Tx descriptors cleaned.
+    pub tx_cleaned: u64,
+}
+
+/// The receive path's figures for a part of the host (a core, a queue, a class).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PathReport {
+    pub offered: u64,
+    pub delivered: u64,
+    pub dropped_nic: u64,
+    pub dropped_socket: u64,
+    pub dropped_tx: u64,
+    pub in_flight: u64,
+    pub offered_pps: f64,
+    pub throughput_pps: f64,
+    pub loss_ratio: f64,
+    pub latency_us: Latency,
+}
+
+/// One core.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CoreReport {
+    pub core: usize,
+    /// The vectors whose IRQ and NAPI run here.
+    pub vectors: Vec<usize>,
+    #[serde(flatten)]
+    pub path: PathReport,
+    /// Apps on this core.
+    pub app_latency_us: Latency,
+    pub goodput_bps: f64,
+    pub cpu: CpuShare,
+    pub cpu_ps: CpuPs,
+    pub irq_per_s: f64,
+    pub polls_per_s: f64,
+    pub packets_per_poll: Option<f64>,
+    pub cycles_per_packet: Option<f64>,
+    pub counts: CoreReportCounts,
+}
+
+/// A core's event counts (its vectors' and its own).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CoreReportCounts {
+    pub irqs: u64,
+    pub polls: u64,
+    pub polled_packets: u64,
+    pub timer_ticks: u64,
+    pub softirq_runs: u64,
+    pub ksoftirqd_wakeups: u64,
+    pub time_squeeze: u64,
+    pub context_switches: u64,
+}
+
+/// One queue vector.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QueueReport {
+    pub queue: usize,
+    pub core: usize,
+    /// Flows RSS steers here.
+    pub flows: u32,
+    #[serde(flatten)]
+    pub path: PathReport,
+    pub in_tx_ring: u64,
+    pub irq_per_s: f64,
+    pub polls_per_s: f64,
+    pub packets_per_poll: Option<f64>,
+    pub counts: VectorCounts,
+}
+
+/// One traffic class.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassReport {
+    pub class: String,
+    pub share: f64,
+    #[serde(flatten)]
+    pub path: PathReport,
+    pub consumed: u64,
+    pub goodput_bps: f64,
+    pub app_latency_us: Latency,
+}
+
+/// One app.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AppReport {
+    pub app: usize,
+    pub core: usize,
+    pub flows: u32,
+    pub consumed: u64,
+    pub dropped_socket: u64,
+    pub in_socket: u64,
+    pub in_app: u64,
+    pub consumed_pps: f64,
+    /// Bytes per second at IP length the app finished.
+    pub goodput_bps: f64,
+    pub app_latency_us: Latency,
 }
 
 /// The result of one run.
@@ -266,8 +847,11 @@ pub struct Report {
     pub measured_s: f64,
     pub packets: Packets,
     pub offered_pps: f64,
+    /// Packets delivered per second (the end of protocol processing).
     pub throughput_pps: f64,
+    /// Dropped anywhere, per offered packet.
     pub loss_ratio: f64,
+    /// NIC arrival → end of protocol processing (for forwarded packets: handed to the Tx ring).
     pub latency_us: Latency,
     pub cpu: CpuShare,
     pub cpu_ps: CpuPs,
@@ -280,5 +864,13 @@ pub struct Report {
     pub load_latency_product: Option<f64>,
     pub counts: Counts,
     /// Every scenario key with the value the run used (defaults filled in): enough to re-run it.
-    pub scenario: BTreeMap<&'static str, Value>,
+    pub scenario: BTreeMap<String, Value>,
+    /// NIC arrival → its app finished it.
+    pub app_latency_us: Latency,
+    /// Bytes per second at IP length (frame − 18) the apps finished.
+    pub goodput_bps: f64,
+    pub per_core: Vec<CoreReport>,
+    pub per_queue: Vec<QueueReport>,
+    pub per_class: Vec<ClassReport>,
+    pub per_app: Vec<AppReport>,
 }

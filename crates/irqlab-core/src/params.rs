@@ -4,6 +4,11 @@
 //! reads it (through the bindings) to validate, to print `--help` and to document keys; a test
 //! holds `docs/scenario.md` to it. A scenario arrives as flat `(dotted key, value)` pairs;
 //! [`Params::from_pairs`] checks each against the table and fills in the defaults.
+//!
+//! Two kinds of keys: plain keys ([`PARAMS`], e.g. `nic.queues`) and the fields of numbered
+//! entries ([`TABLES`]): `app.0.core`, `app.1.core`, `traffic.classes.0.share`, … — what a
+//! TOML array of tables (`[[app]]`) flattens to. Entries are numbered from 0 without gaps; an
+//! entry's fields not given take their defaults.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -20,6 +25,8 @@ pub enum Value {
     Int(i128),
     Float(f64),
     Str(String),
+    /// A list of scalars (a TOML array), e.g. `nic.irq_affinity = [0, 0, 1]`.
+    List(Vec<Value>),
 }
 
 impl fmt::Display for Value {
@@ -29,6 +36,16 @@ impl fmt::Display for Value {
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{}", fmt_float(*x)),
             Value::Str(s) => write!(f, "\"{s}\""),
+            Value::List(items) => {
+                write!(f, "[")?;
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                write!(f, "]")
+            }
         }
     }
 }
@@ -44,6 +61,8 @@ fn fmt_float(x: f64) -> String {
 /// The type and allowed values of a key.
 #[derive(Clone, Copy, Debug)]
 pub enum Kind {
+    /// `true` or `false`.
+    Bool,
     /// An integer in `[min, max]`.
     Int { min: i128, max: i128 },
     /// An integer from a fixed set.
@@ -54,27 +73,38 @@ pub enum Kind {
     OneOf(&'static [&'static str]),
     /// Free text, parsed and checked when the scenario is built; the words say what is allowed.
     Text(&'static str),
+    /// A list of at most `max_len` integers, each in `[min, max]`.
+    IntList {
+        min: i128,
+        max: i128,
+        max_len: usize,
+    },
 }
 
 /// A default value, as constant data.
 #[derive(Clone, Copy, Debug)]
 pub enum Default {
+    Bool(bool),
     Int(i128),
     Float(f64),
     Str(&'static str),
+    /// The empty list.
+    EmptyList,
 }
 
 impl Default {
     pub fn value(self) -> Value {
         match self {
+            Default::Bool(b) => Value::Bool(b),
             Default::Int(i) => Value::Int(i),
             Default::Float(x) => Value::Float(x),
             Default::Str(s) => Value::Str(s.to_string()),
+            Default::EmptyList => Value::List(Vec::new()),
         }
     }
 }
 
-/// One scenario key.
+/// One scenario key (or, in a [`TableSpec`], one field of an entry: `key` is the field name).
 #[derive(Clone, Copy, Debug)]
 pub struct ParamSpec {
     pub key: &'static str,
@@ -83,10 +113,24 @@ pub struct ParamSpec {
     pub doc: &'static str,
 }
 
+/// Numbered entries that share a set of fields: `{prefix}.{index}.{field}`.
+#[derive(Clone, Copy, Debug)]
+pub struct TableSpec {
+    /// `app`, `traffic.classes`.
+    pub prefix: &'static str,
+    /// What one entry is, for messages ("app", "traffic class").
+    pub noun: &'static str,
+    /// Entries allowed at most.
+    pub max_entries: usize,
+    pub fields: &'static [ParamSpec],
+    pub doc: &'static str,
+}
+
 impl Kind {
     /// What a user may write, in words, for error messages and `--help`.
     pub fn allowed(&self) -> String {
         match self {
+            Kind::Bool => "true or false".to_string(),
             Kind::Int { min, max } => format!("an integer in {min} … {max}"),
             Kind::IntOneOf(set) => {
                 let v: Vec<String> = set.iter().map(|i| i.to_string()).collect();
@@ -101,14 +145,19 @@ impl Kind {
                 format!("one of {}", v.join(", "))
             }
             Kind::Text(words) => words.to_string(),
+            Kind::IntList { min, max, max_len } => {
+                format!("a list of at most {max_len} integers, each in {min} … {max}")
+            }
         }
     }
 
     fn type_name(&self) -> &'static str {
         match self {
+            Kind::Bool => "true or false",
             Kind::Int { .. } | Kind::IntOneOf(_) => "an integer",
             Kind::Float { .. } => "a number",
             Kind::OneOf(_) | Kind::Text(_) => "a string",
+            Kind::IntList { .. } => "a list of integers",
         }
     }
 
@@ -125,6 +174,7 @@ impl Kind {
             allowed: format!("must be {}", self.allowed()),
         };
         match (self, value) {
+            (Kind::Bool, Value::Bool(b)) => Ok(Value::Bool(*b)),
             (Kind::Int { min, max }, Value::Int(i)) => {
                 if i < min || i > max {
                     return Err(out_of_range());
@@ -156,6 +206,20 @@ impl Kind {
                 Ok(Value::Str(s.clone()))
             }
             (Kind::Text(_), Value::Str(s)) => Ok(Value::Str(s.trim().to_string())),
+            (Kind::IntList { min, max, max_len }, Value::List(items)) => {
+                if items.len() > *max_len {
+                    return Err(out_of_range());
+                }
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    match item {
+                        Value::Int(i) if i >= min && i <= max => out.push(Value::Int(*i)),
+                        Value::Int(_) => return Err(out_of_range()),
+                        _ => return Err(wrong_type()),
+                    }
+                }
+                Ok(Value::List(out))
+            }
             _ => Err(wrong_type()),
         }
     }
@@ -223,9 +287,12 @@ const fn p(key: &'static str, kind: Kind, default: Default, doc: &'static str) -
     }
 }
 
-use self::Default::{Float as F, Int as I, Str as S};
+use self::Default::{Bool as B, EmptyList, Float as F, Int as I, Str as S};
 
 const COST_MAX_NS: f64 = 1e9;
+/// Cores and queue vectors allowed at most.
+pub const MAX_CORES: usize = 1024;
+pub const MAX_VECTORS: usize = 1024;
 
 /// The schema. Order is the order of documentation.
 pub const PARAMS: &[ParamSpec] = &[
@@ -262,6 +329,18 @@ pub const PARAMS: &[ParamSpec] = &[
         float(0.0, 3.6e6),
         F(10.0),
         "simulated time before measuring starts, ms",
+    ),
+    p(
+        "host.cores",
+        int(1, MAX_CORES as i128),
+        I(1),
+        "CPU cores; each is its own priority server with its own softirq state, poll list and ksoftirqd",
+    ),
+    p(
+        "host.forward",
+        Kind::Bool,
+        B(false),
+        "forward every packet that no app reads: after protocol processing it is sent on its vector's Tx ring (a router)",
     ),
     p(
         "traffic.kind",
@@ -328,6 +407,18 @@ pub const PARAMS: &[ParamSpec] = &[
         "pareto-onoff: line rate during ON (frames back to back with 20 bytes of preamble and gap), Gbit/s",
     ),
     p(
+        "traffic.flows",
+        int(1, 1 << 20),
+        I(1),
+        "flows; each packet belongs to one, drawn by popularity; RSS steers a flow to a queue",
+    ),
+    p(
+        "traffic.flow_zipf_s",
+        float(0.0, 10.0),
+        F(0.0),
+        "flow popularity: 0 = uniform, s > 0 = Zipf (flow k has weight 1/(k+1)^s)",
+    ),
+    p(
         "nic.ring_descriptors",
         int(1, 1 << 20),
         I(1024),
@@ -356,6 +447,58 @@ pub const PARAMS: &[ParamSpec] = &[
         Kind::OneOf(&["latched", "armed"]),
         S("latched"),
         "latched: a cause raised while masked interrupts at unmask (Intel EICR); armed: re-enabling after an empty poll discards it",
+    ),
+    p(
+        "nic.queues",
+        int(1, MAX_VECTORS as i128),
+        I(1),
+        "queue vectors, each with its own IRQ line, NAPI, moderation state, Rx ring per traffic class and Tx ring",
+    ),
+    p(
+        "nic.irq_affinity",
+        Kind::IntList {
+            min: 0,
+            max: MAX_CORES as i128 - 1,
+            max_len: MAX_VECTORS,
+        },
+        EmptyList,
+        "core of each vector's IRQ and NAPI, one entry per vector (empty = vector i on core i mod host.cores)",
+    ),
+    p(
+        "nic.rss_table_size",
+        int(1, 65_536),
+        I(128),
+        "RSS indirection table entries, filled round robin with the queues (ixgbe: 128, i40e: 512)",
+    ),
+    p(
+        "nic.tx_ring_descriptors",
+        int(0, 1 << 20),
+        I(512),
+        "Tx ring slots per vector; a packet holds one from transmit until the driver cleans it (0 = Rx-only vectors, no Tx ring)",
+    ),
+    p(
+        "nic.tx_irq",
+        Kind::Bool,
+        B(true),
+        "a Tx completion raises its vector's interrupt cause, as on Intel TxRx vectors (false: Tx is cleaned only when Rx polls)",
+    ),
+    p(
+        "nic.link_gbps",
+        positive(1e4),
+        F(10.0),
+        "link speed, Gbit/s: transmitted frames leave at this rate (with 20 bytes of preamble and gap)",
+    ),
+    p(
+        "socket.rcvbuf_bytes",
+        int(1, i32::MAX as i128),
+        I(212_992),
+        "socket receive buffer, bytes of skb truesize (net.core.rmem_default; SO_RCVBUF)",
+    ),
+    p(
+        "socket.truesize_bytes",
+        int(0, 1 << 20),
+        I(0),
+        "truesize charged per packet in a socket (0 = as ixgbe builds skbs: 2304 bytes at the standard MTU; 4352 per 3 KiB of frame with jumbo frames)",
     ),
     p(
         "platform.preset",
@@ -484,6 +627,42 @@ pub const PARAMS: &[ParamSpec] = &[
         "distribution of ctx_switch_ns",
     ),
     p(
+        "platform.tx_ns",
+        float(0.0, COST_MAX_NS),
+        F(250.0),
+        "forwarding: transmitting one packet (neighbour output, qdisc, driver xmit), in softirq after its protocol processing, ns",
+    ),
+    p(
+        "platform.tx_dist",
+        Kind::OneOf(DISTS),
+        S("deterministic"),
+        "distribution of tx_ns",
+    ),
+    p(
+        "platform.tx_clean_ns",
+        float(0.0, COST_MAX_NS),
+        F(50.0),
+        "forwarding: cleaning one completed Tx descriptor in the poll, before Rx, ns",
+    ),
+    p(
+        "platform.tx_clean_dist",
+        Kind::OneOf(DISTS),
+        S("deterministic"),
+        "distribution of tx_clean_ns",
+    ),
+    p(
+        "platform.task_wakeup_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "waking a sleeping app (try_to_wake_up), charged to the softirq that queued its packet, ns",
+    ),
+    p(
+        "platform.task_wakeup_dist",
+        Kind::OneOf(DISTS),
+        S("deterministic"),
+        "distribution of task_wakeup_ns",
+    ),
+    p(
         "kernel.napi_weight",
         int(1, 65_536),
         I(64),
@@ -532,6 +711,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "software IRQ coalescing: timer that re-polls instead of re-enabling the vector, ns (gro_flush_timeout; needs napi_defer_hard_irqs > 0)",
     ),
     p(
+        "kernel.sched_slice_us",
+        float(0.0, 1e6),
+        F(0.0),
+        "time slice of the threads (apps, ksoftirqd) sharing a core, us (0 = EEVDF's base slice: 750 x (1 + log2(min(cores, 8))))",
+    ),
+    p(
         "driver.moderation",
         Kind::OneOf(MODERATION),
         S("static"),
@@ -545,9 +730,15 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "driver.link_gbps",
-        positive(1e4),
-        F(10.0),
-        "ixgbe, i40e: link speed, Gbit/s: selects the size formula's branch as the drivers do (0.01, 0.1, 1, 2.5, 10, 20, 25, 40; others take their default)",
+        float(0.0, 1e4),
+        F(0.0),
+        "ixgbe, i40e: link speed the driver sees, Gbit/s: selects the size formula's branch as the drivers do (0.01, 0.1, 1, 2.5, 10, 20, 25, 40; others take their default); 0 = nic.link_gbps",
+    ),
+    p(
+        "driver.tx_work_limit",
+        int(1, 1 << 20),
+        I(256),
+        "Tx descriptors cleaned per poll at most; more left makes the poll incomplete (IXGBE_DEFAULT_TX_WORK)",
     ),
     p(
         "driver.legacy_bulk_rate",
@@ -741,15 +932,185 @@ pub const PRESETS: &[Preset] = &[
     },
 ];
 
-/// Looks up a key in the schema.
+/// The fields of one traffic class (`traffic.classes.N.*`).
+pub const CLASS_FIELDS: &[ParamSpec] = &[
+    p(
+        "name",
+        Kind::Text("a name of letters, digits, '-' and '_', unique among the classes"),
+        S(""),
+        "the class's name in reports (empty: c0, c1, …)",
+    ),
+    p(
+        "share",
+        float(0.0, 1.0),
+        F(0.0),
+        "fraction of the packets in this class, drawn independently per packet; the shares sum to 1 (all 0: equal shares)",
+    ),
+];
+
+/// The fields of one application (`app.N.*`).
+pub const APP_FIELDS: &[ParamSpec] = &[
+    p(
+        "core",
+        int(0, MAX_CORES as i128 - 1),
+        I(0),
+        "core the app's thread runs on",
+    ),
+    p(
+        "cost_ns",
+        float(0.0, COST_MAX_NS),
+        F(1000.0),
+        "reading and handling one packet (recv and the app's work), fixed part, ns",
+    ),
+    p(
+        "cost_dist",
+        Kind::OneOf(DISTS),
+        S("exponential"),
+        "distribution of cost_ns",
+    ),
+    p(
+        "cost_ns_per_byte",
+        float(0.0, 1e6),
+        F(0.0),
+        "per frame byte (deterministic), ns",
+    ),
+    p(
+        "flows",
+        Kind::IntList {
+            min: 0,
+            max: (1 << 20) - 1,
+            max_len: 1 << 20,
+        },
+        EmptyList,
+        "flows the app reads (empty = the flows RSS steers to its core; shared round robin by the apps on that core)",
+    ),
+    p(
+        "rcvbuf_bytes",
+        int(0, i32::MAX as i128),
+        I(0),
+        "its socket's receive buffer, bytes (0 = socket.rcvbuf_bytes)",
+    ),
+];
+
+/// The numbered entries.
+pub const TABLES: &[TableSpec] = &[
+    TableSpec {
+        prefix: "traffic.classes",
+        noun: "traffic class",
+        max_entries: 8,
+        fields: CLASS_FIELDS,
+        doc: "traffic classes ([[traffic.classes]]): each selects an Rx ring in every vector (default: one class)",
+    },
+    TableSpec {
+        prefix: "app",
+        noun: "app",
+        max_entries: 256,
+        fields: APP_FIELDS,
+        doc: "applications ([[app]]): a thread on a core reading a socket (default: none)",
+    },
+];
+
+/// Looks up a plain key in the schema.
 pub fn spec(key: &str) -> Option<&'static ParamSpec> {
     PARAMS.iter().find(|p| p.key == key)
 }
 
-/// A complete, validated set of scenario values: every schema key present, each in range.
+/// What a dotted key names.
+#[derive(Clone, Copy, Debug)]
+pub enum Lookup {
+    Plain(&'static ParamSpec),
+    /// Field `field` of entry `index` of `table`.
+    Field {
+        table: &'static TableSpec,
+        index: usize,
+        field: &'static ParamSpec,
+    },
+}
+
+impl Lookup {
+    pub fn spec(&self) -> &'static ParamSpec {
+        match self {
+            Lookup::Plain(s) => s,
+            Lookup::Field { field, .. } => field,
+        }
+    }
+}
+
+/// Looks up a key: a plain key or `{table}.{index}.{field}`.
+pub fn lookup(key: &str) -> Result<Lookup, Error> {
+    if let Some(s) = spec(key) {
+        return Ok(Lookup::Plain(s));
+    }
+    for table in TABLES {
+        let Some(rest) = key
+            .strip_prefix(table.prefix)
+            .and_then(|r| r.strip_prefix('.'))
+        else {
+            continue;
+        };
+        let (index, field) = rest.split_once('.').unwrap_or((rest, ""));
+        let canonical = !index.is_empty()
+            && index.bytes().all(|b| b.is_ascii_digit())
+            && (index == "0" || !index.starts_with('0'));
+        if !canonical {
+            return Err(Error::UnknownKey {
+                key: key.to_string(),
+                hint: format!(
+                    "; {} entries are written {}.N.field with N = 0, 1, …",
+                    table.noun, table.prefix
+                ),
+            });
+        }
+        let index: usize = index.parse().unwrap_or(usize::MAX);
+        if index >= table.max_entries {
+            return Err(Error::OutOfRange {
+                key: key.to_string(),
+                value: index.to_string(),
+                allowed: format!(
+                    "at most {} entries of {} (N = 0 … {})",
+                    table.max_entries,
+                    table.prefix,
+                    table.max_entries - 1
+                ),
+            });
+        }
+        let Some(f) = table.fields.iter().find(|f| f.key == field) else {
+            let names: Vec<&str> = table.fields.iter().map(|f| f.key).collect();
+            let best = names
+                .iter()
+                .map(|n| (levenshtein(field, n), *n))
+                .min()
+                .filter(|(d, _)| *d <= 3.max(field.len() / 3));
+            let hint = match best {
+                Some((_, n)) => format!(" (did you mean '{}.{index}.{n}'?)", table.prefix),
+                None => format!("; fields of {} are: {}", table.prefix, names.join(", ")),
+            };
+            return Err(Error::UnknownKey {
+                key: key.to_string(),
+                hint,
+            });
+        };
+        return Ok(Lookup::Field {
+            table,
+            index,
+            field: f,
+        });
+    }
+    Err(unknown_key(key))
+}
+
+/// The key of field `field` of entry `index` of the table `prefix`.
+pub fn field_key(prefix: &str, index: usize, field: &str) -> String {
+    format!("{prefix}.{index}.{field}")
+}
+
+/// A complete, validated set of scenario values: every plain key present, every field of each
+/// numbered entry present, each in range.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
-    values: BTreeMap<&'static str, Value>,
+    values: BTreeMap<String, Value>,
+    /// Entries of each table, in [`TABLES`] order.
+    entries: Vec<usize>,
 }
 
 impl Params {
@@ -758,14 +1119,38 @@ impl Params {
     pub fn from_pairs<K: AsRef<str>>(
         pairs: impl IntoIterator<Item = (K, Value)>,
     ) -> Result<Params, Error> {
-        let mut given: BTreeMap<&'static str, Value> = BTreeMap::new();
+        let mut given: BTreeMap<String, Value> = BTreeMap::new();
+        let mut indices: Vec<Vec<bool>> = TABLES.iter().map(|_| Vec::new()).collect();
         for (key, value) in pairs {
             let key = key.as_ref();
-            let spec = spec(key).ok_or_else(|| unknown_key(key))?;
-            given.insert(spec.key, spec.kind.check(key, &value)?);
+            match lookup(key)? {
+                Lookup::Plain(spec) => {
+                    given.insert(spec.key.to_string(), spec.kind.check(key, &value)?);
+                }
+                Lookup::Field {
+                    table,
+                    index,
+                    field,
+                } => {
+                    let t = TABLES
+                        .iter()
+                        .position(|t| t.prefix == table.prefix)
+                        .expect("a table of the schema");
+                    if indices[t].len() <= index {
+                        indices[t].resize(index + 1, false);
+                    }
+                    indices[t][index] = true;
+                    given.insert(
+                        field_key(table.prefix, index, field.key),
+                        field.kind.check(key, &value)?,
+                    );
+                }
+            }
         }
-        let mut values: BTreeMap<&'static str, Value> =
-            PARAMS.iter().map(|p| (p.key, p.default.value())).collect();
+        let mut values: BTreeMap<String, Value> = PARAMS
+            .iter()
+            .map(|p| (p.key.to_string(), p.default.value()))
+            .collect();
         // Presets, lowest rank first, so that higher ranks overwrite.
         for preset in PRESETS.iter().rev() {
             let chosen = given
@@ -774,12 +1159,40 @@ impl Params {
                 .unwrap_or_else(|| spec(preset.key).expect("preset key").default.value());
             if chosen == Value::Str(preset.value.to_string()) {
                 for (k, d) in preset.defaults {
-                    values.insert(spec(k).expect("preset default key").key, d.value());
+                    values.insert(
+                        spec(k).expect("preset default key").key.to_string(),
+                        d.value(),
+                    );
                 }
             }
         }
         values.extend(given);
-        Ok(Params { values })
+        let mut entries = Vec::with_capacity(TABLES.len());
+        for (table, seen) in TABLES.iter().zip(&indices) {
+            if let Some(gap) = seen.iter().position(|s| !s) {
+                let n = seen.len();
+                return Err(Error::Inconsistent {
+                    key: format!("{}.{gap}", table.prefix),
+                    value: "missing".into(),
+                    reason: format!(
+                        "{} entries are numbered from 0 without gaps; {} given up to {}.{}",
+                        table.noun,
+                        n,
+                        table.prefix,
+                        n - 1
+                    ),
+                });
+            }
+            for i in 0..seen.len() {
+                for f in table.fields {
+                    values
+                        .entry(field_key(table.prefix, i, f.key))
+                        .or_insert_with(|| f.default.value());
+                }
+            }
+            entries.push(seen.len());
+        }
+        Ok(Params { values, entries })
     }
 
     /// The defaults alone.
@@ -815,15 +1228,44 @@ impl Params {
         }
     }
 
+    pub fn bool(&self, key: &str) -> bool {
+        match self.get(key) {
+            Value::Bool(b) => *b,
+            v => panic!("internal: '{key}' = {v} is not a boolean"),
+        }
+    }
+
+    /// A list of integers (validated non-negative by its kind).
+    pub fn u64_list(&self, key: &str) -> Vec<u64> {
+        match self.get(key) {
+            Value::List(items) => items
+                .iter()
+                .map(|v| match v {
+                    Value::Int(i) => *i as u64,
+                    v => panic!("internal: '{key}' holds {v}, not an integer"),
+                })
+                .collect(),
+            v => panic!("internal: '{key}' = {v} is not a list"),
+        }
+    }
+
+    /// Entries given for the table `prefix` (`app`, `traffic.classes`).
+    pub fn entries(&self, prefix: &str) -> usize {
+        TABLES
+            .iter()
+            .position(|t| t.prefix == prefix)
+            .map_or(0, |t| self.entries[t])
+    }
+
     /// Replaces a value the scenario derives (e.g. an automatic setting resolved).
-    pub(crate) fn set(&mut self, key: &'static str, value: Value) {
-        debug_assert!(spec(key).is_some());
-        self.values.insert(key, value);
+    pub(crate) fn set(&mut self, key: &str, value: Value) {
+        debug_assert!(lookup(key).is_ok(), "{key}");
+        self.values.insert(key.to_string(), value);
     }
 
     /// All values, sorted by key.
-    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &Value)> {
-        self.values.iter().map(|(k, v)| (*k, v))
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.values.iter().map(|(k, v)| (k.as_str(), v))
     }
 }
 
@@ -847,6 +1289,7 @@ fn unknown_key(key: &str) -> Error {
                     let mut s: Vec<&str> = PARAMS
                         .iter()
                         .map(|p| p.key.split('.').next().unwrap_or(p.key))
+                        .chain(TABLES.iter().map(|t| t.prefix))
                         .collect();
                     s.dedup();
                     s

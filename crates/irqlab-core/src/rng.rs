@@ -27,10 +27,19 @@ pub enum StreamId {
     CtxSwitchCost = 8,
     FirstPacketCost = 9,
     PollTimerCost = 10,
+    /// The flow of each packet.
+    Flows = 11,
+    /// The traffic class of each packet.
+    Classes = 12,
+    AppCost = 13,
+    TxCost = 14,
+    TxCleanCost = 15,
+    /// Waking a sleeping app.
+    WakeupCost = 16,
 }
 
 /// Number of streams allocated per run.
-pub const N_STREAMS: usize = 11;
+pub const N_STREAMS: usize = 17;
 
 /// Largest replication index accepted (each costs one long jump when the run is built).
 pub const MAX_REPLICATION: u64 = 65_535;

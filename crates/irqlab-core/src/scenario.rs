@@ -3,8 +3,9 @@
 //! Build, validate, then run: every error surfaces here, naming its key, before time zero.
 
 use crate::error::Error;
-use crate::params::{Params, Value};
+use crate::params::{Params, Value, field_key};
 use crate::time::{PS_PER_S, SimDuration, SimTime};
+pub use crate::topology::Topology;
 
 /// The interrupt-handling scheme: which parts of the host model are in play.
 ///
@@ -106,10 +107,11 @@ impl Cost {
 }
 
 /// How re-enabling the vector treats a cause raised by packets the poll already processed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CauseMode {
     /// The cause bit stays latched until an IRQ is delivered (Intel EICR): re-enabling a vector
     /// with a latched cause interrupts at once, even if the poll already took those packets.
+    #[default]
     Latched,
     /// Re-enabling after the poll found the ring empty re-arms the vector: only packets that
     /// arrive afterwards raise an IRQ (completion-queue arming; Salah's disable-enable model).
@@ -247,6 +249,78 @@ pub struct TrafficConfig {
     pub sizes: SizeDist,
     /// Pareto ON/OFF parameters (for `ParetoOnOff`).
     pub onoff: Option<OnOffConfig>,
+    /// Number of flows.
+    pub flows: usize,
+    /// Cumulative flow popularity (Zipf); `None`: uniform.
+    pub flow_cum: Option<Vec<f64>>,
+    /// The traffic classes, at least one.
+    pub classes: Vec<ClassConfig>,
+    /// Cumulative class shares, the last exactly 1.
+    pub class_cum: Vec<f64>,
+}
+
+/// A traffic class: its own Rx ring in every vector.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassConfig {
+    pub name: String,
+    pub share: f64,
+}
+
+/// The host's shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostConfig {
+    pub cores: usize,
+    /// Packets no app reads are transmitted (a router) rather than ending in the stack.
+    pub forward: bool,
+}
+
+/// Socket defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SocketConfig {
+    pub rcvbuf_bytes: u64,
+    /// Truesize charged per packet; 0: [`truesize_of_frame`].
+    pub truesize_bytes: u64,
+    /// The largest frame exceeds the standard MTU: the driver uses 3 KiB buffers.
+    pub jumbo: bool,
+}
+
+impl SocketConfig {
+    /// The truesize a frame of `size_bytes` is charged in a socket.
+    #[inline]
+    pub fn truesize(&self, size_bytes: u32) -> u64 {
+        if self.truesize_bytes > 0 {
+            self.truesize_bytes
+        } else {
+            truesize_of_frame(size_bytes, self.jumbo)
+        }
+    }
+}
+
+/// The largest frame of the standard 1500-byte MTU (with its Ethernet header and FCS).
+pub const STANDARD_MAX_FRAME: u32 = 1518;
+/// `SKB_DATA_ALIGN(sizeof(struct sk_buff))` on x86-64.
+pub const SK_BUFF_BYTES: u64 = 256;
+
+/// The skb truesize of a received frame as ixgbe builds it (`build_skb`, 4 KiB pages): at the
+/// standard MTU every frame sits in a 2 KiB half page, `2048 + 256` = 2304 bytes whatever its
+/// length; with a larger MTU (`jumbo`) the driver uses 3 KiB buffers in 4 KiB halves of 8 KiB
+/// pages: `4096 + 256` for the first 3 KiB of a frame, and 4096 for each further buffer.
+pub fn truesize_of_frame(size_bytes: u32, jumbo: bool) -> u64 {
+    if !jumbo {
+        return 2048 + SK_BUFF_BYTES;
+    }
+    u64::from(size_bytes).div_ceil(3072).max(1) * 4096 + SK_BUFF_BYTES
+}
+
+/// An application: a thread on a core reading its socket with blocking `recv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppConfig {
+    pub core: usize,
+    /// Per packet: fixed part and per-byte part (ps per frame byte).
+    pub cost: Cost,
+    pub cost_ps_per_byte: f64,
+    /// Its socket's receive buffer, bytes.
+    pub rcvbuf_bytes: u64,
 }
 
 /// Aggregated Pareto ON/OFF sources (Taqqu, Willinger & Sherman 1997; Salah §5.1).
@@ -318,8 +392,8 @@ impl Moderation {
         }
     }
 
-    /// The policy the engine drives.
-    pub fn policy(&self) -> crate::moderation::AnyPolicy {
+    /// The policy of one vector; `has_tx`: the vector has a Tx ring (a TxRx vector).
+    pub fn policy(&self, _has_tx: bool) -> crate::moderation::AnyPolicy {
         use crate::moderation::{
             AnyPolicy as P, Off, Static, dim, i40e, ixgbe, ixgbe_legacy, linear,
         };
@@ -379,13 +453,29 @@ pub struct HybridConfig {
     pub hysteresis: f64,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NicConfig {
+    /// Slots of each Rx ring.
     pub ring_descriptors: usize,
     pub itr: SimDuration,
     pub rx_usecs: SimDuration,
     pub rx_frames: u64,
     pub cause_mode: CauseMode,
+    /// Queue vectors.
+    pub queues: usize,
+    /// Slots of each vector's Tx ring (0: Rx-only vectors).
+    pub tx_ring_descriptors: usize,
+    /// Tx completions raise the vector's interrupt cause.
+    pub tx_irq: bool,
+    pub link_gbps: f64,
+    pub rss_table_size: usize,
+}
+
+/// The driver's settings beyond moderation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DriverConfig {
+    /// Tx descriptors cleaned per poll at most.
+    pub tx_work_limit: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -400,6 +490,11 @@ pub struct PlatformConfig {
     pub unmask: Cost,
     pub ctx_switch: Cost,
     pub poll_timer: Cost,
+    /// Forwarding: transmit, and cleaning a completed Tx descriptor.
+    pub tx: Cost,
+    pub tx_clean: Cost,
+    /// Waking a sleeping thread, charged to the waker.
+    pub task_wakeup: Cost,
     /// Waking the core after an idle period longer than `wakeup_after` (zero cost: never).
     pub wakeup: Cost,
     pub wakeup_after: SimDuration,
@@ -420,6 +515,8 @@ pub struct KernelConfig {
     pub defer_hard_irqs: u64,
     /// `gro_flush_timeout`.
     pub gro_flush_timeout: SimDuration,
+    /// Time slice of the threads sharing a core (resolved).
+    pub sched_slice: SimDuration,
 }
 
 /// Everything one run needs, validated.
@@ -427,8 +524,14 @@ pub struct KernelConfig {
 pub struct Scenario {
     pub scheme: Scheme,
     pub run: RunConfig,
+    pub host: HostConfig,
     pub traffic: TrafficConfig,
     pub nic: NicConfig,
+    pub driver: DriverConfig,
+    pub socket: SocketConfig,
+    pub apps: Vec<AppConfig>,
+    /// Where everything is: vectors on cores, flows on queues and apps.
+    pub topology: Topology,
     pub platform: PlatformConfig,
     pub kernel: KernelConfig,
     pub poll: PollConfig,
@@ -505,6 +608,10 @@ impl Scenario {
                 reason: "CBR spacing would be below one picosecond".into(),
             });
         }
+        let flows = p.u64("traffic.flows") as usize;
+        let zipf_s = p.f64("traffic.flow_zipf_s");
+        let flow_cum = (zipf_s > 0.0 && flows > 1).then(|| zipf_cum(flows, zipf_s));
+        let (classes, class_cum) = parse_classes(&mut p)?;
         let hz = p.u64("kernel.hz");
         let jiffy = SimDuration(PS_PER_S / hz);
         let platform = PlatformConfig {
@@ -518,11 +625,18 @@ impl Scenario {
             unmask: cost(&p, "unmask"),
             ctx_switch: cost(&p, "ctx_switch"),
             poll_timer: cost(&p, "poll_timer"),
+            tx: cost(&p, "tx"),
+            tx_clean: cost(&p, "tx_clean"),
+            task_wakeup: cost(&p, "task_wakeup"),
             wakeup: Cost {
                 dist: Dist::Deterministic,
                 ..cost_of(p.f64("platform.wakeup_ns"))
             },
             wakeup_after: SimDuration::from_us(p.f64("platform.wakeup_after_us")),
+        };
+        let host = HostConfig {
+            cores: p.u64("host.cores") as usize,
+            forward: p.bool("host.forward"),
         };
         let nic = NicConfig {
             ring_descriptors: p.u64("nic.ring_descriptors") as usize,
@@ -533,6 +647,11 @@ impl Scenario {
                 "armed" => CauseMode::Armed,
                 _ => CauseMode::Latched,
             },
+            queues: p.u64("nic.queues") as usize,
+            tx_ring_descriptors: p.u64("nic.tx_ring_descriptors") as usize,
+            tx_irq: p.bool("nic.tx_irq"),
+            link_gbps: p.f64("nic.link_gbps"),
+            rss_table_size: p.u64("nic.rss_table_size") as usize,
         };
         let min_budget_us = 2_000_000 / hz;
         let budget_us = match p.u64("kernel.netdev_budget_usecs") {
@@ -548,6 +667,15 @@ impl Scenario {
             }
             us => us,
         };
+        let slice_us = match p.f64("kernel.sched_slice_us") {
+            0.0 => {
+                // EEVDF: sysctl_sched_base_slice = 0.75 ms x (1 + ilog2(min(cpus, 8)))
+                let us = 750.0 * f64::from(1 + host.cores.min(8).ilog2());
+                p.set("kernel.sched_slice_us", Value::Float(us));
+                us
+            }
+            us => us,
+        };
         let kernel = KernelConfig {
             napi_weight: p.u64("kernel.napi_weight"),
             netdev_budget: p.u64("kernel.netdev_budget") as i64,
@@ -557,8 +685,16 @@ impl Scenario {
             max_softirq_jiffies: to_jiffies(p.f64("kernel.max_softirq_time_ms"), 1e3, hz),
             defer_hard_irqs: p.u64("kernel.napi_defer_hard_irqs"),
             gro_flush_timeout: SimDuration::from_ns(p.f64("kernel.gro_flush_timeout_ns")),
+            sched_slice: SimDuration::from_us(slice_us),
         };
+        if p.f64("driver.link_gbps") == 0.0 {
+            // the driver reads the link speed from the NIC
+            p.set("driver.link_gbps", Value::Float(nic.link_gbps));
+        }
         let moderation = Moderation::from_params(&p, nic.itr);
+        let driver = DriverConfig {
+            tx_work_limit: p.u64("driver.tx_work_limit"),
+        };
         let poll = PollConfig {
             period: SimDuration::from_us(p.f64("poll.period_us")),
             quota: p.u64("poll.quota"),
@@ -592,6 +728,85 @@ impl Scenario {
                 allowed: "must be at least one picosecond".into(),
             });
         }
+        let largest = sizes.pmf().iter().map(|(s, _)| *s).max().unwrap_or(1);
+        let socket = SocketConfig {
+            rcvbuf_bytes: p.u64("socket.rcvbuf_bytes"),
+            truesize_bytes: p.u64("socket.truesize_bytes"),
+            jumbo: largest > STANDARD_MAX_FRAME,
+        };
+        let mut apps = Vec::with_capacity(p.entries("app"));
+        for i in 0..p.entries("app") {
+            let key = |f: &str| field_key("app", i, f);
+            let dist = match p.str(&key("cost_dist")) {
+                "exponential" => Dist::Exponential,
+                _ => Dist::Deterministic,
+            };
+            let rcvbuf_bytes = match p.u64(&key("rcvbuf_bytes")) {
+                0 => socket.rcvbuf_bytes,
+                b => b,
+            };
+            // a packet must fit an empty socket
+            let need = socket.truesize(largest);
+            if rcvbuf_bytes < need {
+                let k = if p.u64(&key("rcvbuf_bytes")) == 0 {
+                    "socket.rcvbuf_bytes".to_string()
+                } else {
+                    key("rcvbuf_bytes")
+                };
+                return Err(Error::Inconsistent {
+                    value: p.get(&k).to_string(),
+                    key: k,
+                    reason: format!(
+                        "smaller than one packet: a {largest}-byte frame is charged {need} bytes of truesize"
+                    ),
+                });
+            }
+            apps.push(AppConfig {
+                core: p.u64(&key("core")) as usize,
+                cost: Cost {
+                    dist,
+                    ..cost_of(p.f64(&key("cost_ns")))
+                },
+                cost_ps_per_byte: p.f64(&key("cost_ns_per_byte")) * 1000.0,
+                rcvbuf_bytes,
+            });
+        }
+        let topology = Topology::build(&p, &host, &nic, flows)?;
+        if scheme.uses_poll_loop() {
+            if let Some(c) = topology.core_vectors.iter().position(|v| v.len() > 1) {
+                let key = if p.u64_list("nic.irq_affinity").is_empty() {
+                    "nic.queues"
+                } else {
+                    "nic.irq_affinity"
+                };
+                return Err(Error::Inconsistent {
+                    key: key.into(),
+                    value: p.get(key).to_string(),
+                    reason: format!(
+                        "scheme \"{}\" runs Salah's polling loop, one queue vector per core; core {c} has {}",
+                        scheme.name(),
+                        topology.core_vectors[c].len()
+                    ),
+                });
+            }
+            if host.forward {
+                return Err(Error::Inconsistent {
+                    key: "host.forward".into(),
+                    value: "true".into(),
+                    reason: format!(
+                        "scheme \"{}\" runs Salah's polling loop, which never cleans a Tx ring; forward with a NAPI scheme (napi, irq, coalesce-count, coalesce-time, ideal)",
+                        scheme.name()
+                    ),
+                });
+            }
+        }
+        if host.forward && nic.tx_ring_descriptors == 0 {
+            return Err(Error::Inconsistent {
+                key: "nic.tx_ring_descriptors".into(),
+                value: "0".into(),
+                reason: "host.forward = true needs a Tx ring on each vector".into(),
+            });
+        }
         Ok(Scenario {
             scheme,
             run: RunConfig {
@@ -600,13 +815,22 @@ impl Scenario {
                 warmup,
                 end,
             },
+            host,
             traffic: TrafficConfig {
                 kind,
                 rate_pps,
                 sizes,
                 onoff,
+                flows,
+                flow_cum,
+                classes,
+                class_cum,
             },
             nic,
+            driver,
+            socket,
+            apps,
+            topology,
             platform,
             kernel,
             poll,
@@ -616,6 +840,95 @@ impl Scenario {
             params: p,
         })
     }
+}
+
+/// Cumulative Zipf popularity of `n` flows: flow `k` has weight `1 / (k + 1)^s`.
+fn zipf_cum(n: usize, s: f64) -> Vec<f64> {
+    let w: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
+    let total: f64 = w.iter().sum();
+    let mut acc = 0.0;
+    let mut cum: Vec<f64> = w
+        .iter()
+        .map(|x| {
+            acc += x;
+            acc / total
+        })
+        .collect();
+    *cum.last_mut().expect("at least one flow") = 1.0;
+    cum
+}
+
+/// The traffic classes (default: one, named "default") and their cumulative shares; resolves
+/// empty names to `c0`, `c1`, … and all-zero shares to equal shares.
+fn parse_classes(p: &mut Params) -> Result<(Vec<ClassConfig>, Vec<f64>), Error> {
+    let n = p.entries("traffic.classes");
+    if n == 0 {
+        return Ok((
+            vec![ClassConfig {
+                name: "default".into(),
+                share: 1.0,
+            }],
+            vec![1.0],
+        ));
+    }
+    let mut classes = Vec::with_capacity(n);
+    for i in 0..n {
+        let key = field_key("traffic.classes", i, "name");
+        let mut name = p.str(&key).to_string();
+        if name.is_empty() {
+            name = format!("c{i}");
+            p.set(&key, Value::Str(name.clone()));
+        }
+        let valid = name.len() <= 32
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !valid {
+            return Err(Error::OutOfRange {
+                key,
+                value: format!("\"{name}\""),
+                allowed: "must be at most 32 letters, digits, '-' and '_'".into(),
+            });
+        }
+        if classes.iter().any(|c: &ClassConfig| c.name == name) {
+            return Err(Error::Inconsistent {
+                key,
+                value: format!("\"{name}\""),
+                reason: "another class has this name".into(),
+            });
+        }
+        let share = p.f64(&field_key("traffic.classes", i, "share"));
+        classes.push(ClassConfig { name, share });
+    }
+    let total: f64 = classes.iter().map(|c| c.share).sum();
+    if total == 0.0 {
+        for (i, c) in classes.iter_mut().enumerate() {
+            c.share = 1.0 / n as f64;
+            p.set(
+                &field_key("traffic.classes", i, "share"),
+                Value::Float(c.share),
+            );
+        }
+    } else if (total - 1.0).abs() > 1e-9 {
+        let key = field_key("traffic.classes", 0, "share");
+        return Err(Error::Inconsistent {
+            value: p.get(&key).to_string(),
+            key,
+            reason: format!(
+                "the class shares sum to {total}; they must sum to 1 (or all be 0 for equal shares)"
+            ),
+        });
+    }
+    let mut acc = 0.0;
+    let mut cum: Vec<f64> = classes
+        .iter()
+        .map(|c| {
+            acc += c.share;
+            acc
+        })
+        .collect();
+    *cum.last_mut().expect("at least one class") = 1.0;
+    Ok((classes, cum))
 }
 
 /// Salah Eq. 13: the cliff point of normal interruption, `r/2 (sqrt(1 + 4 mu/r) - 1)`, with

@@ -5,11 +5,11 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use irqlab_core::params::{Default as SpecDefault, Kind};
+use irqlab_core::params::{Kind, ParamSpec, TABLES};
 use irqlab_core::{Error, PARAMS, Report, Scenario, Value};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 /// The Python exception `irqlab.errors.<name>(*args)`.
 fn py_err<'py, A: pyo3::call::PyCallArgs<'py>>(py: Python<'py>, name: &str, args: A) -> PyErr {
@@ -55,6 +55,24 @@ fn to_value(py: Python<'_>, key: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> 
     if v.is_instance_of::<PyString>() {
         return Ok(Value::Str(v.extract()?));
     }
+    if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+        let mut items = Vec::new();
+        for item in v.try_iter()? {
+            let item = item?;
+            if item.is_instance_of::<PyList>() || item.is_instance_of::<PyTuple>() {
+                return Err(config_error(
+                    py,
+                    &Error::WrongType {
+                        key: key.to_string(),
+                        value: v.repr()?.to_string(),
+                        expected: "a list of numbers or strings, not of lists".into(),
+                    },
+                ));
+            }
+            items.push(to_value(py, key, &item)?);
+        }
+        return Ok(Value::List(items));
+    }
     Err(config_error(
         py,
         &Error::WrongType {
@@ -97,18 +115,29 @@ fn report_to_py<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyAny>>
     pythonize::pythonize(py, r).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+fn value_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any(),
+        Value::Float(x) => PyFloat::new(py, *x).into_any(),
+        Value::Str(s) => PyString::new(py, s).into_any(),
+        Value::List(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(value_to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+    })
+}
+
 /// Validates a flat `{dotted key: value}` scenario; returns every key with its resolved value.
 #[pyfunction]
 fn resolve<'py>(py: Python<'py>, params: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
     let s = build(py, params)?;
     let out = PyDict::new(py);
     for (k, v) in s.params.iter() {
-        match v {
-            Value::Bool(b) => out.set_item(k, *b)?,
-            Value::Int(i) => out.set_item(k, *i)?,
-            Value::Float(x) => out.set_item(k, *x)?,
-            Value::Str(s) => out.set_item(k, s)?,
-        }
+        out.set_item(k, value_to_py(py, v)?)?;
     }
     Ok(out)
 }
@@ -182,43 +211,62 @@ fn frame_sizes(py: Python<'_>, params: &Bound<'_, PyDict>) -> PyResult<Vec<(u32,
     Ok(build(py, params)?.traffic.sizes.pmf())
 }
 
-/// The scenario schema: a list of `{key, type, default, allowed, doc, ...}` dicts.
+fn spec_to_py<'py>(py: Python<'py>, key: &str, p: &ParamSpec) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("key", key)?;
+    d.set_item("doc", p.doc)?;
+    d.set_item("allowed", p.kind.allowed())?;
+    d.set_item("default", value_to_py(py, &p.default.value())?)?;
+    match p.kind {
+        Kind::Bool => d.set_item("type", "bool")?,
+        Kind::Int { min, max } => {
+            d.set_item("type", "int")?;
+            d.set_item("min", min)?;
+            d.set_item("max", max)?;
+        }
+        Kind::IntOneOf(set) => {
+            d.set_item("type", "int")?;
+            d.set_item("choices", set.to_vec())?;
+        }
+        Kind::Float { min, max, min_open } => {
+            d.set_item("type", "float")?;
+            d.set_item("min", min)?;
+            d.set_item("max", max)?;
+            d.set_item("min_exclusive", min_open)?;
+        }
+        Kind::OneOf(set) => {
+            d.set_item("type", "str")?;
+            d.set_item("choices", set.to_vec())?;
+        }
+        Kind::Text(_) => d.set_item("type", "text")?,
+        Kind::IntList { min, max, max_len } => {
+            d.set_item("type", "int_list")?;
+            d.set_item("min", min)?;
+            d.set_item("max", max)?;
+            d.set_item("max_len", max_len)?;
+        }
+    }
+    Ok(d)
+}
+
+/// The scenario schema: a list of `{key, type, default, allowed, doc, ...}` dicts. The fields
+/// of numbered entries appear as `{table}.N.{field}` with `table`, `noun` and `max_entries`.
 #[pyfunction]
 fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
     for p in PARAMS {
-        let d = PyDict::new(py);
-        d.set_item("key", p.key)?;
-        d.set_item("doc", p.doc)?;
-        d.set_item("allowed", p.kind.allowed())?;
-        match p.default {
-            SpecDefault::Int(i) => d.set_item("default", i)?,
-            SpecDefault::Float(x) => d.set_item("default", x)?,
-            SpecDefault::Str(s) => d.set_item("default", s)?,
+        list.append(spec_to_py(py, p.key, p)?)?;
+    }
+    for t in TABLES {
+        for f in t.fields {
+            let d = spec_to_py(py, &format!("{}.N.{}", t.prefix, f.key), f)?;
+            d.set_item("table", t.prefix)?;
+            d.set_item("noun", t.noun)?;
+            d.set_item("max_entries", t.max_entries)?;
+            d.set_item("table_doc", t.doc)?;
+            d.set_item("field", f.key)?;
+            list.append(d)?;
         }
-        match p.kind {
-            Kind::Int { min, max } => {
-                d.set_item("type", "int")?;
-                d.set_item("min", min)?;
-                d.set_item("max", max)?;
-            }
-            Kind::IntOneOf(set) => {
-                d.set_item("type", "int")?;
-                d.set_item("choices", set.to_vec())?;
-            }
-            Kind::Float { min, max, min_open } => {
-                d.set_item("type", "float")?;
-                d.set_item("min", min)?;
-                d.set_item("max", max)?;
-                d.set_item("min_exclusive", min_open)?;
-            }
-            Kind::OneOf(set) => {
-                d.set_item("type", "str")?;
-                d.set_item("choices", set.to_vec())?;
-            }
-            Kind::Text(_) => d.set_item("type", "text")?,
-        }
-        list.append(d)?;
     }
     Ok(list)
 }

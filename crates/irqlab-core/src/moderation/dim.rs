@@ -427,6 +427,7 @@ mod tests {
                 packets: self.packets,
                 bytes: self.bytes,
                 events: self.events,
+                ..Sample::default()
             }
         }
 
@@ -540,6 +541,7 @@ mod tests {
                 packets,
                 bytes,
                 events,
+                ..Sample::default()
             };
             assert_eq!(calc_stats(&start, &end), want, "{t} µs");
         }
@@ -704,6 +706,7 @@ mod tests {
                 packets: v,
                 bytes: v,
                 events: v,
+                ..Sample::default()
             };
             dim.on_complete(&s);
         }

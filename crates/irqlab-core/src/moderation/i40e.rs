@@ -258,6 +258,7 @@ mod tests {
                 packets: self.packets,
                 bytes: self.bytes,
                 events: 0,
+                ..Sample::default()
             }
         }
     }
@@ -412,6 +413,7 @@ mod tests {
                 packets,
                 bytes,
                 events: 0,
+                ..Sample::default()
             };
             p.on_complete(&s);
         }

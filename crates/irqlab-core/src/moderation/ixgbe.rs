@@ -190,6 +190,7 @@ mod tests {
             packets,
             bytes,
             events: 1,
+            ..Sample::default()
         });
         (p, w)
     }
@@ -271,6 +272,7 @@ mod tests {
                 packets,
                 bytes,
                 events: 0,
+                ..Sample::default()
             };
             let w = p.on_complete(&s);
             assert_eq!((p.rx_itr(), p.itr()), (rx, itr), "step {j}");
@@ -291,6 +293,7 @@ mod tests {
                 packets,
                 bytes: packets * 1500,
                 events: 0,
+                ..Sample::default()
             };
             p.on_complete(&s);
         }
@@ -318,6 +321,7 @@ mod tests {
                 packets,
                 bytes: packets * 60,
                 events: 0,
+                ..Sample::default()
             };
             p.on_complete(&s);
             assert_eq!(p.rx_itr(), rx, "step {i}");
@@ -331,6 +335,7 @@ mod tests {
             packets: 300,
             bytes: 300 * 1500,
             events: 0,
+            ..Sample::default()
         };
         assert_eq!(p.on_complete(&s), Some(Write::Itr(us(10.0))));
     }
@@ -351,6 +356,7 @@ mod tests {
             packets: 0,
             bytes: 0,
             events: 0,
+            ..Sample::default()
         };
         assert_eq!(p.on_complete(&s), Some(Write::Itr(us(126.0))));
         assert_eq!(p.rx_itr(), 254);
@@ -366,6 +372,7 @@ mod tests {
                 packets,
                 bytes,
                 events: 0,
+                ..Sample::default()
             };
             p.on_complete(&s);
         }

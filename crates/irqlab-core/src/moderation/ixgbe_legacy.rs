@@ -225,6 +225,7 @@ mod tests {
                 packets: self.packets,
                 bytes: self.bytes,
                 events: 0,
+                ..Sample::default()
             }
         }
     }
@@ -391,6 +392,7 @@ mod tests {
             packets: 2,
             bytes: 1200,
             events: 0,
+            ..Sample::default()
         };
         p.on_complete(&s);
         assert_eq!(p.class(), Class::Lowest);
@@ -401,6 +403,7 @@ mod tests {
             packets: 2,
             bytes: 1200,
             events: 0,
+            ..Sample::default()
         };
         p.on_complete(&s);
         assert_eq!(p.class(), Class::Low);
@@ -423,6 +426,7 @@ mod tests {
                 packets,
                 bytes,
                 events: u64::MAX,
+                ..Sample::default()
             };
             p.on_complete(&s);
         }

@@ -175,6 +175,7 @@ mod tests {
             packets,
             bytes: packets.saturating_mul(60),
             events: 0,
+            ..Sample::default()
         }
     }
 

@@ -35,6 +35,9 @@ pub struct Sample {
     pub bytes: u64,
     /// Hard interrupts of the vector (DIM's event counter).
     pub events: u64,
+    /// Tx packets and bytes (`skb->len`) the driver has cleaned on the vector's Tx ring.
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
 }
 
 /// What a policy writes to the NIC.

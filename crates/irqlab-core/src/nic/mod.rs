@@ -1,4 +1,5 @@
-//! The NIC: one queue vector with one Rx ring and its interrupt logic.
+//! The NIC: queue vectors, each with an Rx ring per traffic class, a Tx ring ([`tx`]) and the
+//! interrupt logic of its IRQ line; RSS ([`rss`]) steers each flow to a queue.
 //!
 //! **Ring.** `ring_descriptors` slots. A packet takes a slot when it arrives (DMA is taken as
 //! instantaneous) and gives it back when its protocol processing completes; an arrival that
@@ -15,6 +16,9 @@
 //! - issuing an IRQ reloads the throttle counter; the ISR, when it finishes, has seen every
 //!   packet that arrived before, so it clears the cause and the frame count.
 
+pub mod rss;
+pub mod tx;
+
 use crate::scenario::NicConfig;
 use crate::time::{SimDuration, SimTime};
 
@@ -23,6 +27,9 @@ use crate::time::{SimDuration, SimTime};
 pub struct Packet {
     pub arrival: SimTime,
     pub size_bytes: u32,
+    /// Its flow and traffic class.
+    pub flow: u32,
+    pub class: u16,
     /// Sequence number among all arrivals (for traces).
     pub id: u64,
 }
@@ -44,6 +51,8 @@ impl Ring {
         let empty = Packet {
             arrival: SimTime::ZERO,
             size_bytes: 0,
+            flow: 0,
+            class: 0,
             id: 0,
         };
         Ring {
@@ -168,6 +177,16 @@ impl IrqLine {
         self.cause = true;
     }
 
+    /// A Tx completion (descriptor write-back) raises the cause; it counts no Rx frame, but
+    /// starts the absolute timeout if nothing was waiting.
+    #[inline]
+    pub fn raise_tx(&mut self, now: SimTime) {
+        if !self.cause && self.frames == 0 {
+            self.first = now;
+        }
+        self.cause = true;
+    }
+
     /// The driver writes a new ITR: it applies from the next reload of the throttle counter
     /// (ixgbe writes EITR with `CNT_WDIS`, which neither clears the counter nor interrupts).
     pub fn set_itr(&mut self, itr: SimDuration) {
@@ -250,6 +269,8 @@ mod tests {
         let p = |id| Packet {
             arrival: SimTime(id),
             size_bytes: 64,
+            flow: 0,
+            class: 0,
             id,
         };
         r.push(p(1));
@@ -269,11 +290,11 @@ mod tests {
 
     fn line(itr_us: u64, rx_usecs: u64, rx_frames: u64) -> IrqLine {
         IrqLine::new(&NicConfig {
-            ring_descriptors: 8,
             itr: SimDuration(itr_us * 1_000_000),
             rx_usecs: SimDuration(rx_usecs * 1_000_000),
             rx_frames,
             cause_mode: CauseMode::Latched,
+            ..NicConfig::default()
         })
     }
     const US: u64 = 1_000_000;

@@ -1,0 +1,299 @@
+//! The NIC side and the hard-IRQ level: an arrival is steered to its queue and ring, raises
+//! its vector's interrupt cause, and the interrupt logic decides when to interrupt the
+//! vector's core; the ISR, the polling timer's and the NAPI hrtimer's handlers run there one
+//! at a time, the others waiting (packet IRQs first, in order).
+
+use super::{Host, Timer, Work};
+use crate::cpu::{Category, Level};
+use crate::moderation::Write;
+use crate::nic::{IrqDecision, Packet};
+use crate::rng::StreamId;
+use crate::scenario::Scheme;
+use crate::trace::Tracer;
+use crate::traffic::Arrival;
+
+impl<T: Tracer> Host<'_, T> {
+    /// The flow of the next packet: uniform, or by its cumulative popularity.
+    #[inline]
+    fn draw_flow(&mut self) -> u32 {
+        let n = self.s.traffic.flows;
+        if n == 1 {
+            return 0;
+        }
+        let u = self.streams[StreamId::Flows as usize].uniform();
+        match &self.s.traffic.flow_cum {
+            None => ((u * n as f64) as usize).min(n - 1) as u32,
+            Some(cum) => cum.partition_point(|c| *c <= u).min(n - 1) as u32,
+        }
+    }
+
+    /// The traffic class of the next packet, by the shares.
+    #[inline]
+    fn draw_class(&mut self) -> u16 {
+        let cum = &self.s.traffic.class_cum;
+        if cum.len() == 1 {
+            return 0;
+        }
+        let u = self.streams[StreamId::Classes as usize].uniform();
+        cum.partition_point(|c| *c <= u).min(cum.len() - 1) as u16
+    }
+
+    pub(super) fn arrival(&mut self, a: Arrival) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let flow = self.draw_flow();
+        let class = self.draw_class();
+        let v = self.s.topology.flow_queue[flow as usize] as usize;
+        let ring = &mut self.vectors[v].rings[class as usize];
+        let accepted = !ring.is_full();
+        if accepted {
+            ring.push(Packet {
+                arrival: self.now,
+                size_bytes: a.size_bytes,
+                flow,
+                class,
+                id,
+            });
+        }
+        self.metrics.on_arrival(self.now, v, class, accepted);
+        self.tracer.arrival(id, self.now, accepted);
+        match self.s.scheme {
+            Scheme::Ideal => {
+                if accepted {
+                    self.napi_schedule(v);
+                    self.irq_exit(self.vectors[v].core);
+                }
+            }
+            _ => {
+                // A drop raises the cause too (receiver overrun), so that a full ring under
+                // normal interruption keeps interrupting: that is receive livelock.
+                self.vectors[v].irq.raise(self.now);
+                self.nic_check(v);
+            }
+        }
+    }
+
+    /// Asks vector `v`'s interrupt logic whether to issue an IRQ now, later, or not.
+    pub(super) fn nic_check(&mut self, v: usize) {
+        let irq = &mut self.vectors[v].irq;
+        match irq.decide(self.now) {
+            IrqDecision::Idle => {}
+            IrqDecision::Fire => self.issue_irq(v),
+            IrqDecision::WaitUntil(t) => {
+                if irq.timer_at != Some(t) {
+                    irq.timer_at = Some(t);
+                    self.push_timer(t, Timer::NicModeration(v as u16));
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_timer_event(&mut self, timer: Timer) {
+        match timer {
+            Timer::NicModeration(v) => {
+                let v = v as usize;
+                let irq = &mut self.vectors[v].irq;
+                if irq.timer_at == Some(self.now) {
+                    irq.timer_at = None;
+                }
+                self.nic_check(v);
+            }
+            Timer::PollTick(v) => self.on_poll_tick(v as usize),
+            Timer::HybridWindow(v) => self.on_hybrid_window(v as usize),
+            Timer::NapiWatchdog(v) => self.on_napi_watchdog(v as usize),
+            Timer::TxDone(v) => self.on_tx_done(v as usize),
+        }
+    }
+
+    fn issue_irq(&mut self, v: usize) {
+        let vec = &mut self.vectors[v];
+        vec.irq.issue(self.now, self.s.scheme.masks_on_irq());
+        vec.irq_events += 1;
+        let c = vec.core;
+        if self.measuring() {
+            self.metrics.vectors[v].irqs += 1;
+        }
+        if self.is_busy(c, Level::HardIrq) {
+            self.cores[c].pending_isr.push_back(v as u16);
+        } else {
+            self.start_isr(v);
+        }
+    }
+
+    pub(super) fn start_isr(&mut self, v: usize) {
+        let s = self.s;
+        let c = self.vectors[v].core;
+        self.cores[c].hardirq = v as u16;
+        let d = if s.first_packet_in_isr && self.isr_takes_first_packet(v) {
+            self.isr_with_first_packet(v)
+        } else {
+            let p = &s.platform;
+            let mut d = self.draw(p.irq, StreamId::IrqCost);
+            if s.scheme.masks_on_irq() && !p.mask.is_zero() {
+                d = d + self.draw(p.mask, StreamId::MaskCost);
+            }
+            d
+        };
+        self.start(c, Level::HardIrq, d, Category::Irq, Work::Isr);
+    }
+
+    /// The ISR has run: it schedules the NAPI; `irq_exit` then runs softirqs. (Schemes with
+    /// Salah's polling loop start a poll instead.)
+    pub(super) fn isr_done(&mut self, c: usize) {
+        let v = self.cores[c].hardirq as usize;
+        self.vectors[v].irq.isr_done();
+        self.cause_cleared(v);
+        if self.s.scheme.uses_poll_loop() {
+            self.poll_loop_isr_done(v);
+            self.next_hardirq(c);
+        } else {
+            self.napi_schedule(v);
+            self.next_hardirq(c);
+            self.irq_exit(c);
+        }
+        self.nic_check(v);
+    }
+
+    /// Hard IRQ exit: pending softirqs run inline unless softirq processing is already in
+    /// progress on this core (it will see them).
+    pub(super) fn irq_exit(&mut self, c: usize) {
+        let k = &self.cores[c].kernel;
+        if k.softirq_pending && k.ctx.is_none() {
+            self.handle_softirqs(c, crate::kernel::SoftirqCtx::Inline);
+        }
+    }
+
+    /// Starts the next waiting hard-IRQ job on core `c`, if the level is free: a packet ISR
+    /// first, then a polling-timer, then a NAPI-timer interrupt.
+    pub(super) fn next_hardirq(&mut self, c: usize) {
+        if self.is_busy(c, Level::HardIrq) {
+            return;
+        }
+        if let Some(v) = self.cores[c].pending_isr.pop_front() {
+            self.start_isr(v as usize);
+            return;
+        }
+        let core = &self.cores[c];
+        if let Some(&v) = core
+            .vectors
+            .iter()
+            .find(|&&v| self.vectors[v as usize].pending_ticks > 0)
+        {
+            self.vectors[v as usize].pending_ticks -= 1;
+            self.start_tick_handler(v as usize);
+        } else if let Some(&v) = core
+            .vectors
+            .iter()
+            .find(|&&v| self.vectors[v as usize].napi.watchdog_pending)
+        {
+            self.vectors[v as usize].napi.watchdog_pending = false;
+            self.start_watchdog(v as usize);
+        }
+    }
+
+    /// `napi_schedule` of vector `v` on its core.
+    #[inline]
+    pub(super) fn napi_schedule(&mut self, v: usize) {
+        let vec = &mut self.vectors[v];
+        self.cores[vec.core]
+            .kernel
+            .napi_schedule(&mut vec.napi, v as u16);
+    }
+
+    /// The NAPI hrtimer fires (`napi_watchdog`): its interrupt schedules the NAPI.
+    fn on_napi_watchdog(&mut self, v: usize) {
+        let napi = &mut self.vectors[v].napi;
+        if napi.watchdog_at != Some(self.now) {
+            return; // stale
+        }
+        napi.watchdog_at = None;
+        if self.is_busy(self.vectors[v].core, Level::HardIrq) {
+            self.vectors[v].napi.watchdog_pending = true;
+        } else {
+            self.start_watchdog(v);
+        }
+    }
+
+    pub(super) fn start_watchdog(&mut self, v: usize) {
+        let c = self.vectors[v].core;
+        self.cores[c].hardirq = v as u16;
+        let cost = self.s.platform.poll_timer;
+        if cost.is_zero() {
+            self.watchdog_done(c);
+        } else {
+            let d = self.draw(cost, StreamId::PollTimerCost);
+            self.start(c, Level::HardIrq, d, Category::Irq, Work::NapiWatchdog);
+        }
+    }
+
+    pub(super) fn watchdog_done(&mut self, c: usize) {
+        let v = self.cores[c].hardirq as usize;
+        if self.measuring() {
+            self.metrics.vectors[v].timer_ticks += 1;
+        }
+        self.napi_schedule(v);
+        self.next_hardirq(c);
+        self.irq_exit(c);
+    }
+
+    /// The driver programs new moderation into vector `v`'s interrupt logic.
+    pub(crate) fn apply_moderation(&mut self, v: usize, write: Write) {
+        let irq = &mut self.vectors[v].irq;
+        match write {
+            Write::Itr(itr) => irq.set_itr(itr),
+            Write::Coalesce {
+                usecs,
+                frames,
+                restart,
+            } => irq.set_coalesce(usecs, frames, restart),
+        }
+    }
+
+    // ----- Tx completions ----------------------------------------------------------------
+
+    /// Whether Tx write-backs raise vector interrupts in this scenario.
+    #[inline]
+    fn tx_interrupts(&self) -> bool {
+        self.s.nic.tx_irq && self.s.scheme != Scheme::Ideal
+    }
+
+    /// Vector `v`'s cause was cleared: packets that leave the wire from now on must raise it
+    /// again, so the next departure is signalled.
+    #[inline]
+    pub(super) fn cause_cleared(&mut self, v: usize) {
+        if !self.tx_interrupts() || self.vectors[v].tx.occupied() == 0 {
+            return;
+        }
+        if let Some(d) = self.vectors[v].tx.next_departure_after(self.now) {
+            self.arm_tx_signal(v, d);
+        }
+    }
+
+    /// A packet queued on vector `v`'s Tx ring leaves at `depart`.
+    #[inline]
+    pub(super) fn tx_queued(&mut self, v: usize, depart: crate::time::SimTime) {
+        if self.tx_interrupts() && !self.vectors[v].irq.cause {
+            self.arm_tx_signal(v, depart);
+        }
+    }
+
+    fn arm_tx_signal(&mut self, v: usize, at: crate::time::SimTime) {
+        let vec = &mut self.vectors[v];
+        if vec.tx_signal_at.is_some_and(|t| t <= at) {
+            return;
+        }
+        vec.tx_signal_at = Some(at);
+        self.push_timer(at, Timer::TxDone(v as u16));
+    }
+
+    /// A transmitted packet has left: its write-back raises the cause.
+    fn on_tx_done(&mut self, v: usize) {
+        let vec = &mut self.vectors[v];
+        if vec.tx_signal_at != Some(self.now) {
+            return; // superseded
+        }
+        vec.tx_signal_at = None;
+        vec.irq.raise_tx(self.now);
+        self.nic_check(v);
+    }
+}

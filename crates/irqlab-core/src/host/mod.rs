@@ -1,0 +1,443 @@
+//! The host model: how an arrival becomes an interrupt, a softirq, a NAPI poll, protocol
+//! processing on a core, and then a socket and an app, a Tx ring, or the stack. Every
+//! transition happens at one instant; time passes only inside CPU jobs (tagged with a
+//! [`Work`]) and until timers fire.
+//!
+//! The state is organised as the real system is: [`Core`]s (a CPU server, the kernel's softirq
+//! state and poll list, the thread level with ksoftirqd and the apps' threads), [`Vector`]s (an
+//! IRQ line, an Rx ring per class, a Tx ring, a NAPI and a moderation policy), sockets and
+//! [`App`]s. The behaviour is split by part: `hardirq` (the NIC's interrupt logic and hard IRQ
+//! handlers), `softirq` (`handle_softirqs`, `net_rx_action`), `driver` (the poll function, Tx,
+//! delivery, moderation), `threads` (ksoftirqd, apps, the run queue) and `polling` (Salah's
+//! loop).
+//!
+//! Scheme by scheme:
+//! - `ideal`: an accepted arrival schedules the NAPI and runs softirqs inline, for free.
+//! - `irq`: the NIC raises an IRQ per arrival (cause bit semantics, `nic`); the ISR schedules
+//!   the NAPI without masking the vector, so ISRs keep preempting protocol processing.
+//! - `coalesce-count`, `coalesce-time`: as `irq`; the NIC coalesces (`nic.rx_frames`,
+//!   `nic.rx_usecs`).
+//! - `napi`: the IRQ auto-masks the vector; the poll re-enables it when it completes.
+//! - `disable-enable`, `poll`, `napi-poll`, `hybrid`: the same NIC and CPU, with protocol
+//!   processing in Salah's polling loop (`polling`).
+
+mod driver;
+mod hardirq;
+mod polling;
+mod softirq;
+mod threads;
+
+use std::collections::VecDeque;
+
+use crate::cpu::{Category, Cpu, Level, N_CATEGORIES};
+use crate::dist::sample;
+use crate::engine::Model;
+use crate::kernel::{Kernel, Napi};
+use crate::metrics::{Metrics, Report, Snapshot};
+use crate::moderation::{AnyPolicy, Policy};
+use crate::nic::tx::{TxRing, Wire};
+use crate::nic::{IrqLine, Packet, Ring};
+use crate::queue::{EventQueue, MinTree};
+use crate::rng::{self, N_STREAMS, Stream, StreamId};
+use crate::scenario::{Cost, Scenario};
+use crate::sched::{RunQueue, ThreadState};
+use crate::socket::Socket;
+use crate::time::{SimDuration, SimTime};
+use crate::trace::Tracer;
+use crate::traffic::{Arrival, Source};
+
+pub(crate) use polling::PollLoop;
+
+/// Priority of timers in the event queue (the CPU's completion ranks 0 and an arrival 2).
+const PRIO_TIMER: u8 = 1;
+
+/// What a CPU job is doing; its completion continues the corresponding step. Which vector or
+/// thread it belongs to is kept by its core (`Core::hardirq`, `Kernel::polling`,
+/// `RunQueue::current`): a core runs at most one job per priority level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// The NIC's hard interrupt handler (entry, ISR, exit; masking for NAPI).
+    Isr,
+    /// Entry overhead of a `net_rx_action` run.
+    NetRxEntry,
+    /// Entry overhead of one call of the driver's poll function.
+    PollEntry,
+    /// Cleaning completed Tx descriptors at the start of a poll.
+    TxClean,
+    /// Protocol processing of the packet at the head of the ring being cleaned (and its
+    /// transmit, when forwarded).
+    Packet,
+    /// Waking the app whose socket just got a packet (softirq; then the poll goes on).
+    Wakeup,
+    /// Re-enabling the vector after `napi_complete_done`.
+    Unmask,
+    /// A context switch into the core's current thread (ksoftirqd or an app).
+    ThreadSwitch,
+    /// An app reading and handling one packet.
+    AppPacket,
+    /// The polling timer's interrupt handler (`polling`).
+    PollTimer,
+    /// Protocol processing of one packet in Salah's polling loop (`polling`).
+    LoopPacket,
+    /// Waking an app from Salah's polling loop.
+    LoopWakeup,
+    /// Re-enabling packet interrupts at the end of the polling loop (`polling`).
+    LoopUnmask,
+    /// The NAPI hrtimer's interrupt (software IRQ coalescing).
+    NapiWatchdog,
+}
+
+/// Timers in the event queue, each for one vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timer {
+    /// The NIC's moderation timer (ITR throttle or absolute timeout) expires.
+    NicModeration(u16),
+    /// The periodic polling timer (`polling`).
+    PollTick(u16),
+    /// The hybrid scheme's throughput measurement window ends (`polling`).
+    HybridWindow(u16),
+    /// The NAPI hrtimer of software IRQ coalescing (`gro_flush_timeout`).
+    NapiWatchdog(u16),
+    /// A transmitted packet leaves the wire: its descriptor write-back raises the cause.
+    TxDone(u16),
+}
+
+/// One core.
+#[derive(Debug)]
+pub struct Core {
+    pub cpu: Cpu<Work>,
+    pub kernel: Kernel,
+    pub threads: RunQueue,
+    pub ksoftirqd: ThreadState,
+    /// Packet IRQs waiting for the hard-IRQ level, in order (vector indices).
+    pub pending_isr: VecDeque<u16>,
+    /// The vectors whose IRQ and NAPI run here.
+    pub vectors: Vec<u16>,
+    /// The vector whose hard-IRQ job runs (ISR, polling-timer or NAPI-timer handler).
+    pub hardirq: u16,
+}
+
+/// One queue vector.
+#[derive(Debug)]
+pub struct Vector {
+    pub core: usize,
+    pub irq: IrqLine,
+    /// One Rx ring per traffic class.
+    pub rings: Vec<Ring>,
+    pub tx: TxRing,
+    pub napi: Napi,
+    /// The work the last poll call reported (`budget` when it did not complete).
+    pub napi_ret: u64,
+    /// Tx descriptors being cleaned by the running `TxClean` job.
+    pub tx_cleaning: usize,
+    pub policy: AnyPolicy,
+    pub poll_loop: PollLoop,
+    /// Cumulative counters of the vector, for its moderation policy: Rx packets and bytes the
+    /// driver cleaned, Tx packets and bytes it cleaned, IRQs issued.
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub irq_events: u64,
+    /// Polling-timer interrupts waiting for the hard-IRQ level.
+    pub pending_ticks: u32,
+    /// When a Tx write-back will raise the cause, if armed.
+    pub tx_signal_at: Option<SimTime>,
+}
+
+/// One application thread and its socket.
+#[derive(Debug)]
+pub struct App {
+    pub core: usize,
+    pub socket: Socket,
+    pub state: ThreadState,
+    /// The packet it is handling.
+    pub holding: Option<Packet>,
+}
+
+/// The state of one run.
+pub(crate) struct Host<'s, T: Tracer> {
+    pub now: SimTime,
+    pub s: &'s Scenario,
+    pub streams: [Stream; N_STREAMS],
+    pub source: Source,
+    pub next_arrival: Arrival,
+    pub next_id: u64,
+    pub timers: EventQueue<Timer>,
+    pub cores: Vec<Core>,
+    /// Each core's next completion.
+    pub core_times: MinTree,
+    pub vectors: Vec<Vector>,
+    pub apps: Vec<App>,
+    pub wire: Wire,
+    pub metrics: Metrics,
+    /// Each core's CPU accounts when the window opened.
+    at_warmup: Vec<[u64; N_CATEGORIES]>,
+    measured: Vec<[u64; N_CATEGORIES]>,
+    pub tracer: T,
+}
+
+impl<'s, T: Tracer> Host<'s, T> {
+    pub fn new(s: &'s Scenario, tracer: T) -> Self {
+        let mut streams = rng::streams(s.run.seed, s.run.replication);
+        let mut source = Source::new(&s.traffic);
+        let (arrivals, rest) = streams.split_at_mut(1);
+        let next_arrival = source.next_arrival(&mut arrivals[0], &mut rest[0]);
+        let p = &s.platform;
+        let topo = &s.topology;
+        let n_cores = s.host.cores;
+        let cores: Vec<Core> = (0..n_cores)
+            .map(|c| {
+                let vectors = topo.core_vectors[c].clone();
+                let apps_here = s.apps.iter().filter(|a| a.core == c).count();
+                Core {
+                    cpu: Cpu::new().with_wakeup(
+                        if p.wakeup.is_zero() {
+                            SimDuration::ZERO
+                        } else {
+                            p.wakeup.mean
+                        },
+                        p.wakeup_after,
+                    ),
+                    kernel: Kernel::new(s.kernel.jiffy.ps(), vectors.len()),
+                    threads: RunQueue::new(apps_here + 1),
+                    ksoftirqd: ThreadState::Sleeping,
+                    pending_isr: VecDeque::with_capacity(vectors.len()),
+                    vectors,
+                    hardirq: 0,
+                }
+            })
+            .collect();
+        let has_tx = s.nic.tx_ring_descriptors > 0;
+        let vectors = (0..s.nic.queues)
+            .map(|v| Vector {
+                core: topo.vector_core[v] as usize,
+                irq: IrqLine::new(&s.nic),
+                rings: (0..s.traffic.classes.len())
+                    .map(|_| Ring::new(s.nic.ring_descriptors))
+                    .collect(),
+                tx: TxRing::new(s.nic.tx_ring_descriptors),
+                napi: Napi::default(),
+                napi_ret: 0,
+                tx_cleaning: 0,
+                policy: s.moderation.policy(has_tx),
+                poll_loop: PollLoop::new(s.scheme),
+                rx_packets: 0,
+                rx_bytes: 0,
+                tx_packets: 0,
+                tx_bytes: 0,
+                irq_events: 0,
+                pending_ticks: 0,
+                tx_signal_at: None,
+            })
+            .collect();
+        let min_truesize = s.socket.truesize(1);
+        let apps = s
+            .apps
+            .iter()
+            .map(|a| App {
+                core: a.core,
+                socket: Socket::new(a.rcvbuf_bytes, min_truesize),
+                state: ThreadState::Sleeping,
+                holding: None,
+            })
+            .collect();
+        let mut host = Host {
+            now: SimTime::ZERO,
+            s,
+            streams,
+            source,
+            next_arrival,
+            next_id: 0,
+            timers: EventQueue::with_capacity(64),
+            core_times: MinTree::new(n_cores),
+            cores,
+            vectors,
+            apps,
+            wire: Wire::new(s.nic.link_gbps),
+            metrics: Metrics::new(s),
+            at_warmup: vec![[0; N_CATEGORIES]; n_cores],
+            measured: vec![[0; N_CATEGORIES]; n_cores],
+            tracer,
+        };
+        for v in 0..host.vectors.len() {
+            if let Some(write) = host.vectors[v].policy.initial() {
+                host.apply_moderation(v, write);
+            }
+        }
+        if s.scheme.uses_poll_loop() {
+            host.poll_loop_start();
+        }
+        host
+    }
+
+    /// Runs to the end and returns the report.
+    pub fn run(mut self) -> (Report, T) {
+        let (warmup, end) = (self.s.run.warmup, self.s.run.end);
+        crate::engine::run(&mut self, warmup, end);
+        let snap = self.snapshot();
+        let report = self.metrics.report(self.s, &snap);
+        (report, self.tracer)
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        let mut in_ring = Vec::new();
+        let mut in_poll = Vec::new();
+        for v in &self.vectors {
+            for r in &v.rings {
+                in_ring.push(r.occupied() as u64);
+                in_poll.push((r.occupied() - r.unprocessed()) as u64);
+            }
+        }
+        Snapshot {
+            in_ring,
+            in_poll,
+            in_socket: self.apps.iter().map(|a| a.socket.len() as u64).collect(),
+            in_app: self
+                .apps
+                .iter()
+                .map(|a| u64::from(a.holding.is_some()))
+                .collect(),
+            in_tx_ring: self
+                .vectors
+                .iter()
+                .map(|v| v.tx.occupied() as u64)
+                .collect(),
+            cpu_ps: self.measured.clone(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn measuring(&self) -> bool {
+        self.metrics.measuring(self.now)
+    }
+
+    #[inline]
+    fn draw(&mut self, cost: Cost, stream: StreamId) -> SimDuration {
+        sample(&cost, &mut self.streams[stream as usize])
+    }
+
+    /// Draws a cost, or nothing if it is zero.
+    #[inline]
+    fn draw_or_zero(&mut self, cost: Cost, stream: StreamId) -> SimDuration {
+        if cost.is_zero() {
+            SimDuration::ZERO
+        } else {
+            self.draw(cost, stream)
+        }
+    }
+
+    /// Starts a job on core `c` (brought to now first) and updates its next completion.
+    #[inline]
+    fn start(&mut self, c: usize, level: Level, d: SimDuration, cat: Category, work: Work) {
+        let cpu = &mut self.cores[c].cpu;
+        cpu.advance(self.now);
+        cpu.start(level, d, cat, work);
+        self.core_times.set(c, cpu.next_completion_ps());
+    }
+
+    #[inline]
+    fn is_busy(&self, c: usize, level: Level) -> bool {
+        self.cores[c].cpu.is_busy(level)
+    }
+
+    #[inline]
+    fn push_timer(&mut self, t: SimTime, timer: Timer) {
+        self.timers.push(t, PRIO_TIMER, timer);
+    }
+
+    /// Picoseconds core `c` has spent at the thread level (its threads' CPU time).
+    #[inline]
+    fn thread_ps(&mut self, c: usize) -> u64 {
+        let cpu = &mut self.cores[c].cpu;
+        cpu.advance(self.now);
+        let a = cpu.account();
+        a[Category::Ksoftirqd as usize] + a[Category::App as usize]
+    }
+
+    fn dispatch(&mut self, c: usize, work: Work) {
+        match work {
+            Work::Isr => self.isr_done(c),
+            Work::NetRxEntry => self.net_rx_start(c),
+            Work::PollEntry => self.driver_poll_begin(c),
+            Work::TxClean => self.tx_clean_done(c),
+            Work::Packet => self.packet_done(c),
+            Work::Wakeup => self.driver_poll_step(c),
+            Work::Unmask => self.unmask_done(c),
+            Work::ThreadSwitch => self.thread_switched_in(c),
+            Work::AppPacket => self.app_packet_done(c),
+            Work::PollTimer => self.tick_done(c),
+            Work::NapiWatchdog => self.watchdog_done(c),
+            Work::LoopPacket => self.loop_packet_done(c),
+            Work::LoopWakeup => self.loop_wakeup_done(c),
+            Work::LoopUnmask => self.loop_unmask_done(c),
+        }
+    }
+}
+
+impl<T: Tracer> Model for Host<'_, T> {
+    #[inline]
+    fn next_completion_ps(&self) -> u64 {
+        self.core_times.min().0
+    }
+
+    #[inline]
+    fn next_timer_ps(&self) -> u64 {
+        self.timers.peek().map_or(u64::MAX, |(t, _)| t.ps())
+    }
+
+    #[inline]
+    fn next_arrival_ps(&self) -> u64 {
+        self.next_arrival.time.ps()
+    }
+
+    #[inline]
+    fn on_completion(&mut self, now: SimTime) {
+        debug_assert!(now >= self.now, "event in the past: {now} < {}", self.now);
+        self.now = now;
+        let c = self.core_times.min().1;
+        let cpu = &mut self.cores[c].cpu;
+        cpu.advance(now);
+        let (_, work) = cpu.complete();
+        self.core_times.set(c, cpu.next_completion_ps());
+        self.dispatch(c, work);
+    }
+
+    #[inline]
+    fn on_timer(&mut self, now: SimTime) {
+        debug_assert!(now >= self.now, "event in the past: {now} < {}", self.now);
+        self.now = now;
+        let (_, timer) = self.timers.pop().expect("a timer is due");
+        self.on_timer_event(timer);
+    }
+
+    #[inline]
+    fn on_arrival(&mut self, now: SimTime) {
+        debug_assert!(now >= self.now, "event in the past: {now} < {}", self.now);
+        self.now = now;
+        let a = self.next_arrival;
+        let (arrivals, rest) = self.streams.split_at_mut(1);
+        self.next_arrival = self.source.next_arrival(&mut arrivals[0], &mut rest[0]);
+        debug_assert!(self.next_arrival.time >= a.time);
+        self.arrival(a);
+    }
+
+    fn open_window(&mut self, t: SimTime) {
+        for (core, acc) in self.cores.iter_mut().zip(&mut self.at_warmup) {
+            core.cpu.advance(t);
+            *acc = core.cpu.account();
+        }
+    }
+
+    fn close(&mut self, t: SimTime) {
+        self.now = t;
+        for (c, core) in self.cores.iter_mut().enumerate() {
+            core.cpu.advance(t);
+            let mut m = core.cpu.account();
+            for (x, b) in m.iter_mut().zip(self.at_warmup[c]) {
+                *x -= b;
+            }
+            self.measured[c] = m;
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! Softirq processing on a core: `handle_softirqs` and its restarts, `net_rx_action` over the
+//! core's poll list, `napi_poll`, and the hand-off to ksoftirqd (the state and its rules are in
+//! `kernel`).
+
+use super::{Host, Work};
+use crate::kernel::SoftirqCtx;
+use crate::rng::StreamId;
+use crate::sched::Thread;
+use crate::sched::ThreadState;
+use crate::time::SimDuration;
+use crate::trace::Tracer;
+
+impl<T: Tracer> Host<'_, T> {
+    #[inline]
+    fn ctx(&self, c: usize) -> SoftirqCtx {
+        self.cores[c].kernel.ctx.expect("inside handle_softirqs")
+    }
+
+    /// Starts a job in core `c`'s softirq context (inline, or in ksoftirqd).
+    #[inline]
+    pub(super) fn start_softirq_job(&mut self, c: usize, d: SimDuration, work: Work) {
+        let ctx = self.ctx(c);
+        self.start(c, ctx.level(), d, ctx.category(), work);
+    }
+
+    pub(super) fn handle_softirqs(&mut self, c: usize, ctx: SoftirqCtx) {
+        let now = self.now;
+        let k = &mut self.cores[c].kernel;
+        debug_assert!(k.ctx.is_none());
+        k.ctx = Some(ctx);
+        k.restart_end = k.jiffies(now) + self.s.kernel.max_softirq_jiffies;
+        k.restarts_left = self.s.kernel.max_softirq_restart;
+        self.softirq_pass(c);
+    }
+
+    fn softirq_pass(&mut self, c: usize) {
+        let now = self.now;
+        let k = &mut self.cores[c].kernel;
+        k.softirq_pending = false;
+        k.budget = self.s.kernel.netdev_budget;
+        k.time_limit = k.jiffies(now) + self.s.kernel.budget_jiffies;
+        if self.measuring() {
+            self.metrics.cores[c].softirq_runs += 1;
+        }
+        let cost = self.s.platform.softirq;
+        if cost.is_zero() {
+            self.net_rx_start(c);
+        } else {
+            let d = self.draw(cost, StreamId::SoftirqCost);
+            self.start_softirq_job(c, d, Work::NetRxEntry);
+        }
+    }
+
+    /// `net_rx_action`'s `start:` label: take the poll list.
+    pub(super) fn net_rx_start(&mut self, c: usize) {
+        let k = &mut self.cores[c].kernel;
+        k.in_net_rx_action = true;
+        k.take_poll_list();
+        self.net_rx_loop(c);
+    }
+
+    /// `net_rx_action`'s loop head.
+    fn net_rx_loop(&mut self, c: usize) {
+        let k = &mut self.cores[c].kernel;
+        if let Some(v) = k.local.pop_front() {
+            self.napi_poll(c, v as usize);
+            return;
+        }
+        if k.repoll.is_empty() {
+            k.in_net_rx_action = false;
+            if k.poll_list.is_empty() {
+                self.softirq_pass_done(c);
+            } else {
+                self.net_rx_start(c);
+            }
+            return;
+        }
+        self.net_rx_finish(c);
+    }
+
+    /// After the loop broke: unfinished work goes back on the poll list, softirq re-raised.
+    fn net_rx_finish(&mut self, c: usize) {
+        let k = &mut self.cores[c].kernel;
+        if k.requeue() {
+            k.softirq_pending = true;
+        } else {
+            k.in_net_rx_action = false;
+        }
+        self.softirq_pass_done(c);
+    }
+
+    /// `napi_poll`: call the driver's poll function of vector `v` with the NAPI weight.
+    fn napi_poll(&mut self, c: usize, v: usize) {
+        self.cores[c].kernel.polling = v as u16;
+        if self.measuring() {
+            self.metrics.vectors[v].polls += 1;
+        }
+        let napi = &mut self.vectors[v].napi;
+        napi.work = 0;
+        napi.ring = 0;
+        napi.ring_work = 0;
+        napi.clean_complete = true;
+        let cost = self.s.platform.poll;
+        if cost.is_zero() {
+            self.driver_poll_begin(c);
+        } else {
+            let d = self.draw(cost, StreamId::PollCost);
+            self.start_softirq_job(c, d, Work::PollEntry);
+        }
+    }
+
+    /// Back in `net_rx_action` after one `napi_poll`, which reported `napi_ret`.
+    pub(super) fn after_napi_poll(&mut self, c: usize) {
+        let now = self.now;
+        let v = self.cores[c].kernel.polling as usize;
+        let work = self.vectors[v].napi_ret;
+        let k = &mut self.cores[c].kernel;
+        k.budget -= work as i64;
+        if k.budget <= 0 || k.jiffies(now) >= k.time_limit {
+            if self.measuring() {
+                self.metrics.cores[c].time_squeeze += 1;
+            }
+            self.net_rx_finish(c);
+        } else {
+            self.net_rx_loop(c);
+        }
+    }
+
+    /// `net_rx_action` returned to `handle_softirqs`: restart, hand off, or finish.
+    fn softirq_pass_done(&mut self, c: usize) {
+        let now = self.now;
+        let k = &mut self.cores[c].kernel;
+        if k.softirq_pending {
+            if k.jiffies(now) < k.restart_end {
+                k.restarts_left -= 1;
+                if k.restarts_left > 0 {
+                    self.softirq_pass(c);
+                    return;
+                }
+            }
+            self.wakeup_softirqd(c);
+        }
+        let ctx = self.cores[c].kernel.ctx.take();
+        if ctx == Some(SoftirqCtx::Ksoftirqd) {
+            self.ksoftirqd_loop(c);
+        }
+    }
+
+    fn wakeup_softirqd(&mut self, c: usize) {
+        if self.cores[c].ksoftirqd != ThreadState::Sleeping {
+            return;
+        }
+        if self.measuring() {
+            self.metrics.cores[c].ksoftirqd_wakeups += 1;
+        }
+        self.wake_thread(c, Thread::Ksoftirqd);
+    }
+
+    /// ksoftirqd's thread loop: handle softirqs while any are pending, else sleep; between
+    /// two `handle_softirqs` runs it gives way to a waiting thread once its slice is used.
+    pub(super) fn ksoftirqd_loop(&mut self, c: usize) {
+        debug_assert_eq!(self.cores[c].ksoftirqd, ThreadState::Current);
+        let k = &self.cores[c].kernel;
+        if k.softirq_pending && k.ctx.is_none() {
+            let thread_ps = self.thread_ps(c);
+            let slice = self.s.kernel.sched_slice.ps();
+            if self.cores[c].threads.should_yield(thread_ps, slice) {
+                self.yield_thread(c);
+            } else {
+                self.handle_softirqs(c, SoftirqCtx::Ksoftirqd);
+            }
+        } else {
+            self.block_thread(c);
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! The thread level of a core: ksoftirqd and the apps' threads share it by round robin with a
+//! time slice.
+//!
+//! The rule approximates EEVDF (Linux ≥ 6.6) with equal weights and its `RUN_TO_PARITY`
+//! behaviour: a thread that wakes does not preempt the running thread; it waits at the tail of
+//! the run queue until the running thread blocks or has used its slice (`kernel.sched_slice_us`,
+//! by default `sysctl_sched_base_slice` = 0.75 ms × (1 + log2(min(cores, 8)))). A thread is
+//! switched out only at a point where Linux could reschedule it: an app after a packet,
+//! ksoftirqd after a `handle_softirqs` run (its `cond_resched()`); the slice counts the CPU
+//! time the thread received (preemption by interrupts and softirqs does not use it up).
+//! Hard IRQs and softirqs preempt every thread (the CPU's priority levels).
+
+use std::collections::VecDeque;
+
+/// A thread of a core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Thread {
+    Ksoftirqd,
+    App(u16),
+}
+
+/// What a thread is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadState {
+    Sleeping,
+    /// Waiting in the run queue.
+    Runnable,
+    /// The core's current thread: being switched in, or running.
+    Current,
+}
+
+/// The run queue of one core.
+#[derive(Debug)]
+pub struct RunQueue {
+    /// The thread that holds the thread level.
+    pub current: Option<Thread>,
+    /// The context switch into `current` is under way.
+    pub switching: bool,
+    /// Runnable threads, in the order they will run.
+    pub queue: VecDeque<Thread>,
+    /// Thread-level CPU time of the core (ps) when `current`'s slice began.
+    pub slice_start_ps: u64,
+}
+
+impl RunQueue {
+    pub fn new(threads: usize) -> RunQueue {
+        RunQueue {
+            current: None,
+            switching: false,
+            queue: VecDeque::with_capacity(threads),
+            slice_start_ps: 0,
+        }
+    }
+
+    /// Whether `current` should give way: it has used its slice and another thread waits.
+    #[inline]
+    pub fn should_yield(&self, thread_ps: u64, slice_ps: u64) -> bool {
+        !self.queue.is_empty() && thread_ps - self.slice_start_ps >= slice_ps
+    }
+}

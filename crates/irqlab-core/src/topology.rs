@@ -1,0 +1,158 @@
+//! Where everything is: which core serves each queue vector, which queue RSS steers each flow
+//! to, and which app reads each flow. Built and checked once, with the scenario.
+
+use crate::error::Error;
+use crate::nic::rss;
+use crate::params::{Params, field_key};
+use crate::scenario::{HostConfig, NicConfig};
+
+/// A flow that no app reads.
+pub const NO_APP: u16 = u16::MAX;
+
+/// The host's wiring.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Topology {
+    /// The core of each vector (its IRQ's affinity).
+    pub vector_core: Vec<u16>,
+    /// The vectors of each core, in vector order (the order their NAPIs are listed in).
+    pub core_vectors: Vec<Vec<u16>>,
+    /// The queue RSS steers each flow to.
+    pub flow_queue: Vec<u16>,
+    /// The app that reads each flow, or [`NO_APP`].
+    pub flow_app: Vec<u16>,
+    /// Flows steered to each queue.
+    pub queue_flows: Vec<u32>,
+    /// Flows each app reads.
+    pub app_flows: Vec<u32>,
+}
+
+impl Topology {
+    pub fn build(
+        p: &Params,
+        host: &HostConfig,
+        nic: &NicConfig,
+        flows: usize,
+    ) -> Result<Topology, Error> {
+        let cores = host.cores;
+        let queues = nic.queues;
+        let affinity = p.u64_list("nic.irq_affinity");
+        let vector_core: Vec<u16> = if affinity.is_empty() {
+            (0..queues).map(|v| (v % cores) as u16).collect()
+        } else {
+            if affinity.len() != queues {
+                return Err(Error::Inconsistent {
+                    key: "nic.irq_affinity".into(),
+                    value: p.get("nic.irq_affinity").to_string(),
+                    reason: format!(
+                        "needs one core per vector: {} entries for nic.queues = {queues}",
+                        affinity.len()
+                    ),
+                });
+            }
+            if let Some(v) = affinity.iter().position(|&c| c as usize >= cores) {
+                return Err(Error::Inconsistent {
+                    key: "nic.irq_affinity".into(),
+                    value: p.get("nic.irq_affinity").to_string(),
+                    reason: format!(
+                        "vector {v} is pinned to core {}, but host.cores = {cores} has cores 0 … {}",
+                        affinity[v],
+                        cores - 1
+                    ),
+                });
+            }
+            affinity.iter().map(|&c| c as u16).collect()
+        };
+        let mut core_vectors = vec![Vec::new(); cores];
+        for (v, &c) in vector_core.iter().enumerate() {
+            core_vectors[c as usize].push(v as u16);
+        }
+        let flow_queue = if queues == 1 {
+            vec![0; flows]
+        } else {
+            rss::flow_queues(flows, queues, nic.rss_table_size)
+        };
+        let mut queue_flows = vec![0u32; queues];
+        for &q in &flow_queue {
+            queue_flows[q as usize] += 1;
+        }
+
+        let n_apps = p.entries("app");
+        let mut flow_app = vec![NO_APP; flows];
+        let mut app_flows = vec![0u32; n_apps];
+        // Explicit flow lists first; then each core's remaining flows go round robin to the
+        // apps on that core that take the default.
+        let mut defaults_by_core: Vec<Vec<u16>> = vec![Vec::new(); cores];
+        for (a, count) in app_flows.iter_mut().enumerate() {
+            let core_key = field_key("app", a, "core");
+            let core = p.u64(&core_key) as usize;
+            if core >= cores {
+                return Err(Error::Inconsistent {
+                    key: core_key,
+                    value: core.to_string(),
+                    reason: format!("host.cores = {cores} has cores 0 … {}", cores - 1),
+                });
+            }
+            let flows_key = field_key("app", a, "flows");
+            let list = p.u64_list(&flows_key);
+            if list.is_empty() {
+                defaults_by_core[core].push(a as u16);
+                continue;
+            }
+            for &f in &list {
+                let f = f as usize;
+                if f >= flows {
+                    return Err(Error::Inconsistent {
+                        value: p.get(&flows_key).to_string(),
+                        key: flows_key,
+                        reason: format!(
+                            "flow {f} does not exist: traffic.flows = {flows} has flows 0 … {}",
+                            flows - 1
+                        ),
+                    });
+                }
+                if flow_app[f] != NO_APP {
+                    return Err(Error::Inconsistent {
+                        value: p.get(&flows_key).to_string(),
+                        key: flows_key,
+                        reason: format!("flow {f} is read by app {} already", flow_app[f]),
+                    });
+                }
+                flow_app[f] = a as u16;
+                *count += 1;
+            }
+        }
+        let mut next = vec![0usize; cores];
+        for f in 0..flows {
+            if flow_app[f] != NO_APP {
+                continue;
+            }
+            let core = vector_core[flow_queue[f] as usize] as usize;
+            let apps = &defaults_by_core[core];
+            if apps.is_empty() {
+                continue;
+            }
+            let a = apps[next[core] % apps.len()];
+            next[core] += 1;
+            flow_app[f] = a;
+            app_flows[a as usize] += 1;
+        }
+        if let Some(a) = app_flows.iter().position(|&n| n == 0) {
+            let core = p.u64(&field_key("app", a, "core"));
+            return Err(Error::Inconsistent {
+                key: field_key("app", a, "flows"),
+                value: p.get(&field_key("app", a, "flows")).to_string(),
+                reason: format!(
+                    "app {a} reads no flow: no flow is steered to its core {core} (RSS over traffic.flows = {flows}, nic.queues = {queues}) that another app does not read; give its flows"
+                ),
+            });
+        }
+        Ok(Topology {
+            vector_core,
+            core_vectors,
+            flow_queue,
+            flow_app,
+            queue_flows,
+            app_flows,
+        })
+    }
+}

@@ -1,0 +1,98 @@
+//! Observing a run: per-packet outcomes, a time series for warm-up detection, and the kernel's
+//! poll calls, for tests and the reference comparison. The default, [`NoTrace`], compiles to
+//! nothing.
+
+use crate::time::{SimDuration, SimTime};
+
+/// Observes per-packet outcomes (for tests and the reference comparison).
+pub trait Tracer {
+    /// Packet `id` arrived at `t`; `accepted` is false if the ring was full.
+    fn arrival(&mut self, id: u64, t: SimTime, accepted: bool);
+    /// Packet `id`, which arrived at `arrival`, finished protocol processing at `t` and was
+    /// taken by its socket, its Tx ring or the stack.
+    fn delivered(&mut self, id: u64, arrival: SimTime, t: SimTime);
+    /// The driver's poll function of `vector` returned on `core` at `t`, having processed
+    /// `packets` Rx packets and reported `work` to `net_rx_action`.
+    #[inline(always)]
+    fn poll(&mut self, _core: usize, _vector: usize, _t: SimTime, _packets: u64, _work: u64) {}
+    /// An app finished packet `id` at `t`.
+    #[inline(always)]
+    fn consumed(&mut self, _app: usize, _id: u64, _t: SimTime) {}
+}
+
+/// A tracer that records nothing.
+pub struct NoTrace;
+
+impl Tracer for NoTrace {
+    #[inline(always)]
+    fn arrival(&mut self, _: u64, _: SimTime, _: bool) {}
+    #[inline(always)]
+    fn delivered(&mut self, _: u64, _: SimTime, _: SimTime) {}
+}
+
+/// Per-packet outcomes of a run: arrival time, and completion time (`None` if dropped or still
+/// in flight at the end).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PacketTrace {
+    pub arrival_ps: Vec<u64>,
+    pub accepted: Vec<bool>,
+    pub done_ps: Vec<Option<u64>>,
+}
+
+impl Tracer for PacketTrace {
+    fn arrival(&mut self, id: u64, t: SimTime, accepted: bool) {
+        debug_assert_eq!(id as usize, self.arrival_ps.len());
+        self.arrival_ps.push(t.ps());
+        self.accepted.push(accepted);
+        self.done_ps.push(None);
+    }
+    fn delivered(&mut self, id: u64, _: SimTime, t: SimTime) {
+        self.done_ps[id as usize] = Some(t.ps());
+    }
+}
+
+/// The run as a time series: per bucket of equal width from time zero, the packets offered,
+/// dropped at the NIC and delivered, and the sum of the delivered packets' latencies. This is
+/// the output sequence warm-up detection (MSER) works on. Memory is fixed by the bucket count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    pub bucket: SimDuration,
+    pub offered: Vec<u64>,
+    pub dropped: Vec<u64>,
+    pub delivered: Vec<u64>,
+    /// Sum of latencies of the packets delivered in the bucket, ps (exact).
+    pub latency_sum_ps: Vec<u128>,
+}
+
+impl Series {
+    /// `buckets` equal buckets covering `[0, end)` (the last may extend past `end`).
+    pub fn new(end: SimTime, buckets: usize) -> Series {
+        let buckets = buckets.max(1);
+        let width = end.ps().div_ceil(buckets as u64).max(1);
+        Series {
+            bucket: SimDuration(width),
+            offered: vec![0; buckets],
+            dropped: vec![0; buckets],
+            delivered: vec![0; buckets],
+            latency_sum_ps: vec![0; buckets],
+        }
+    }
+
+    #[inline]
+    fn index(&self, t: SimTime) -> usize {
+        ((t.ps() / self.bucket.ps()) as usize).min(self.offered.len() - 1)
+    }
+}
+
+impl Tracer for Series {
+    fn arrival(&mut self, _: u64, t: SimTime, accepted: bool) {
+        let i = self.index(t);
+        self.offered[i] += 1;
+        self.dropped[i] += u64::from(!accepted);
+    }
+    fn delivered(&mut self, _: u64, arrival: SimTime, t: SimTime) {
+        let i = self.index(t);
+        self.delivered[i] += 1;
+        self.latency_sum_ps[i] += u128::from((t - arrival).ps());
+    }
+}
