@@ -393,7 +393,7 @@ impl Moderation {
     }
 
     /// The policy of one vector; `has_tx`: the vector has a Tx ring (a TxRx vector).
-    pub fn policy(&self, _has_tx: bool) -> crate::moderation::AnyPolicy {
+    pub fn policy(&self, has_tx: bool) -> crate::moderation::AnyPolicy {
         use crate::moderation::{
             AnyPolicy as P, Off, Static, dim, i40e, ixgbe, ixgbe_legacy, linear,
         };
@@ -410,6 +410,7 @@ impl Moderation {
                 } else {
                     ixgbe_legacy::Elapsed::Itr
                 },
+                has_tx,
             )),
             Moderation::Linear {
                 rate_max,
@@ -423,9 +424,10 @@ impl Moderation {
                 *pps_max,
                 *min_update,
                 *nsec_only,
+                has_tx,
             )),
-            Moderation::Ixgbe { link_gbps } => P::Ixgbe(ixgbe::Ixgbe::new(*link_gbps)),
-            Moderation::I40e { link_gbps } => P::I40e(i40e::I40e::new(*link_gbps)),
+            Moderation::Ixgbe { link_gbps } => P::Ixgbe(ixgbe::Ixgbe::new(*link_gbps, has_tx)),
+            Moderation::I40e { link_gbps } => P::I40e(i40e::I40e::new(*link_gbps, has_tx)),
             Moderation::Dim { cqe } => P::Dim(dim::Dim::new(if *cqe {
                 dim::DimMode::Cqe
             } else {

@@ -1,6 +1,14 @@
 //! `dim`: Linux's generic dynamic interrupt moderation, `net_dim` (`lib/dim`, v6.13.7;
-//! reference §5), with the default Rx profiles, as mlx5 and ice drive it: once per session
-//! that `napi_complete_done` completed, with the vector's cumulative counters.
+//! reference §5), with the default Rx profiles, as mlx5e drives it: once per session that
+//! `napi_complete_done` completed, with the vector's cumulative counters.
+//!
+//! The start state is mlx5e's: the driver creates the completion queue with the default
+//! profile's moderation (index 1, `net_dim_get_def_rx_moderation`) but allocates `struct dim`
+//! zeroed and never sets its `profile_ix`: DIM starts at index 0, parked on top, with zero
+//! reference stats. Its first window with traffic is therefore "better" than nothing; it
+//! leaves the park going right (from index 0) and steps to 1 — what the hardware already
+//! runs. (ice instead sets `profile_ix = 1` and steps left to 0 first; [`Dim::starting_at`]
+//! gives that start.)
 //!
 //! Two state machines:
 //! * measurement (`net_dim`): a window opens at a sample and closes at the first sample at
@@ -189,6 +197,8 @@ pub struct Dim {
     start: Start,
     tune: TuneState,
     profile_ix: usize,
+    /// The profile the NIC runs.
+    programmed_ix: usize,
     steps_right: u8,
     steps_left: u8,
     tired: u8,
@@ -196,13 +206,21 @@ pub struct Dim {
 }
 
 impl Dim {
+    /// mlx5e's start: the NIC programmed with the default profile, `struct dim` zeroed.
     pub fn new(mode: DimMode) -> Dim {
+        Dim::starting_at(mode, 0)
+    }
+
+    /// The NIC programmed with the default profile and DIM believing it is at `profile_ix`
+    /// (ice: 1).
+    pub fn starting_at(mode: DimMode, profile_ix: usize) -> Dim {
         Dim {
             mode,
             measure: Measure::Start,
             start: Start::default(),
             tune: TuneState::ParkingOnTop,
-            profile_ix: DEFAULT_PROFILE,
+            profile_ix: profile_ix.min(NUM_PROFILES - 1),
+            programmed_ix: DEFAULT_PROFILE,
             steps_right: 0,
             steps_left: 0,
             tired: 0,
@@ -220,6 +238,11 @@ impl Dim {
         self.tune
     }
 
+    /// The profile programmed in the NIC (the default one until DIM first applies one).
+    pub fn programmed_ix(&self) -> usize {
+        self.programmed_ix
+    }
+
     /// Steps since the last park on top (or the remaining windows while parked tired).
     pub fn tired(&self) -> u8 {
         self.tired
@@ -230,17 +253,17 @@ impl Dim {
         self.prev
     }
 
-    fn profile(&self) -> (u64, u64) {
+    fn profile(&self, ix: usize) -> (u64, u64) {
         let table = match self.mode {
             DimMode::Eqe => &RX_EQE_PROFILES,
             DimMode::Cqe => &RX_CQE_PROFILES,
         };
-        table[self.profile_ix.min(NUM_PROFILES - 1)]
+        table[ix.min(NUM_PROFILES - 1)]
     }
 
-    /// The coalescing setting of the current profile.
-    fn setting(&self) -> Write {
-        let (usecs, frames) = self.profile();
+    /// The coalescing setting of profile `ix`.
+    fn setting(&self, ix: usize) -> Write {
+        let (usecs, frames) = self.profile(ix);
         Write::Coalesce {
             usecs: SimDuration(usecs * PS_PER_US),
             frames,
@@ -363,7 +386,7 @@ impl Dim {
 
 impl Policy for Dim {
     fn initial(&self) -> Option<Write> {
-        Some(self.setting())
+        Some(self.setting(self.programmed_ix))
     }
 
     /// `net_dim`.
@@ -378,7 +401,8 @@ impl Policy for Dim {
                 // state back to DIM_START_MEASURE before the next call, so the next call
                 // opens a new window.
                 self.measure = Measure::Start;
-                return Some(self.setting());
+                self.programmed_ix = self.profile_ix;
+                return Some(self.setting(self.profile_ix));
             }
             // No change: fall through, this sample opens the next window.
         }
@@ -388,7 +412,7 @@ impl Policy for Dim {
     }
 
     fn interval(&self) -> SimDuration {
-        SimDuration(self.profile().0 * PS_PER_US)
+        SimDuration(self.profile(self.programmed_ix).0 * PS_PER_US)
     }
 }
 
@@ -453,7 +477,7 @@ mod tests {
 
     /// Runs windows of the given bytes/ms and checks (profile, state, tired, write) after each.
     fn run(table: &[(u64, usize, TuneState, u8, bool)]) -> Dim {
-        let mut dim = Dim::new(DimMode::Eqe);
+        let mut dim = Dim::starting_at(DimMode::Eqe, 1);
         let mut f = Feed::default();
         for (i, &(bytes, ix, state, tired, write)) in table.iter().enumerate() {
             let w = f.window(&mut dim, bytes);
@@ -469,11 +493,38 @@ mod tests {
     }
 
     #[test]
+    fn mlx5e_starts_zeroed_below_the_programmed_default() {
+        let mut dim = Dim::new(DimMode::Eqe);
+        assert_eq!((dim.profile_ix(), dim.programmed_ix()), (0, 1));
+        assert_eq!(
+            dim.initial(),
+            Some(eqe(1)),
+            "the NIC runs the default profile"
+        );
+        assert_eq!(dim.interval(), us(8));
+        let mut f = Feed::default();
+        // First window: better than the zero stats; leaves the park going right, to 1.
+        assert_eq!(f.window(&mut dim, 100_000), Some(eqe(1)));
+        assert_eq!(
+            (dim.profile_ix(), dim.tune_state(), dim.tired()),
+            (1, GoingRight, 1)
+        );
+        // Same again: not better, turn left, step to 0 (1 µs).
+        assert_eq!(f.window(&mut dim, 100_000), Some(eqe(0)));
+        assert_eq!((dim.profile_ix(), dim.tune_state()), (0, GoingLeft));
+        assert_eq!(dim.interval(), us(1));
+        // ice's start steps left first.
+        let mut ice = Dim::starting_at(DimMode::Eqe, 1);
+        assert_eq!(Feed::default().window(&mut ice, 100_000), Some(eqe(0)));
+        assert_eq!(ice.tune_state(), GoingLeft);
+    }
+
+    #[test]
     fn initial_setting_is_profile_1() {
-        let dim = Dim::new(DimMode::Eqe);
+        let dim = Dim::starting_at(DimMode::Eqe, 1);
         assert_eq!(dim.initial(), Some(eqe(1)));
         assert_eq!(dim.interval(), us(8));
-        let dim = Dim::new(DimMode::Cqe);
+        let dim = Dim::starting_at(DimMode::Cqe, 1);
         let cqe1 = Write::Coalesce {
             usecs: us(8),
             frames: 128,
@@ -652,7 +703,7 @@ mod tests {
 
     #[test]
     fn windows_need_64_events_and_some_time() {
-        let mut dim = Dim::new(DimMode::Eqe);
+        let mut dim = Dim::starting_at(DimMode::Eqe, 1);
         let mut f = Feed::default();
         assert_eq!(dim.on_complete(&f.sample()), None); // opens the window at 0
         // 63 events: nothing, the window stays open.
@@ -678,7 +729,7 @@ mod tests {
 
     #[test]
     fn cqe_mode_writes_restarting_timers() {
-        let mut dim = Dim::new(DimMode::Cqe);
+        let mut dim = Dim::starting_at(DimMode::Cqe, 1);
         let mut f = Feed::default();
         let w = f.window(&mut dim, 100_000);
         let want = Write::Coalesce {
@@ -692,7 +743,7 @@ mod tests {
 
     #[test]
     fn odd_counters_do_not_panic() {
-        let mut dim = Dim::new(DimMode::Eqe);
+        let mut dim = Dim::starting_at(DimMode::Eqe, 1);
         for (t, v) in [
             (0u64, 0u64),
             (u64::MAX, u64::MAX),

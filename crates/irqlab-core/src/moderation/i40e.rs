@@ -1,28 +1,38 @@
-//! `i40e`: the adaptive ITR of i40e (v6.13.7, A. Duyck's 2018 rework; reference §3.1) for a
-//! vector with one Rx ring.
+//! `i40e`: the adaptive ITR of i40e (v6.13.7, A. Duyck's 2018 rework; reference §3.1).
 //!
-//! Each container holds a `target_itr` and the `current_itr` last programmed, in µs with a mode
-//! flag (`LATENCY` = 0x8000) in a u16. After each session that `napi_complete_done`
-//! completed, `i40e_update_enable_itr` updates the Tx container (no ring here: it returns at
-//! once and keeps its initial values), then the Rx container:
+//! Each ring container (Rx, Tx) holds a `target_itr` and the `current_itr` last programmed, in
+//! µs with a mode flag (`LATENCY` = 0x8000) in a u16. After each session that
+//! `napi_complete_done` completed, `i40e_update_enable_itr` updates the Tx container, then the
+//! Rx container (`i40e_update_itr`):
 //!
-//! * stale (`jiffies > next_update`): 2 µs, latency mode;
+//! * stale (`jiffies > next_update`): Rx 2 µs, Tx 126 µs, latency mode;
 //! * `itr_countdown > 0` (an ITR was written in the last three interrupts): keep the target,
 //!   discard the sample;
-//! * 0 < P < 4, B < 9000 and the Tx target in latency mode: latency mode, size formula;
+//! * Rx: 0 < P < 4, B < 9000 and the Tx target in latency mode: latency mode, size formula;
+//! * Tx: P < 4 with Tx at 126 µs in bulk mode and Rx at 126 µs: back to 126 µs latency mode
+//!   ("let the Rx relax"); 33 ≤ P: the Tx target drops its latency flag first;
 //! * P < 56: target + 2 µs, keeping its flag, capped at 126;
 //! * P ≤ 256: `min(tx.current, rx.current)` without the flag (bulk): kept if P ≤ 112,
 //!   halved (at least 2) otherwise;
-//! * P > 256: bulk, size formula.
+//! * P > 256: bulk, size formula (on the container's own average size).
 //!
 //! The size formula divides by a link-speed divisor (40G 2048, 25G/20G 1024, 10G and any
 //! other 512, 1G/100M 64), rounds up to 2 µs and caps at 126. Then *one* ITR register is
 //! written per interrupt, lazily: (1) Rx target < Rx current, (2) Tx target < Tx current or
 //! the Tx increase exceeds the Rx increase, (3) Rx target != Rx current; else no write and the
 //! countdown decrements. After a write `current = target` and `itr_countdown = 3`. The engine
-//! applies the Rx write; a Tx write (never happens here) would not change the Rx throttle.
+//! applies the Rx write; a Tx write programs the Tx ITR (index 1), which throttles Tx causes
+//! only: irqlab's vector has one throttle, the Rx one, so a Tx write changes no interval here,
+//! but it takes the interrupt's one write and restarts the countdown, as in the driver.
 //! The hardware fires an interrupt at once when the ITR is updated, which is why the driver
 //! discards the next samples; modelling that belongs to the engine.
+//!
+//! Both containers start at `ITR_TO_REG(I40E_ITR_{RX,TX}_DEF)` = 50 µs: the driver strips the
+//! DYNAMIC flag, which is also the latency flag, so they start in bulk mode; `next_update` =
+//! jiffies + 1 = 1, `itr_countdown` = 0 (zeroed allocation). A Tx ring that carries nothing
+//! (a receive-only workload) creeps 2 µs per update up to 126 (each step a Tx write, which
+//! costs the Rx three discarded samples), and only once the Rx container has reached 126 µs
+//! does it return to latency mode, which opens the Rx latency path.
 //!
 //! Quirks reproduced:
 //! * The write-priority comparisons use the raw u16 *including* the 0x8000 flag, in signed
@@ -30,24 +40,18 @@
 //!   bulk value, so a drop from bulk 16 µs to latency 2 µs goes through rule (3), not (1).
 //!   The flag is masked off (`& 0x1FFE`) only when the value is placed into the register.
 //! * The three samples after every write are discarded, and their counters cleared.
-//! * In the 56..256 band the new value is `min(tx.current, rx.current)` on raw values: the
-//!   ringless Tx container's `50 | 0x8000` wins over any Rx latency value above it (an Rx at
-//!   64 µs latency mode drops to 50 µs bulk).
+//! * In the 56..256 band the new value is `min(tx.current, rx.current)` on raw values.
 //! * Integer average size, the breakpoints (≤ 60, ≤ 380, ≤ 1084, ≤ 1980), `DIV_ROUND_UP`,
 //!   and halving as `(itr / 2) & 0x1FFE` (rounds down to 2 µs).
-//! * Stale containers reset to 2 µs latency mode, their counters discarded.
+//! * Stale containers reset to their default, their counters discarded.
 //! * The programmed interval has 2 µs resolution: `current & 0x1FFE` µs.
 //!
-//! Initial values: the Rx container starts from `ITR_TO_REG(I40E_ITR_RX_DEF)` = 50 (the
-//! driver strips the DYNAMIC flag), `next_update` = jiffies + 1 = 1, `itr_countdown` = 0
-//! (zeroed allocation). The ringless Tx container is modelled, as the integration asked, at
-//! `50 | 0x8000` for both target and current. Note that in the driver `i40e_vsi_configure_msix`
-//! sets `tx.target_itr = ITR_TO_REG(tx_ring->itr_setting)` = 50 *without* the flag, and a
-//! real (idle) Tx ring would creep to 126 and turn to latency mode once Rx reaches 126; with
-//! the flag, Rx's latency path is available from the start, which is the idle-Tx steady
-//! state; without it that path would be dead. [`TX_INITIAL`] is the one place to change.
+//! i40e vectors always pair a Tx ring with their Rx ring. With `nic.tx_ring_descriptors = 0`
+//! (an Rx-only vector, which i40e does not set up) the Tx container is ringless: it is never
+//! updated and is held at [`TX_RINGLESS`], 50 µs in latency mode (irqlab's model before it had
+//! Tx rings).
 
-use super::{Policy, Sample, Totals, Write, link_is};
+use super::{Counters, Policy, Sample, Totals, Write, link_is};
 use crate::time::{PS_PER_US, SimDuration};
 
 /// `I40E_ITR_ADAPTIVE_MIN_INC`, µs.
@@ -66,22 +70,40 @@ pub const MASK: u16 = 0x1FFE;
 pub const ITR_20K: u16 = 50;
 /// `ITR_COUNTDOWN_START`.
 pub const COUNTDOWN_START: u8 = 3;
-/// Target and current of the ringless Tx container (see the module doc).
-pub const TX_INITIAL: u16 = ITR_20K | LATENCY;
+/// Target and current of a ringless Tx container (see the module doc).
+pub const TX_RINGLESS: u16 = ITR_20K | LATENCY;
 
-/// i40e adaptive ITR (§3.1), one Rx ring.
+/// One ring container.
+#[derive(Clone, Copy, Debug)]
+struct Container {
+    target: u16,
+    current: u16,
+    /// `next_update`, jiffies.
+    next_update: u64,
+    totals: Totals,
+}
+
+impl Container {
+    fn new(itr: u16) -> Container {
+        Container {
+            target: itr,
+            current: itr,
+            next_update: 1,
+            totals: Totals::default(),
+        }
+    }
+}
+
+/// i40e adaptive ITR (§3.1).
 #[derive(Debug)]
 pub struct I40e {
     /// `i40e_itr_divisor`.
     divisor: u64,
-    rx_target: u16,
-    rx_current: u16,
-    /// `rx.next_update`, jiffies.
-    rx_next_update: u64,
-    tx_target: u16,
-    tx_current: u16,
+    rx: Container,
+    tx: Container,
     itr_countdown: u8,
-    totals: Totals,
+    /// The vector has a Tx ring.
+    has_tx: bool,
 }
 
 /// The interval programmed for a container value: `value & I40E_ITR_MASK` µs.
@@ -91,8 +113,8 @@ fn interval_of(v: u16) -> SimDuration {
 
 impl I40e {
     /// `link_gbps` selects the size formula's divisor: 40 → 2048, 25 and 20 → 1024, 1 and
-    /// 0.1 → 64, anything else (10 included) → 512.
-    pub fn new(link_gbps: f64) -> I40e {
+    /// 0.1 → 64, anything else (10 included) → 512. `has_tx`: a TxRx vector.
+    pub fn new(link_gbps: f64, has_tx: bool) -> I40e {
         let divisor = if link_is(link_gbps, 40.0) {
             2048
         } else if link_is(link_gbps, 25.0) || link_is(link_gbps, 20.0) {
@@ -104,24 +126,29 @@ impl I40e {
         };
         I40e {
             divisor,
-            rx_target: ITR_20K,
-            rx_current: ITR_20K,
-            rx_next_update: 1,
-            tx_target: TX_INITIAL,
-            tx_current: TX_INITIAL,
+            rx: Container::new(ITR_20K),
+            tx: Container::new(if has_tx { ITR_20K } else { TX_RINGLESS }),
             itr_countdown: 0,
-            totals: Totals::default(),
+            has_tx,
         }
     }
 
     /// Rx `target_itr` (µs plus [`LATENCY`]).
     pub fn rx_target(&self) -> u16 {
-        self.rx_target
+        self.rx.target
     }
 
     /// Rx `current_itr`: what is programmed (µs plus [`LATENCY`]).
     pub fn rx_current(&self) -> u16 {
-        self.rx_current
+        self.rx.current
+    }
+
+    /// Tx `target_itr` and `current_itr`.
+    pub fn tx_target(&self) -> u16 {
+        self.tx.target
+    }
+    pub fn tx_current(&self) -> u16 {
+        self.tx.current
     }
 
     /// `itr_countdown`.
@@ -155,24 +182,14 @@ impl I40e {
         Self::cap(itr + add * MIN_INC)
     }
 
-    /// `i40e_update_itr` for the Rx container: the new target.
-    fn rx_value(&self, s: &Sample) -> u32 {
-        if s.jiffies > self.rx_next_update {
-            return MIN_USECS | u32::from(LATENCY);
-        }
-        if self.itr_countdown > 0 {
-            return u32::from(self.rx_target);
-        }
-        let packets = self.totals.packets(s);
-        let bytes = self.totals.bytes(s);
-        if packets > 0 && packets < 4 && bytes < 9000 && self.tx_target & LATENCY != 0 {
-            return self.by_size(u32::from(LATENCY), bytes / packets);
-        }
+    /// The rules shared by both containers from "P < 56" on, for a container whose target is
+    /// `target` and that saw `packets` and `bytes`.
+    fn by_count(&self, target: u16, packets: u64, bytes: u64) -> u32 {
         if packets < 56 {
-            return Self::cap(u32::from(self.rx_target) + MIN_INC);
+            return Self::cap(u32::from(target) + MIN_INC);
         }
         if packets <= 256 {
-            let itr = u32::from(self.tx_current.min(self.rx_current) & MASK);
+            let itr = u32::from(self.tx.current.min(self.rx.current) & MASK);
             if packets <= 112 {
                 return itr; // "goldilocks"
             }
@@ -181,12 +198,49 @@ impl I40e {
         self.by_size(u32::from(BULK), bytes / packets)
     }
 
-    fn update_rx(&mut self, s: &Sample) {
-        let itr = self.rx_value(s);
+    /// `i40e_update_itr` for the Rx container: the new target.
+    fn rx_value(&self, s: &Sample) -> u32 {
+        if s.jiffies > self.rx.next_update {
+            return MIN_USECS | u32::from(LATENCY);
+        }
+        if self.itr_countdown > 0 {
+            return u32::from(self.rx.target);
+        }
+        let packets = self.rx.totals.packets(s.rx());
+        let bytes = self.rx.totals.bytes(s.rx());
+        if packets > 0 && packets < 4 && bytes < 9000 && self.tx.target & LATENCY != 0 {
+            return self.by_size(u32::from(LATENCY), bytes / packets);
+        }
+        self.by_count(self.rx.target, packets, bytes)
+    }
+
+    /// `i40e_update_itr` for the Tx container: the new target.
+    fn tx_value(&self, s: &Sample) -> u32 {
+        if s.jiffies > self.tx.next_update {
+            return MAX_USECS | u32::from(LATENCY);
+        }
+        if self.itr_countdown > 0 {
+            return u32::from(self.tx.target);
+        }
+        let packets = self.tx.totals.packets(s.tx());
+        let bytes = self.tx.totals.bytes(s.tx());
+        let mut target = self.tx.target;
+        if packets < 4 {
+            if u32::from(target) == MAX_USECS && u32::from(self.rx.target & MASK) == MAX_USECS {
+                // Tx and Rx maxed: Tx back to latency mode so that the Rx can relax
+                return MAX_USECS | u32::from(LATENCY);
+            }
+        } else if packets > 32 {
+            target &= !LATENCY;
+        }
+        self.by_count(target, packets, bytes)
+    }
+
+    fn set_target(c: &mut Container, itr: u32, counters: Counters, jiffies: u64) {
         // Every path keeps the value ≤ 0x8000 + 126: fits the u16.
-        self.rx_target = u16::try_from(itr).unwrap_or(u16::MAX);
-        self.rx_next_update = s.jiffies.saturating_add(1);
-        self.totals.reset(s);
+        c.target = u16::try_from(itr).unwrap_or(u16::MAX);
+        c.next_update = jiffies.saturating_add(1);
+        c.totals.reset(counters);
     }
 }
 
@@ -195,27 +249,32 @@ impl Policy for I40e {
         Some(Write::Itr(interval_of(ITR_20K)))
     }
 
-    /// `i40e_update_enable_itr`: update Tx (no ring: nothing) and Rx, then write at most one
+    /// `i40e_update_enable_itr`: update Tx (ringless: nothing) and Rx, then write at most one
     /// ITR register.
     fn on_complete(&mut self, s: &Sample) -> Option<Write> {
-        self.update_rx(s);
-        let (rt, rc) = (i32::from(self.rx_target), i32::from(self.rx_current));
-        let (tt, tc) = (i32::from(self.tx_target), i32::from(self.tx_current));
+        if self.has_tx {
+            let itr = self.tx_value(s);
+            Self::set_target(&mut self.tx, itr, s.tx(), s.jiffies);
+        }
+        let itr = self.rx_value(s);
+        Self::set_target(&mut self.rx, itr, s.rx(), s.jiffies);
+        let (rt, rc) = (i32::from(self.rx.target), i32::from(self.rx.current));
+        let (tt, tc) = (i32::from(self.tx.target), i32::from(self.tx.current));
         if rt < rc {
             // Rx ITR needs to be reduced: highest priority.
-            self.rx_current = self.rx_target;
+            self.rx.current = self.rx.target;
             self.itr_countdown = COUNTDOWN_START;
-            Some(Write::Itr(interval_of(self.rx_current)))
+            Some(Write::Itr(interval_of(self.rx.current)))
         } else if tt < tc || rt - rc < tt - tc {
             // Tx reduced, or increased more than Rx: the Tx register.
-            self.tx_current = self.tx_target;
+            self.tx.current = self.tx.target;
             self.itr_countdown = COUNTDOWN_START;
             None
         } else if rc != rt {
             // Rx increased.
-            self.rx_current = self.rx_target;
+            self.rx.current = self.rx.target;
             self.itr_countdown = COUNTDOWN_START;
-            Some(Write::Itr(interval_of(self.rx_current)))
+            Some(Write::Itr(interval_of(self.rx.current)))
         } else {
             self.itr_countdown = self.itr_countdown.saturating_sub(1);
             None
@@ -223,7 +282,7 @@ impl Policy for I40e {
     }
 
     fn interval(&self) -> SimDuration {
-        interval_of(self.rx_current)
+        interval_of(self.rx.current)
     }
 }
 
@@ -265,7 +324,7 @@ mod tests {
 
     #[test]
     fn initial_setting() {
-        let p = I40e::new(10.0);
+        let p = I40e::new(10.0, false);
         assert_eq!(p.initial(), Some(Write::Itr(us(50.0))));
         assert_eq!(p.interval(), us(50.0));
         assert_eq!((p.rx_target(), p.rx_current(), p.countdown()), (50, 50, 0));
@@ -290,7 +349,7 @@ mod tests {
             (2.5, 60, 16.0), // not listed: default divisor
         ];
         for &(link, size, interval) in table {
-            let mut p = I40e::new(link);
+            let mut p = I40e::new(link, false);
             let w = p.on_complete(&Feed::new().step(0, 300, size));
             assert_eq!(w, Some(Write::Itr(us(interval))), "{link}G {size} B");
             assert_eq!(p.rx_current() & LATENCY, 0, "bulk mode");
@@ -313,7 +372,7 @@ mod tests {
             (200, 1500, 118, None, 0),
             (200, 1500, 58, Some(58.0), 3), // 113..256: 118 / 2 = 59 & 0x1FFE = 58
         ];
-        let mut p = I40e::new(10.0);
+        let mut p = I40e::new(10.0, false);
         let mut f = Feed::new();
         for (i, &(packets, size, target, write, countdown)) in table.iter().enumerate() {
             let w = p.on_complete(&f.step(1, packets, size));
@@ -338,7 +397,7 @@ mod tests {
             (200, 2, 2.0), // 3 & 0x1FFE
             (200, 2, 2.0), // 1 & 0x1FFE = 0 → at least 2
         ];
-        let mut p = I40e::new(10.0);
+        let mut p = I40e::new(10.0, false);
         let mut f = Feed::new();
         for (i, &(packets, target, interval)) in table.iter().enumerate() {
             p.itr_countdown = 0;
@@ -350,7 +409,7 @@ mod tests {
 
     #[test]
     fn latency_mode_and_the_raw_flag_compare() {
-        let mut p = I40e::new(10.0);
+        let mut p = I40e::new(10.0, false);
         let mut f = Feed::new();
         // 1 packet of 60 B: latency, 4096 / 2 / 512 → 4 · 2 = 8 µs.
         let w = p.on_complete(&f.step(1, 1, 60));
@@ -372,7 +431,7 @@ mod tests {
         // 50 < 0x803C raw: rule (1).
         assert_eq!(w, Some(Write::Itr(us(50.0))));
         // Creep keeps the latency flag and caps at 126.
-        p.rx_target = 124 | LATENCY;
+        p.rx.target = 124 | LATENCY;
         p.itr_countdown = 0;
         p.on_complete(&f.step(1, 10, 1500));
         assert_eq!(p.rx_target(), 126 | LATENCY);
@@ -380,7 +439,7 @@ mod tests {
         p.on_complete(&f.step(1, 10, 1500));
         assert_eq!(p.rx_target(), 126 | LATENCY);
         // 0 packets: not latency (P > 0 needed), creep.
-        p.rx_target = 20;
+        p.rx.target = 20;
         p.itr_countdown = 0;
         p.on_complete(&f.step(1, 0, 0));
         assert_eq!(p.rx_target(), 22);
@@ -388,7 +447,7 @@ mod tests {
 
     #[test]
     fn staleness_resets_to_2_us_latency() {
-        let mut p = I40e::new(10.0);
+        let mut p = I40e::new(10.0, false);
         let mut f = Feed::new();
         p.on_complete(&f.step(1, 300, 60)); // 16 µs, countdown 3, next_update 2
         // 2 jiffies later: stale, even during the countdown.
@@ -397,14 +456,131 @@ mod tests {
         // Raw 0x8002 > 16: written by rule (3).
         assert_eq!(w, Some(Write::Itr(us(2.0))));
         // The first session at jiffies 2 is stale already (next_update = 1).
-        let mut p = I40e::new(10.0);
+        let mut p = I40e::new(10.0, false);
         let w = p.on_complete(&Feed::new().step(2, 300, 60));
         assert_eq!(w, Some(Write::Itr(us(2.0))));
     }
 
+    /// A TxRx vector's sessions: Rx and Tx packets (with their size), one jiffy apart.
+    struct TxRx {
+        j: u64,
+        rx: (u64, u64),
+        tx: (u64, u64),
+    }
+
+    impl TxRx {
+        fn new() -> TxRx {
+            TxRx {
+                j: 0,
+                rx: (0, 0),
+                tx: (0, 0),
+            }
+        }
+        fn step(&mut self, rx: (u64, u64), tx: (u64, u64)) -> Sample {
+            self.j += 1;
+            self.rx = (self.rx.0 + rx.0, self.rx.1 + rx.0 * rx.1);
+            self.tx = (self.tx.0 + tx.0, self.tx.1 + tx.0 * tx.1);
+            Sample {
+                now: SimTime(self.j),
+                jiffies: self.j,
+                packets: self.rx.0,
+                bytes: self.rx.1,
+                tx_packets: self.tx.0,
+                tx_bytes: self.tx.1,
+                ..Sample::default()
+            }
+        }
+    }
+
+    #[test]
+    fn both_containers_start_in_bulk_mode_at_50() {
+        let p = I40e::new(10.0, true);
+        assert_eq!((p.tx_target(), p.tx_current()), (50, 50));
+        let p = I40e::new(10.0, false);
+        assert_eq!((p.tx_target(), p.tx_current()), (TX_RINGLESS, TX_RINGLESS));
+    }
+
+    #[test]
+    fn an_idle_tx_ring_creeps_by_tx_writes_that_cost_the_rx_its_samples() {
+        // Receive only: 300 packets of 60 B per session at 10G.
+        // (rx target, tx target, tx current, write, countdown) after each session.
+        let table: &[(u16, u16, u16, Option<f64>, u8)] = &[
+            (16, 52, 50, Some(16.0), 3), // rule 1: the Rx drop wins the write
+            (16, 52, 52, None, 3),       // rule 2: the Tx creep takes the write
+            (16, 52, 52, None, 2),       // discarded
+            (16, 52, 52, None, 1),
+            (16, 52, 52, None, 0),
+            (16, 54, 54, None, 3), // counted: Tx creeps again and writes again
+        ];
+        let mut p = I40e::new(10.0, true);
+        let mut f = TxRx::new();
+        for (i, &(rt, tt, tc, w, cd)) in table.iter().enumerate() {
+            let got = p.on_complete(&f.step((300, 60), (0, 0)));
+            assert_eq!(
+                (p.rx_target(), p.tx_target(), p.tx_current(), p.countdown()),
+                (rt, tt, tc, cd),
+                "session {}",
+                i + 1
+            );
+            assert_eq!(got, w.map(|v| Write::Itr(us(v))), "session {}", i + 1);
+        }
+    }
+
+    #[test]
+    fn the_rx_latency_path_waits_for_the_tx_container_in_latency_mode() {
+        // One packet of 60 B: a ringless Tx (latency mode) lets Rx go to latency, 8 µs; a
+        // real Tx ring starts in bulk mode, so the Rx only creeps, 52 µs bulk.
+        let mut a = I40e::new(10.0, false);
+        a.on_complete(&TxRx::new().step((1, 60), (0, 0)));
+        assert_eq!(a.rx_target(), 8 | LATENCY);
+        let mut b = I40e::new(10.0, true);
+        b.on_complete(&TxRx::new().step((1, 60), (0, 0)));
+        assert_eq!(b.rx_target(), 52);
+        // Tx at 126 bulk and Rx at 126: Tx returns to latency mode, and the Rx path opens.
+        let mut c = I40e::new(10.0, true);
+        c.tx.target = 126;
+        c.tx.current = 126;
+        c.rx.target = 126;
+        c.rx.current = 126;
+        let mut f = TxRx::new();
+        c.on_complete(&f.step((1, 60), (0, 0)));
+        assert_eq!(c.tx_target(), 126 | LATENCY);
+        assert_eq!(
+            c.rx_target(),
+            8 | LATENCY,
+            "latency path: 4096 / 2 / 512 → 4 · 2"
+        );
+    }
+
+    #[test]
+    fn a_forwarding_tx_container_follows_its_own_packets() {
+        // 300 packets of 1500 B each way: both bulk by size, 118 µs; Tx has 33+ packets so
+        // any latency flag is dropped first.
+        let mut p = I40e::new(10.0, true);
+        p.tx.target = 40 | LATENCY;
+        p.on_complete(&TxRx::new().step((300, 1500), (300, 1500)));
+        assert_eq!((p.rx_target(), p.tx_target()), (118, 118));
+        // 40 Tx packets: the flag is dropped, then + 2 (P < 56).
+        let mut p = I40e::new(10.0, true);
+        p.tx.target = 40 | LATENCY;
+        p.on_complete(&TxRx::new().step((300, 60), (40, 60)));
+        assert_eq!(p.tx_target(), 42);
+        // 10 Tx packets: + 2, keeping the flag.
+        let mut p = I40e::new(10.0, true);
+        p.tx.target = 40 | LATENCY;
+        p.on_complete(&TxRx::new().step((300, 60), (10, 60)));
+        assert_eq!(p.tx_target(), 42 | LATENCY);
+        // Stale (two quiet jiffies): Rx 2 µs, Tx 126 µs, both latency.
+        let mut p = I40e::new(10.0, true);
+        let mut f = TxRx::new();
+        f.j = 5;
+        p.on_complete(&f.step((300, 60), (300, 60)));
+        assert_eq!((p.rx_target(), p.tx_target()), (2 | LATENCY, 126 | LATENCY));
+    }
+
     #[test]
     fn odd_counters_do_not_panic() {
-        let mut p = I40e::new(f64::NAN);
+        let mut p = I40e::new(f64::NAN, false);
         for (j, packets, bytes) in [(u64::MAX, u64::MAX, u64::MAX), (0, 3, u64::MAX), (0, 0, 0)] {
             p.itr_countdown = 0;
             let s = Sample {

@@ -1,10 +1,10 @@
 //! `ixgbe`: the adaptive ITR of upstream ixgbe since 4.15 (commit `b4ded8327fea`, as in
 //! v6.13.7; reference §2).
 //!
-//! The vector models one Rx ring; the Tx container has no ring, so its update returns at once
-//! and it keeps its initial `126 | LATENCY` (254), which never wins the min. After each
-//! session that `napi_complete_done` completed (that is when the engine calls
-//! [`Policy::on_complete`]) the Rx container picks a value in µs plus a mode flag (§2.5):
+//! A vector has an Rx and a Tx ring container, both starting at `126 | LATENCY` (254). After
+//! each session that `napi_complete_done` completed (that is when the engine calls
+//! [`Policy::on_complete`]) `ixgbe_set_itr` updates the Tx container, then the Rx container,
+//! with the same rule; each picks a value in µs plus a mode flag (§2.5):
 //!
 //! * stale (`jiffies > next_update`, i.e. 2 jiffies or more since its last update):
 //!   10 µs, latency mode;
@@ -19,10 +19,16 @@
 //! 10M: 128 with the value capped at 8064 first). The vector then takes the smaller raw
 //! container value, clears the flag, shifts it to µs × 4 and writes EITR if it changed.
 //!
+//! A Tx ring that carries nothing (a receive-only workload) still takes part: it is stale
+//! (10 µs, latency) after a quiet spell like the Rx container, and otherwise creeps by 2 µs
+//! from the vector's interval, keeping its latency flag. So when the Rx container chooses a
+//! latency-mode value above `interval + 2` (large packets, or a 1G link), the idle Tx
+//! container's `interval + 2` wins the min. A vector without a Tx ring
+//! (`nic.tx_ring_descriptors = 0`) keeps its Tx container at 254, which never wins.
+//!
 //! Quirks reproduced:
 //! * The min over containers compares raw u8 values *including* the 0x80 latency flag: any
-//!   bulk value beats any latency value. (With no Tx ring this only means the Tx 254 never
-//!   wins.)
+//!   bulk value beats any latency value.
 //! * The halving path shifts the vector's µs × 4 value by 3, so the result can be odd in µs;
 //!   EITR then drops bit 2 as the register has 2 µs granularity (`itr & 0xFF8`): 13 µs is
 //!   programmed as 12 µs, while the driver keeps 13 (52) as its `q_vector->itr` for the
@@ -35,7 +41,7 @@
 //!   a first session at jiffies ≥ 2 already counts as stale.
 
 use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval, write_eitr};
-use super::{Policy, Sample, Totals, Write, link_is};
+use super::{Counters, Policy, Sample, Totals, Write, link_is};
 use crate::time::SimDuration;
 
 /// `IXGBE_ITR_ADAPTIVE_MIN_INC`, µs.
@@ -58,25 +64,43 @@ enum SizeDivisor {
     Slow,
 }
 
-/// Current upstream ixgbe adaptive ITR (§2), Rx container only.
+/// A ring container (`q_vector->rx` or `->tx`).
+#[derive(Clone, Copy, Debug)]
+struct Container {
+    /// `itr`: µs plus the latency flag.
+    itr: u8,
+    /// `next_update`, jiffies.
+    next_update: u64,
+    totals: Totals,
+}
+
+impl Container {
+    fn new() -> Container {
+        Container {
+            itr: MAX_USECS as u8 | LATENCY,
+            // `ixgbe_add_ring` at time zero: jiffies 0 + 1.
+            next_update: 1,
+            totals: Totals::default(),
+        }
+    }
+}
+
+/// Current upstream ixgbe adaptive ITR (§2).
 #[derive(Debug)]
 pub struct Ixgbe {
     divisor: SizeDivisor,
     /// `q_vector->itr`: µs × 4.
     itr: u16,
-    /// `q_vector->rx.itr`: µs plus the latency flag.
-    rx_itr: u8,
-    /// `q_vector->rx.next_update`, jiffies.
-    rx_next_update: u64,
-    /// `q_vector->tx.itr`: no ring, stays at its initial value.
-    tx_itr: u8,
-    totals: Totals,
+    rx: Container,
+    tx: Container,
+    /// The vector has a Tx ring (else its Tx container keeps its initial value).
+    has_tx: bool,
 }
 
 impl Ixgbe {
     /// `link_gbps`: 10, 0.1 and any other value select the 10G branch of the size formula;
-    /// 2.5, 1 and 0.01 the 1G branch.
-    pub fn new(link_gbps: f64) -> Ixgbe {
+    /// 2.5, 1 and 0.01 the 1G branch. `has_tx`: a TxRx vector (else Rx-only).
+    pub fn new(link_gbps: f64, has_tx: bool) -> Ixgbe {
         let slow = [2.5, 1.0, 0.01].iter().any(|&v| link_is(link_gbps, v));
         Ixgbe {
             divisor: if slow {
@@ -85,11 +109,9 @@ impl Ixgbe {
                 SizeDivisor::Fast
             },
             itr: IXGBE_20K_ITR,
-            rx_itr: MAX_USECS as u8 | LATENCY,
-            // `ixgbe_add_ring` at time zero: jiffies 0 + 1.
-            rx_next_update: 1,
-            tx_itr: MAX_USECS as u8 | LATENCY,
-            totals: Totals::default(),
+            rx: Container::new(),
+            tx: Container::new(),
+            has_tx,
         }
     }
 
@@ -100,7 +122,12 @@ impl Ixgbe {
 
     /// The Rx container's value: µs plus [`LATENCY`] when in latency mode.
     pub fn rx_itr(&self) -> u8 {
-        self.rx_itr
+        self.rx.itr
+    }
+
+    /// The Tx container's value.
+    pub fn tx_itr(&self) -> u8 {
+        self.tx.itr
     }
 
     /// The size formula: µs to add for an average wire size, in the mode `itr` carries.
@@ -123,25 +150,25 @@ impl Ixgbe {
         itr + u32::try_from(add).unwrap_or(MAX_USECS) * MIN_INC
     }
 
-    /// `ixgbe_update_itr` for the Rx container.
-    fn update_rx(&mut self, s: &Sample) {
-        let itr = self.rx_value(s);
+    /// `ixgbe_update_itr` for one container, with its counters.
+    fn update(&self, c: &mut Container, counters: Counters, jiffies: u64) {
+        let itr = self.value(c, counters, jiffies);
         // `ring_container->itr` is a u8; every path stays ≤ 126 | 0x80.
-        self.rx_itr = u8::try_from(itr).unwrap_or(u8::MAX);
-        self.rx_next_update = s.jiffies.saturating_add(1);
-        self.totals.reset(s);
+        c.itr = u8::try_from(itr).unwrap_or(u8::MAX);
+        c.next_update = jiffies.saturating_add(1);
+        c.totals.reset(counters);
     }
 
-    fn rx_value(&self, s: &Sample) -> u32 {
-        if s.jiffies > self.rx_next_update {
+    fn value(&self, c: &Container, counters: Counters, jiffies: u64) -> u32 {
+        if jiffies > c.next_update {
             return MIN_USECS | u32::from(LATENCY);
         }
         let cur = u32::from(self.itr >> 2);
-        let packets = self.totals.packets(s);
+        let packets = c.totals.packets(counters);
         if packets == 0 {
-            return (cur + MIN_INC).min(MAX_USECS) + u32::from(self.rx_itr & LATENCY);
+            return (cur + MIN_INC).min(MAX_USECS) + u32::from(c.itr & LATENCY);
         }
-        let bytes = self.totals.bytes(s);
+        let bytes = c.totals.bytes(counters);
         if packets < 4 && bytes < 9000 {
             return self.by_size(u32::from(LATENCY), bytes / packets);
         }
@@ -163,10 +190,16 @@ impl Policy for Ixgbe {
         Some(Write::Itr(eitr_interval(IXGBE_20K_ITR)))
     }
 
-    /// `ixgbe_set_itr`: update Tx (no ring: nothing) and Rx, take the raw min, write if new.
+    /// `ixgbe_set_itr`: update Tx (a ringless container: nothing) and Rx, take the raw min,
+    /// write if new.
     fn on_complete(&mut self, s: &Sample) -> Option<Write> {
-        self.update_rx(s);
-        let v = self.rx_itr.min(self.tx_itr);
+        let (mut rx, mut tx) = (self.rx, self.tx);
+        if self.has_tx {
+            self.update(&mut tx, s.tx(), s.jiffies);
+        }
+        self.update(&mut rx, s.rx(), s.jiffies);
+        (self.rx, self.tx) = (rx, tx);
+        let v = self.rx.itr.min(self.tx.itr);
         write_eitr(&mut self.itr, u16::from(v & !LATENCY) << 2)
     }
 
@@ -183,7 +216,7 @@ mod tests {
 
     /// One session on a fresh policy at jiffies 1 (not stale).
     fn first(link: f64, packets: u64, bytes: u64) -> (Ixgbe, Option<Write>) {
-        let mut p = Ixgbe::new(link);
+        let mut p = Ixgbe::new(link, false);
         let w = p.on_complete(&Sample {
             now: SimTime(1),
             jiffies: 1,
@@ -261,7 +294,7 @@ mod tests {
             (95, 6000, 14, 56, 14.0, false),
             (255, 15000, 10, 40, 10.0, true), // 56 >> 3 = 7 → 10
         ];
-        let mut p = Ixgbe::new(10.0);
+        let mut p = Ixgbe::new(10.0, false);
         let (mut packets, mut bytes) = (0, 0);
         for (j, &(dp, db, rx, itr, interval, write)) in table.iter().enumerate() {
             packets += dp;
@@ -283,7 +316,7 @@ mod tests {
 
     #[test]
     fn creep_stops_at_126() {
-        let mut p = Ixgbe::new(10.0);
+        let mut p = Ixgbe::new(10.0, false);
         let mut packets = 0;
         for j in 0..100u64 {
             packets += 20;
@@ -311,7 +344,7 @@ mod tests {
             (5, 20, 14, 14.0),            // same jiffy is fine
             (7, 0, 10 | LATENCY, 10.0),   // stale
         ];
-        let mut p = Ixgbe::new(10.0);
+        let mut p = Ixgbe::new(10.0, false);
         let mut packets = 0;
         for (i, &(jiffies, dp, rx, interval)) in table.iter().enumerate() {
             packets += dp;
@@ -328,7 +361,7 @@ mod tests {
             assert_eq!(p.interval(), us(interval), "step {i}");
         }
         // The very first session, at jiffies 2, is already stale (ring added at jiffies 0).
-        let mut p = Ixgbe::new(10.0);
+        let mut p = Ixgbe::new(10.0, false);
         let s = Sample {
             now: SimTime(0),
             jiffies: 2,
@@ -342,13 +375,13 @@ mod tests {
 
     #[test]
     fn initial_and_no_ring_tx() {
-        let p = Ixgbe::new(10.0);
+        let p = Ixgbe::new(10.0, false);
         assert_eq!(p.initial(), Some(Write::Itr(us(50.0))));
         assert_eq!(p.interval(), us(50.0));
-        assert_eq!(p.tx_itr, 254);
+        assert_eq!(p.tx_itr(), 254);
         // rx at 126 | LAT = 254 ties with tx: 126 µs.
-        let mut p = Ixgbe::new(10.0);
-        p.rx_itr = 124 | LATENCY;
+        let mut p = Ixgbe::new(10.0, false);
+        p.rx.itr = 124 | LATENCY;
         p.itr = 4 * 124;
         let s = Sample {
             now: SimTime(0),
@@ -362,9 +395,82 @@ mod tests {
         assert_eq!(p.rx_itr(), 254);
     }
 
+    /// A TxRx vector: one session of `rx` packets of `rx_size` B and `tx` of `tx_size` B.
+    fn txrx(p: &mut Ixgbe, jiffies: u64, rx: (u64, u64), tx: (u64, u64)) -> Option<Write> {
+        let s = Sample {
+            now: SimTime(jiffies),
+            jiffies,
+            packets: p.rx.totals.packets(Counters::default()) + rx.0,
+            bytes: rx.0 * rx.1,
+            tx_packets: tx.0,
+            tx_bytes: tx.0 * tx.1,
+            ..Sample::default()
+        };
+        let w = p.on_complete(&s);
+        p.rx.totals = Totals::default();
+        p.tx.totals = Totals::default();
+        w
+    }
+
+    #[test]
+    fn an_idle_tx_ring_caps_a_latency_mode_rx_value_at_interval_plus_2() {
+        // (Rx packets, Rx size, Rx-only: rx_itr / programmed µs, TxRx: tx_itr / programmed µs)
+        // from the initial 50 µs vector at 10G, one session at jiffies 1.
+        let table: &[(u64, u64, u8, f64, u8, f64)] = &[
+            // 1 packet of 1500 B: Rx latency 60 µs; the idle Tx creeps to 52 | LAT and wins.
+            (1, 1500, 60 | LATENCY, 60.0, 52 | LATENCY, 52.0),
+            // 1 packet of 60 B: Rx latency 10 µs < 52: Rx wins either way.
+            (1, 60, 10 | LATENCY, 10.0, 52 | LATENCY, 10.0),
+            // 300 packets of 60 B: Rx bulk 20 µs beats any latency value.
+            (300, 60, 20, 20.0, 52 | LATENCY, 20.0),
+            // no packets: both creep to 52, Rx keeps its latency flag: a tie.
+            (0, 0, 52 | LATENCY, 52.0, 52 | LATENCY, 52.0),
+        ];
+        for &(n, size, rx_only, rx_only_us, tx_after, txrx_us) in table {
+            let mut a = Ixgbe::new(10.0, false);
+            let w = txrx(&mut a, 1, (n, size), (0, 0));
+            assert_eq!(a.rx_itr(), rx_only, "Rx-only {n} x {size} B");
+            assert_eq!(a.tx_itr(), 254, "a ringless Tx container keeps its value");
+            assert_eq!(w, Some(Write::Itr(us(rx_only_us))));
+            let mut b = Ixgbe::new(10.0, true);
+            let w = txrx(&mut b, 1, (n, size), (0, 0));
+            assert_eq!(b.rx_itr(), rx_only, "the Rx rule does not change");
+            assert_eq!(b.tx_itr(), tx_after, "TxRx {n} x {size} B");
+            assert_eq!(w, Some(Write::Itr(us(txrx_us))), "TxRx {n} x {size} B");
+        }
+    }
+
+    #[test]
+    fn the_tx_container_follows_the_same_rule_with_its_own_counters() {
+        // A forwarding vector: Tx sees what Rx saw one session earlier. Sessions one jiffy
+        // apart from 50 µs at 10G; (Rx n, Tx n, size, rx_itr, tx_itr, programmed µs).
+        let table: &[(u64, u64, u64, u8, u8, f64)] = &[
+            // Rx 300 x 60 B: bulk 20; Tx idle creeps 52 | LAT: bulk wins.
+            (300, 0, 60, 20, 52 | LATENCY, 20.0),
+            // Rx 300 again: 20; Tx 300 x 60 B: bulk 20 too.
+            (300, 300, 60, 20, 20, 20.0),
+            // Rx 10 (creep from the vector's 20 to 22); Tx 300: 20. The smaller wins.
+            (10, 300, 60, 22, 20, 20.0),
+            // Traffic stops: both creep from the vector's 20 to 22, keeping their bulk flags.
+            (0, 0, 60, 22, 22, 22.0),
+            // Rx sees 1 packet of 1500 B (latency 60); the bulk Tx value wins the raw min.
+            (1, 0, 1500, 60 | LATENCY, 24, 24.0),
+        ];
+        let mut p = Ixgbe::new(10.0, true);
+        for (j, &(rx, tx, size, rx_itr, tx_itr, interval)) in table.iter().enumerate() {
+            txrx(&mut p, j as u64 + 1, (rx, size), (tx, size));
+            assert_eq!((p.rx_itr(), p.tx_itr()), (rx_itr, tx_itr), "step {j}");
+            assert_eq!(p.interval(), us(interval), "step {j}");
+        }
+        // Two quiet jiffies: both containers are stale, 10 µs latency.
+        txrx(&mut p, 8, (300, 1500), (300, 1500));
+        assert_eq!((p.rx_itr(), p.tx_itr()), (10 | LATENCY, 10 | LATENCY));
+        assert_eq!(p.interval(), us(10.0));
+    }
+
     #[test]
     fn odd_counters_do_not_panic() {
-        let mut p = Ixgbe::new(f64::NAN);
+        let mut p = Ixgbe::new(f64::NAN, false);
         for (j, packets, bytes) in [(u64::MAX, u64::MAX, u64::MAX), (0, 3, u64::MAX), (0, 0, 0)] {
             let s = Sample {
                 now: SimTime(0),

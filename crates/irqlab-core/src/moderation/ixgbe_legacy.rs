@@ -1,12 +1,14 @@
 //! `ixgbe-legacy`: the 3-state dynamic ITR of the out-of-tree ixgbe 3.x driver and of upstream
 //! ixgbe before 4.15 (reference §1.2-1.5).
 //!
-//! The vector models one Rx ring. The Tx container never sees a packet, so its class stays
-//! `lowest` and `max(rx, tx)` is the Rx class. After each completed NAPI session:
+//! A vector has an Rx and a Tx ring container, each with a latency class (starting at
+//! `lowest`). After each completed NAPI session:
 //!
-//! 1. the Rx class is updated from the byte rate since the last update that reset the
-//!    counters (thresholds 10 and 20 B/µs, one adjacent step at most);
-//! 2. the class gives a target (`lowest` 40, `low` 200, `bulk` 500 or 336, EITR units of
+//! 1. each container's class (Tx, then Rx) is updated from its byte rate since its last update
+//!    that reset its counters (thresholds 10 and 20 B/µs, one adjacent step at most); a
+//!    container without packets keeps its class, so an idle Tx ring stays `lowest` and the Rx
+//!    class decides; a forwarding vector's Tx bytes count as much as its Rx bytes;
+//! 2. the more bulk class of the two (`max(rx, tx)`) gives a target (`lowest` 40, `low` 200, `bulk` 500 or 336, EITR units of
 //!    µs × 4), and if the target differs from the vector's `itr` the vector moves a tenth of
 //!    the way in rate terms, `itr = 10·T·itr / (9·T + itr)`, and EITR is written with its low
 //!    three bits cleared (`itr & 0xFF8`).
@@ -26,7 +28,7 @@
 //! * The register drops the low three bits, so an `itr` of 142 programs 136 (34 µs).
 //! * Integer bytes per µs (`bytes / elapsed_us`), classes compared with `>` as in the driver.
 
-use super::{Policy, Sample, Totals, Write};
+use super::{Counters, Policy, Sample, Totals, Write};
 use crate::time::{PS_PER_US, SimDuration, SimTime};
 
 /// `IXGBE_100K_ITR`: the target of the `lowest_latency` class (10 µs).
@@ -78,7 +80,26 @@ pub enum Class {
     Bulk = 2,
 }
 
-/// Old ixgbe 3-state dynamic ITR (§1.4-1.5), Rx container only.
+/// A ring container: its class, counters and the time of their last reset.
+#[derive(Clone, Copy, Debug)]
+struct Container {
+    /// `q_vector->{rx,tx}.itr`: the class.
+    class: Class,
+    totals: Totals,
+    last_reset: SimTime,
+}
+
+impl Container {
+    fn new() -> Container {
+        Container {
+            class: Class::Lowest,
+            totals: Totals::default(),
+            last_reset: SimTime::ZERO,
+        }
+    }
+}
+
+/// Old ixgbe 3-state dynamic ITR (§1.4-1.5).
 #[derive(Debug)]
 pub struct IxgbeLegacy {
     /// EITR units of the `bulk_latency` target.
@@ -86,11 +107,9 @@ pub struct IxgbeLegacy {
     elapsed: Elapsed,
     /// `q_vector->itr`: the smoothed interval, EITR units (µs × 4).
     itr: u16,
-    /// `q_vector->rx.itr`: the Rx container's class.
-    class: Class,
-    /// Cumulative counters and time at the last counter reset.
-    totals: Totals,
-    last_reset: SimTime,
+    rx: Container,
+    tx: Container,
+    has_tx: bool,
 }
 
 impl IxgbeLegacy {
@@ -98,7 +117,8 @@ impl IxgbeLegacy {
     /// the default) and 12000 gives `IXGBE_12K_ITR` = 336 (upstream before 4.15). The driver
     /// has no formula for its constants (336 is not 4e6/12000); any other rate maps to
     /// `4_000_000 / rate` clamped to the register's range.
-    pub fn new(bulk_rate: u32, elapsed: Elapsed) -> IxgbeLegacy {
+    /// `has_tx`: a TxRx vector.
+    pub fn new(bulk_rate: u32, elapsed: Elapsed, has_tx: bool) -> IxgbeLegacy {
         let bulk_target = match bulk_rate {
             8000 => IXGBE_8K_ITR,
             12000 => IXGBE_12K_ITR,
@@ -112,9 +132,9 @@ impl IxgbeLegacy {
             bulk_target,
             elapsed,
             itr: IXGBE_20K_ITR,
-            class: Class::Lowest,
-            totals: Totals::default(),
-            last_reset: SimTime::ZERO,
+            rx: Container::new(),
+            tx: Container::new(),
+            has_tx,
         }
     }
 
@@ -125,7 +145,12 @@ impl IxgbeLegacy {
 
     /// The Rx container's latency class.
     pub fn class(&self) -> Class {
-        self.class
+        self.rx.class
+    }
+
+    /// The Tx container's latency class.
+    pub fn tx_class(&self) -> Class {
+        self.tx.class
     }
 
     fn target(&self, class: Class) -> u16 {
@@ -136,29 +161,29 @@ impl IxgbeLegacy {
         }
     }
 
-    /// `ixgbe_update_itr` for the Rx container.
-    fn update_class(&mut self, s: &Sample) {
-        let packets = self.totals.packets(s);
+    /// `ixgbe_update_itr` for one container, with its counters.
+    fn update_class(&self, c: &mut Container, counters: Counters, now: SimTime) {
+        let packets = c.totals.packets(counters);
         if packets == 0 {
             return; // nothing learned: class and counters unchanged
         }
         let elapsed_us = match self.elapsed {
             Elapsed::Itr => u64::from(self.itr >> 2),
-            Elapsed::Measured => s.now.since(self.last_reset).ps() / PS_PER_US,
+            Elapsed::Measured => now.since(c.last_reset).ps() / PS_PER_US,
         };
         if elapsed_us == 0 {
             return; // ITR off (or no measurable time): cannot estimate, counters kept
         }
-        let bytes_per_us = self.totals.bytes(s) / elapsed_us;
-        self.class = match self.class {
+        let bytes_per_us = c.totals.bytes(counters) / elapsed_us;
+        c.class = match c.class {
             Class::Lowest if bytes_per_us > 10 => Class::Low,
             Class::Low if bytes_per_us > 20 => Class::Bulk,
             Class::Low if bytes_per_us <= 10 => Class::Lowest,
             Class::Bulk if bytes_per_us <= 20 => Class::Low,
             c => c,
         };
-        self.totals.reset(s);
-        self.last_reset = s.now;
+        c.totals.reset(counters);
+        c.last_reset = now;
     }
 }
 
@@ -178,11 +203,16 @@ impl Policy for IxgbeLegacy {
         Some(Write::Itr(eitr_interval(IXGBE_20K_ITR)))
     }
 
-    /// `ixgbe_set_itr`: update the class (Tx first: it has no packets, a no-op), then target,
+    /// `ixgbe_set_itr`: update the classes (Tx first), then target of the more bulk one,
     /// smoothing and the EITR write.
     fn on_complete(&mut self, s: &Sample) -> Option<Write> {
-        self.update_class(s);
-        let target = self.target(self.class);
+        let (mut rx, mut tx) = (self.rx, self.tx);
+        if self.has_tx {
+            self.update_class(&mut tx, s.tx(), s.now);
+        }
+        self.update_class(&mut rx, s.rx(), s.now);
+        (self.rx, self.tx) = (rx, tx);
+        let target = self.target(self.rx.class.max(self.tx.class));
         if target == self.itr {
             return None;
         }
@@ -269,7 +299,7 @@ mod tests {
     #[test]
     fn approaching_from_below_stalls_short_of_the_target_and_rewrites() {
         for (bulk_rate, stall) in [(8000, 490u16), (12000, 326)] {
-            let mut p = IxgbeLegacy::new(bulk_rate, Elapsed::Measured);
+            let mut p = IxgbeLegacy::new(bulk_rate, Elapsed::Measured, false);
             let mut f = Feed::new();
             // 100 µs windows at 30 B/µs: lowest → low → bulk, then bulk for good.
             let mut last = None;
@@ -285,7 +315,7 @@ mod tests {
 
     #[test]
     fn from_above_the_ewma_reaches_the_target_and_stops_writing() {
-        let mut p = IxgbeLegacy::new(8000, Elapsed::Measured);
+        let mut p = IxgbeLegacy::new(8000, Elapsed::Measured, false);
         p.itr = 500;
         let mut f = Feed::new();
         // Lowest class (1 B/µs): 500 → 232 → 156 → 120 → ... → 40.
@@ -320,7 +350,7 @@ mod tests {
             (9900, Class::Bulk, 144, 36.0),
             (0, Class::Bulk, 155, 38.0), // no packets: class kept, smoothing goes on
         ];
-        let mut p = IxgbeLegacy::new(8000, Elapsed::Measured);
+        let mut p = IxgbeLegacy::new(8000, Elapsed::Measured, false);
         let mut f = Feed::new();
         for (i, &(bytes, class, itr, interval)) in table.iter().enumerate() {
             let packets = if bytes == 0 { 0 } else { 10 };
@@ -334,7 +364,7 @@ mod tests {
 
     #[test]
     fn a_session_without_packets_keeps_the_class_but_still_smooths() {
-        let mut p = IxgbeLegacy::new(8000, Elapsed::Itr);
+        let mut p = IxgbeLegacy::new(8000, Elapsed::Itr, false);
         assert_eq!(p.initial(), Some(Write::Itr(us(50.0))));
         assert_eq!(p.interval(), us(50.0));
         let mut f = Feed::new();
@@ -354,7 +384,7 @@ mod tests {
             (Elapsed::Itr, Class::Low, 200), // 1500 / 50 = 30 B/µs > 10; target 200 = itr
             (Elapsed::Measured, Class::Lowest, 142), // 1500 / 10000 = 0 B/µs
         ] {
-            let mut p = IxgbeLegacy::new(8000, mode);
+            let mut p = IxgbeLegacy::new(8000, mode, false);
             let mut f = Feed::new();
             p.on_complete(&f.step(10_000, 1, 1500));
             assert_eq!((p.class(), p.itr()), (class, itr), "{mode:?}");
@@ -365,7 +395,7 @@ mod tests {
     fn elapsed_itr_uses_the_smoothed_interval() {
         // itr 200 → 50 µs assumed, whatever the 1 ms that really passed: 1100 B is 22 B/µs.
         // lowest → low: the target (200) equals itr, nothing is written.
-        let mut p = IxgbeLegacy::new(8000, Elapsed::Itr);
+        let mut p = IxgbeLegacy::new(8000, Elapsed::Itr, false);
         let mut f = Feed::new();
         assert_eq!(p.on_complete(&f.step(1000, 5, 1100)), None);
         assert_eq!((p.class(), p.itr()), (Class::Low, 200));
@@ -382,7 +412,7 @@ mod tests {
 
     #[test]
     fn measured_zero_elapsed_skips_the_update_and_keeps_the_counters() {
-        let mut p = IxgbeLegacy::new(8000, Elapsed::Measured);
+        let mut p = IxgbeLegacy::new(8000, Elapsed::Measured, false);
         let mut f = Feed::new();
         p.on_complete(&f.step(100, 1, 100)); // reset at t = 100 µs, lowest, itr 142
         // Same microsecond: 0 µs elapsed → no class update, counters not reset.
@@ -412,13 +442,41 @@ mod tests {
     #[test]
     fn bulk_targets_by_rate() {
         for (rate, target) in [(8000, 500), (12000, 336), (10000, 400), (0, IXGBE_MAX_EITR)] {
-            assert_eq!(IxgbeLegacy::new(rate, Elapsed::Itr).bulk_target, target);
+            assert_eq!(
+                IxgbeLegacy::new(rate, Elapsed::Itr, false).bulk_target,
+                target
+            );
         }
     }
 
     #[test]
+    fn the_more_bulk_container_sets_the_target() {
+        // A forwarding vector: Rx idle in this session, Tx 2000 B in the assumed 50 µs: 40
+        // B/µs, bulk-bound. The Tx class moves one step (lowest → low); Rx stays lowest.
+        let tx = |packets: u64, bytes: u64| Sample {
+            now: SimTime(PS_PER_US),
+            tx_packets: packets,
+            tx_bytes: bytes,
+            ..Sample::default()
+        };
+        let mut p = IxgbeLegacy::new(8000, Elapsed::Itr, true);
+        let w = p.on_complete(&tx(10, 2000));
+        assert_eq!((p.class(), p.tx_class()), (Class::Lowest, Class::Low));
+        assert_eq!(w, None, "the low target is the initial 200: no write");
+        // An Rx-only vector ignores Tx counters.
+        let mut q = IxgbeLegacy::new(8000, Elapsed::Itr, false);
+        q.on_complete(&tx(10, 2000));
+        assert_eq!(q.tx_class(), Class::Lowest);
+        // Tx bulk: the target follows it (a smoothing step towards 500).
+        let w = p.on_complete(&tx(20, 4000));
+        assert_eq!(p.tx_class(), Class::Bulk);
+        assert_eq!(p.itr(), smooth(IXGBE_8K_ITR, IXGBE_20K_ITR));
+        assert_eq!(w, Some(Write::Itr(eitr_interval(p.itr()))));
+    }
+
+    #[test]
     fn odd_counters_do_not_panic() {
-        let mut p = IxgbeLegacy::new(8000, Elapsed::Itr);
+        let mut p = IxgbeLegacy::new(8000, Elapsed::Itr, false);
         for (now, packets, bytes) in [(5u64, u64::MAX, u64::MAX), (1, 3, 0), (0, 0, 0)] {
             let s = Sample {
                 now: SimTime(now),

@@ -5,10 +5,10 @@
 //! After each completed NAPI session the Rx container measures packets per millisecond since
 //! its `last_update`, caps it at `pps_max`, maps it linearly to an interrupt rate from
 //! `rate_max` (no load) down to `rate_min` (at and above `pps_max`) and stores the interval
-//! `4_000_000 / rate` in EITR units (µs × 4). The vector programs the larger interval of its
-//! Rx and Tx containers; the Tx container never updates and stays at 0, so that is the Rx
-//! value. No smoothing; EITR is written when the value changes, with the low three bits
-//! cleared as every ixgbe EITR write does.
+//! `4_000_000 / rate` in EITR units (µs × 4). The Tx container does the same with its own
+//! packets and its own `last_update` (an idle Tx ring never updates and stays at 0); the
+//! vector programs the larger interval of the two. No smoothing; EITR is written when the
+//! value changes, with the low three bits cleared as every ixgbe EITR write does.
 //!
 //! The patch works in integers: packets per ms `= packets · 1_000_000 / elapsed_ns`,
 //! `rate = MAXIRQ − ppms · (MAXIRQ − MINIRQ) / MAXPACKETS`, `itr = 4_000_000 / rate`. The
@@ -42,7 +42,7 @@
 //!   u16 would wrap; only for rates under 62 ints/s).
 
 use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval, write_eitr};
-use super::{Policy, Sample, Totals, Write};
+use super::{Counters, Policy, Sample, Totals, Write};
 use crate::time::{PS_PER_NS, SimDuration, SimTime};
 
 const NS_PER_S: u64 = 1_000_000_000;
@@ -60,24 +60,32 @@ pub struct Linear {
     nsec_only: bool,
     /// `q_vector->itr`, EITR units.
     itr: u16,
-    /// `rx.itr` (u16 in the patch), EITR units; starts at 0 (zeroed allocation).
-    rx_itr: u16,
-    /// `tx.itr`: never updated.
-    tx_itr: u16,
-    /// `rx.last_update`; the zeroed `timespec` is the start of the run here.
+    rx: Container,
+    tx: Container,
+    has_tx: bool,
+}
+
+/// A ring container of the patch.
+#[derive(Clone, Copy, Debug, Default)]
+struct Container {
+    /// `itr` (u16 in the patch), EITR units; starts at 0 (zeroed allocation).
+    itr: u16,
+    /// `last_update`; the zeroed `timespec` is the start of the run here.
     last_update: SimTime,
     totals: Totals,
 }
 
 impl Linear {
     /// `rate_max` and `rate_min` in interrupts/s, `pps_max` in packets/s, `min_update` the
-    /// least time between two adaptations, `nsec_only` the patch's elapsed-time bug.
+    /// least time between two adaptations, `nsec_only` the patch's elapsed-time bug,
+    /// `has_tx` a TxRx vector.
     pub fn new(
         rate_max: f64,
         rate_min: f64,
         pps_max: f64,
         min_update: SimDuration,
         nsec_only: bool,
+        has_tx: bool,
     ) -> Linear {
         // `as` saturates (NaN → 0): no panic on any input.
         let whole = |x: f64| x.round() as i64;
@@ -88,10 +96,9 @@ impl Linear {
             min_update,
             nsec_only,
             itr: IXGBE_20K_ITR,
-            rx_itr: 0,
-            tx_itr: 0,
-            last_update: SimTime::ZERO,
-            totals: Totals::default(),
+            rx: Container::default(),
+            tx: Container::default(),
+            has_tx,
         }
     }
 
@@ -110,13 +117,13 @@ impl Linear {
         i64::try_from(rate).unwrap_or(i64::MAX)
     }
 
-    /// `ixgbe_update_itr` of the patch, for the Rx container.
-    fn update_rx(&mut self, s: &Sample) {
-        let packets = self.totals.packets(s);
+    /// `ixgbe_update_itr` of the patch, for one container with its counters.
+    fn update(&self, c: &mut Container, counters: Counters, now: SimTime) {
+        let packets = c.totals.packets(counters);
         if packets == 0 {
             return; // last_update NOT refreshed
         }
-        let dt = s.now.since(self.last_update);
+        let dt = now.since(c.last_update);
         if dt < self.min_update {
             return; // counters keep accumulating
         }
@@ -132,12 +139,12 @@ impl Linear {
         let ppms = u128::from(packets) * 1_000_000 / u128::from(div_ns);
         let ppms = i64::try_from(ppms).unwrap_or(i64::MAX);
         let rate = self.rate_of(ppms);
-        if rate != i64::from(self.rx_itr) {
+        if rate != i64::from(c.itr) {
             let itr = 4_000_000 / rate.max(1);
-            self.rx_itr = u16::try_from(itr).unwrap_or(u16::MAX);
+            c.itr = u16::try_from(itr).unwrap_or(u16::MAX);
         }
-        self.totals.reset(s);
-        self.last_update = s.now;
+        c.totals.reset(counters);
+        c.last_update = now;
     }
 }
 
@@ -146,11 +153,16 @@ impl Policy for Linear {
         Some(Write::Itr(eitr_interval(IXGBE_20K_ITR)))
     }
 
-    /// `ixgbe_set_itr` of the patch: update both containers (Tx has no packets), program the
-    /// larger interval if it changed.
+    /// `ixgbe_set_itr` of the patch: update both containers (Tx first), program the larger
+    /// interval if it changed.
     fn on_complete(&mut self, s: &Sample) -> Option<Write> {
-        self.update_rx(s);
-        write_eitr(&mut self.itr, self.rx_itr.max(self.tx_itr))
+        let (mut rx, mut tx) = (self.rx, self.tx);
+        if self.has_tx {
+            self.update(&mut tx, s.tx(), s.now);
+        }
+        self.update(&mut rx, s.rx(), s.now);
+        (self.rx, self.tx) = (rx, tx);
+        write_eitr(&mut self.itr, self.rx.itr.max(self.tx.itr))
     }
 
     fn interval(&self) -> SimDuration {
@@ -165,7 +177,7 @@ mod tests {
     use crate::time::PS_PER_US;
 
     fn patch(nsec_only: bool) -> Linear {
-        Linear::new(100_000.0, 8000.0, 2e6, us(50.0), nsec_only)
+        Linear::new(100_000.0, 8000.0, 2e6, us(50.0), nsec_only, false)
     }
 
     fn sample(t_ps: u64, packets: u64) -> Sample {
@@ -228,7 +240,7 @@ mod tests {
         p.on_complete(&sample(100 * PS_PER_US, 100)); // last_update = 100 µs, 18 µs
         // 30 µs later, 60 packets (2 Mpps): too soon, nothing happens.
         assert_eq!(p.on_complete(&sample(130 * PS_PER_US, 160)), None);
-        assert_eq!(p.last_update, SimTime(100 * PS_PER_US));
+        assert_eq!(p.rx.last_update, SimTime(100 * PS_PER_US));
         // At 200 µs: 100 packets over 100 µs counted together (the skipped 60 included).
         assert_eq!(p.on_complete(&sample(200 * PS_PER_US, 200)), None); // 1 Mpps again
         assert_eq!(p.itr(), 74);
@@ -248,7 +260,7 @@ mod tests {
         for t in (200..10_100).step_by(100) {
             assert_eq!(p.on_complete(&sample(t * PS_PER_US, 200)), None);
         }
-        assert_eq!(p.last_update, SimTime(100 * PS_PER_US));
+        assert_eq!(p.rx.last_update, SimTime(100 * PS_PER_US));
         // The burst is measured over 10.05 ms: 9 pkts/ms → 99_586 ints/s → 10 µs, although
         // its own rate (2 Mpps) would keep 124 µs.
         let w = p.on_complete(&sample(10_150 * PS_PER_US, 300));
@@ -304,17 +316,45 @@ mod tests {
     }
 
     #[test]
+    fn a_busier_tx_container_programs_the_longer_interval() {
+        // 100 µs after the start: Rx 100 packets (1000 pkts/ms: 54 K ints/s, EITR 74) and
+        // Tx 200 (2000 pkts/ms: 8 K ints/s, EITR 500): the larger interval wins.
+        let s = Sample {
+            now: SimTime(100 * PS_PER_US),
+            packets: 100,
+            tx_packets: 200,
+            ..Sample::default()
+        };
+        let mut txrx = Linear::new(100_000.0, 8000.0, 2e6, us(50.0), false, true);
+        assert_eq!(txrx.on_complete(&s), Some(Write::Itr(us(124.0))));
+        assert_eq!((txrx.rx.itr, txrx.tx.itr), (74, 500));
+        let mut rx_only = patch(false);
+        assert_eq!(rx_only.on_complete(&s), Some(Write::Itr(us(18.0))));
+        assert_eq!(
+            rx_only.tx.itr, 0,
+            "an idle or ringless Tx container stays at 0"
+        );
+    }
+
+    #[test]
     fn parameters_other_than_the_patch() {
         // Emmerich et al.'s rho_max = 2.1 Mpps: 2100 pkts/ms.
-        let p = Linear::new(100_000.0, 8000.0, 2.1e6, us(50.0), false);
+        let p = Linear::new(100_000.0, 8000.0, 2.1e6, us(50.0), false, false);
         assert_eq!(p.rate_of(2100), 8000);
         assert_eq!(p.rate_of(1050), 54_000);
         // Inverted rates and absurd values do not panic.
-        let mut p = Linear::new(0.0, 1e7, 0.0, SimDuration::ZERO, true);
+        let mut p = Linear::new(0.0, 1e7, 0.0, SimDuration::ZERO, true, false);
         for t in [0u64, 1, 1000, PS_PER_US, u64::MAX / 2] {
             p.on_complete(&sample(t, t));
         }
-        let mut p = Linear::new(f64::NAN, f64::INFINITY, -1.0, SimDuration::ZERO, false);
+        let mut p = Linear::new(
+            f64::NAN,
+            f64::INFINITY,
+            -1.0,
+            SimDuration::ZERO,
+            false,
+            true,
+        );
         p.on_complete(&sample(PS_PER_US, u64::MAX));
     }
 }

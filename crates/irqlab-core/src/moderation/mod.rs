@@ -3,9 +3,11 @@
 //!
 //! A policy is a small state machine. The engine calls [`Policy::on_complete`] when a poll
 //! completes below its weight and `napi_complete_done` lets the driver re-enable the vector,
-//! with the vector's cumulative counters; the policy keeps whatever baseline it needs (some
-//! reset their counters only when they act, as the drivers do) and may return a register
-//! [`Write`]. The engine applies it with the hardware semantics of §0.5: an ITR is a minimum
+//! with the vector's cumulative counters of its Rx rings and of its Tx ring; the policy keeps
+//! whatever baseline it needs (some reset their counters only when they act, as the drivers
+//! do) and may return a register [`Write`]. A vector is a TxRx vector, as the drivers set them
+//! up, unless `nic.tx_ring_descriptors = 0` makes it Rx-only: then the Tx container has no
+//! ring and each policy leaves it at its initial value, as the drivers do. The engine applies it with the hardware semantics of §0.5: an ITR is a minimum
 //! interval between interrupts, reloaded when an interrupt is issued; a new value takes effect
 //! from the next reload (ixgbe writes EITR with `CNT_WDIS`), and coalescing settings (DIM)
 //! apply to the next interrupt.
@@ -38,6 +40,33 @@ pub struct Sample {
     /// Tx packets and bytes (`skb->len`) the driver has cleaned on the vector's Tx ring.
     pub tx_packets: u64,
     pub tx_bytes: u64,
+}
+
+impl Sample {
+    /// The Rx container's cumulative counters.
+    #[inline]
+    pub fn rx(&self) -> Counters {
+        Counters {
+            packets: self.packets,
+            bytes: self.bytes,
+        }
+    }
+
+    /// The Tx container's cumulative counters.
+    #[inline]
+    pub fn tx(&self) -> Counters {
+        Counters {
+            packets: self.tx_packets,
+            bytes: self.tx_bytes,
+        }
+    }
+}
+
+/// One ring container's cumulative packets and bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub packets: u64,
+    pub bytes: u64,
 }
 
 /// What a policy writes to the NIC.
@@ -147,15 +176,15 @@ pub struct Totals {
 }
 
 impl Totals {
-    pub fn packets(&self, s: &Sample) -> u64 {
-        s.packets.saturating_sub(self.packets_at_reset)
+    pub fn packets(&self, c: Counters) -> u64 {
+        c.packets.saturating_sub(self.packets_at_reset)
     }
-    pub fn bytes(&self, s: &Sample) -> u64 {
-        s.bytes.saturating_sub(self.bytes_at_reset)
+    pub fn bytes(&self, c: Counters) -> u64 {
+        c.bytes.saturating_sub(self.bytes_at_reset)
     }
-    pub fn reset(&mut self, s: &Sample) {
-        self.packets_at_reset = s.packets;
-        self.bytes_at_reset = s.bytes;
+    pub fn reset(&mut self, c: Counters) {
+        self.packets_at_reset = c.packets;
+        self.bytes_at_reset = c.bytes;
     }
 }
 
