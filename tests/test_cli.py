@@ -120,6 +120,29 @@ BAD = [
         ["--set", "kernel.hz=250", "--set", "kernel.netdev_budget_usecs=2000"],
         "kernel.netdev_budget_usecs = 2000: below the kernel's minimum of 2 jiffies",
     ),
+    # the host topology: numbered entries, lists and booleans
+    (
+        ["--set", "host.cores=2", "--set", "nic.queues=2", "--set", "nic.irq_affinity=[0,9]"],
+        "nic.irq_affinity = [0, 9]: vector 1 is pinned to core 9, but host.cores = 2 has cores",
+    ),
+    (
+        ["--set", "host.cores=2", "--set", "nic.irq_affinity=[0,9]"],
+        "nic.irq_affinity = [0, 9]: needs one core per vector: 2 entries for nic.queues = 1",
+    ),
+    (["--set", "nic.irq_affinity=5"], "nic.irq_affinity = 5: expected a list of integers"),
+    (
+        ["--set", "host.cores=2", "--set", "app.0.core=5"],
+        "app.0.core = 5: host.cores = 2 has cores 0 … 1",
+    ),
+    (
+        ["--set", "traffic.classes.0.share=0.5"],
+        "traffic.classes.0.share = 0.5: the class shares sum to 0.5; they must sum to 1",
+    ),
+    (["--set", "app.0.cots_ns=1"], "unknown key 'app.0.cots_ns' (did you mean 'app.0.cost_ns'?)"),
+    (["--set", "app.300.core=0"], "app.300.core: at most 256 entries of app"),
+    (["--set", "app.1.core=0"], "app.0 = missing: app entries are numbered from 0 without gaps"),
+    (["--set", "host.forward=maybe"], 'host.forward = "maybe": expected true or false'),
+    (["--set", "host.forward=1"], "host.forward = 1: expected true or false"),
 ]
 
 
@@ -264,3 +287,119 @@ def test_analytic_and_reproduce_errors(args, message):
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 2, r.output
     assert message in r.output
+
+
+# --- the host topology ----------------------------------------------------------------------
+
+TOPOLOGY = [
+    "--set", "host.cores=2", "--set", "nic.queues=2", "--set", "traffic.flows=64",
+    "--set", "nic.irq_affinity=[1,0]", "--set", "app.0.core=1",
+]  # fmt: skip
+
+
+def _row(output: str, key: str) -> str:
+    """The first line of the keys table that starts with ``key``."""
+    for line in output.splitlines():
+        cells = [c.strip() for c in line.strip("│┃ ").split("│")]
+        if cells and cells[0] == key:
+            return line
+    raise AssertionError(f"no row for {key}")
+
+
+def test_keys_lists_plain_keys_then_each_table_field_by_field():
+    r = invoke("keys")
+    assert r.exit_code == 0, r.output
+    out = r.output
+    # plain keys first, then [[traffic.classes]] and [[app]] with their fields
+    assert out.index("hybrid.hysteresis") < out.index("[[traffic.classes]]")
+    assert out.index("[[traffic.classes]]") < out.index("traffic.classes.N.share")
+    assert out.index("traffic.classes.N.share") < out.index("[[app]]") < out.index("app.N.core")
+    assert "at most 256" in _row(out, "[[app]]")
+    # defaults as a scenario file writes them
+    assert " false " in _row(out, "host.forward") and " true " in _row(out, "nic.tx_irq")
+    assert " [] " in _row(out, "nic.irq_affinity") and " [] " in _row(out, "app.N.flows")
+    assert ' "" ' in _row(out, "traffic.classes.N.name")
+    assert "False" not in out and "True" not in out
+
+
+@pytest.mark.parametrize("prefix", ["app", "app.0", "app.N"])
+def test_keys_of_one_table(prefix):
+    r = invoke("keys", prefix)
+    assert r.exit_code == 0, r.output
+    keys = [line.split("│")[1].strip() for line in r.output.splitlines() if line.startswith("│")]
+    keys = [k for k in keys if k]
+    assert keys == ["[[app]]", *(f"app.N.{f}" for f in (
+        "core", "cost_ns", "cost_dist", "cost_ns_per_byte", "flows", "rcvbuf_bytes"))]  # fmt: skip
+
+
+def test_keys_of_a_plain_section_and_an_unknown_prefix():
+    r = invoke("keys", "host")
+    assert r.exit_code == 0
+    assert "host.cores" in r.output and "host.forward" in r.output and "app.N" not in r.output
+    r = CliRunner().invoke(main, ["keys", "nosuch"])
+    assert r.exit_code == 2
+    assert r.output.strip() == "irqlab: error: no scenario key starts with 'nosuch'"
+
+
+def test_check_prints_lists_booleans_and_numbered_entries_readably():
+    r = invoke("check", str(EXAMPLE), *TOPOLOGY, "--set", "host.forward=true")
+    assert r.exit_code == 0, r.output
+    lines = set(r.output.splitlines())
+    for line in (
+        "nic.irq_affinity = [1, 0]",
+        "host.forward = true",
+        "nic.tx_irq = true",
+        "app.0.core = 1",
+        "app.0.flows = []",
+        'app.0.cost_dist = "exponential"',
+        "host.cores = 2",
+    ):
+        assert line in lines, line
+
+
+def test_run_shows_cores_classes_apps_and_forwarding(tmp_path):
+    out = tmp_path / "t.txt"
+    classes = ["--set", 'traffic.classes.0.name="rt"', "--set", "traffic.classes.0.share=0.25",
+               "--set", "traffic.classes.1.share=0.75"]  # fmt: skip
+    r = invoke("run", str(EXAMPLE), *SHORT, *TOPOLOGY, *classes, "--set", "host.forward=true",
+               "--out", str(out))  # fmt: skip
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    words = ("forwarding", "transmitted", "dropped at Tx ring", "apps", "goodput", "MB/s")
+    words += ("app latency p99", "per core", "per traffic class", "2 cores, 2 queues")
+    for word in words:
+        assert word in text, word
+    classes_part = text.split("per traffic class", 1)[1]
+    assert "│ rt " in classes_part and "│ c1 " in classes_part
+    j = invoke("run", str(EXAMPLE), *SHORT, *TOPOLOGY, *classes, "--format", "json")
+    report = json.loads(j.output)
+    assert [c["vectors"] for c in report["per_core"]] == [[1], [0]]
+    assert [c["class"] for c in report["per_class"]] == ["rt", "c1"]
+    assert report["scenario"]["nic.irq_affinity"] == [1, 0]
+    assert report["scenario"]["app.0.core"] == 1
+
+
+def test_run_of_a_one_core_host_has_no_topology_tables(tmp_path):
+    out = tmp_path / "t.txt"
+    r = invoke("run", str(EXAMPLE), *SHORT, "--out", str(out))
+    assert r.exit_code == 0
+    text = out.read_text()
+    for word in ("forwarding", "apps", "per core", "per traffic class", "queues"):
+        assert word not in text, word
+
+
+def test_sweep_over_a_boolean_and_a_list_prints_them_readably(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(
+        "[sweep]\nreplications = 2\n"
+        "[base]\nrun.duration_ms = 3\nrun.warmup_ms = 1\nhost.cores = 2\nnic.queues = 2\n"
+        "traffic.flows = 64\n"
+        "[axes]\n'host.forward' = [false, true]\n'nic.irq_affinity' = [[0, 1], [1, 1]]\n"
+    )
+    r = invoke("sweep", str(f), "--out", str(tmp_path / "o"), "--executor", "inline")
+    assert r.exit_code == 0, r.output
+    rows = [line for line in r.output.splitlines() if line.startswith("│")]
+    rows = [line for line in rows if line.split("│")[1].strip()]  # not a wrapped cell's rest
+    assert len(rows) == 4
+    assert rows[0].split("│")[1].strip() == "false" and "[0, 1]" in rows[0]
+    assert rows[-1].split("│")[1].strip() == "true" and "[1, 1]" in rows[-1]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import signal
 import sqlite3
@@ -134,12 +136,14 @@ def test_the_sweep_seed_changes_every_replication():
 
 def test_every_row_reruns_alone_to_the_same_metrics(tmp_path):
     df = small_sweep(out=tmp_path)
-    metrics = [c for c in irqlab.experiments.metric_names() if c in df.columns]
+    _, _, metrics = irqlab.experiments.table_columns(df)
+    assert "latency_us.p99" in metrics and "per_core.0.cpu.busy" in metrics
     for i in (0, 7, len(df) - 1):
         row = df.iloc[i]
         report = irqlab.report.flatten_report(irqlab.run(row_scenario(row.to_dict())))
         for m in metrics:
-            assert report[m] == pytest.approx(row[m], rel=0, abs=0, nan_ok=True), m
+            value = math.nan if report[m] is None else report[m]  # nothing measured: NaN
+            assert value == pytest.approx(row[m], rel=0, abs=0, nan_ok=True), m
 
 
 def test_cli_rerun_prints_the_row(tmp_path):
@@ -152,8 +156,6 @@ def test_cli_rerun_prints_the_row(tmp_path):
         main, ["rerun", str(tmp_path), "--point", "3", "--replication", "2", "--format", "json"]
     )
     assert res.exit_code == 0, res.output
-    import json
-
     report = json.loads(res.output)
     row = df[(df["point"] == 3) & (df["replication"] == 2)].iloc[0]
     assert report["packets"]["delivered"] == row["packets.delivered"]
@@ -394,3 +396,233 @@ def test_a_bad_executor_is_refused_before_anything_runs(tmp_path, kw, needle):
     with pytest.raises(irqlab.ConfigError, match=needle):
         small_sweep(out=tmp_path, **kw)
     assert not (tmp_path / "journal.sqlite").exists()
+
+
+# --- host topology: per-core columns, list-valued and numbered axes --------------------------
+
+TWO_CORES = {
+    **SMALL,
+    "scheme": "napi",
+    "host.cores": 2,
+    "nic.queues": 2,
+    "traffic.flows": 64,
+}
+
+
+def test_a_two_core_sweep_has_per_core_columns_with_intervals(tmp_path):
+    runs = irqlab.sweep(
+        base=TWO_CORES,
+        axes={"traffic.rate_pps": [50_000, 150_000]},
+        replications=3,
+        executor="inline",
+        out=tmp_path,
+    )
+    for col in ("per_core.1.cpu.busy", "per_core.1.latency_us.p99", "per_queue.1.irq_per_s"):
+        assert col in runs.columns and runs[col].notna().all(), col
+    assert set(runs["per_core.1.vectors"]) == {"[1]"}
+    # the host-wide CPU shares are the mean of the cores'
+    mean = (runs["per_core.0.cpu.busy"] + runs["per_core.1.cpu.busy"]) / 2
+    np.testing.assert_allclose(runs["cpu.busy"], mean, rtol=1e-9)
+    # per_core.1.* come right after per_core.0.*, before the queues
+    cols = list(runs.columns)
+    assert cols.index("per_core.0.counts.context_switches") < cols.index("per_core.1.core")
+    assert cols.index("per_core.1.counts.context_switches") < cols.index("per_queue.0.queue")
+    summary = pd.read_parquet(tmp_path / "summary.parquet")
+    g = runs.groupby("point")["per_core.1.cpu.busy"]
+    np.testing.assert_allclose(summary["per_core.1.cpu.busy"], g.mean(), rtol=1e-12)
+    np.testing.assert_allclose(
+        summary["per_core.1.cpu.busy.ci95"],
+        stats.t.ppf(0.975, 2) * g.std(ddof=1) / np.sqrt(3),
+        rtol=1e-9,
+    )
+    assert (summary["per_core.1.cpu.busy.ci95"] > 0).all()
+    # a field that names an entry is carried as it is, never averaged
+    assert list(summary["per_core.1.vectors"]) == ["[1]", "[1]"]
+    assert "per_core.1.vectors.ci95" not in summary.columns
+    assert "per_class.0.class.ci95" not in summary.columns
+    assert "per_core.1.cpu.busy.ci95" in pd.read_csv(tmp_path / "summary.csv").columns
+
+
+def test_a_cores_axis_gives_every_core_a_column_empty_where_it_does_not_exist():
+    runs = irqlab.sweep(base=SMALL, axes={"host.cores": [1, 3]}, replications=2, executor="inline")
+    one, three = runs[runs["host.cores"] == 1], runs[runs["host.cores"] == 3]
+    assert one["per_core.2.cpu.busy"].isna().all()
+    assert three["per_core.2.cpu.busy"].notna().all()
+    assert (three["per_core.2.cpu.busy"] == 0).all()  # one queue: cores 1 and 2 stay idle
+    s = irqlab.summarize(runs)
+    assert math.isnan(s.loc[0, "per_core.2.cpu.busy"]) and s.loc[1, "per_core.2.cpu.busy"] == 0
+
+
+def _affinity_sweep(out=None, **kw):
+    args = {
+        "base": TWO_CORES,
+        "axes": {"nic.irq_affinity": [[0, 1], [1, 1]], "traffic.rate_pps": [50_000, 120_000]},
+        "replications": 2,
+        "executor": "inline",
+        "out": out,
+    }
+    return irqlab.sweep(**{**args, **kw})
+
+
+def test_a_sweep_over_irq_affinity_lists(tmp_path):
+    runs = _affinity_sweep(tmp_path)
+    assert list(runs["nic.irq_affinity"].drop_duplicates()) == ["[0, 1]", "[1, 1]"]
+    assert runs.columns[2] == "nic.irq_affinity"  # the axes first, as always
+    spread = runs[runs["nic.irq_affinity"] == "[0, 1]"]
+    pinned = runs[runs["nic.irq_affinity"] == "[1, 1]"]
+    assert set(spread["per_core.0.vectors"]) == {"[0]"}
+    assert set(pinned["per_core.0.vectors"]) == {"[]"}
+    assert set(pinned["per_core.1.vectors"]) == {"[0, 1]"}
+    assert (pinned["per_core.0.cpu.irq"] == 0).all() and (spread["per_core.0.cpu.irq"] > 0).all()
+    # the stored text groups like any parameter
+    by = irqlab.summarize(runs).groupby("nic.irq_affinity")["per_core.1.cpu.busy"].mean()
+    assert by["[1, 1]"] > by["[0, 1]"]
+    described = json.loads((tmp_path / "sweep.json").read_text())
+    assert described["axes"]["nic.irq_affinity"] == [[0, 1], [1, 1]]
+    # point ids are a hash of the resolved point: stable, and distinct per point
+    again = _affinity_sweep()
+    assert list(again["point_id"]) == list(runs["point_id"])
+    assert runs.drop_duplicates("point")["point_id"].nunique() == 4
+
+
+def test_rerun_of_a_row_with_list_parameters_reproduces_the_report_exactly(tmp_path):
+    from click.testing import CliRunner
+
+    from irqlab.cli import main
+
+    runs = _affinity_sweep(tmp_path)
+    row = runs[(runs["point"] == 2) & (runs["replication"] == 1)].iloc[0]
+    scenario = row_scenario(row.to_dict())
+    assert scenario["nic.irq_affinity"] == [1, 1] and scenario["host.forward"] is False
+    direct = irqlab.run(
+        {**TWO_CORES, "nic.irq_affinity": [1, 1], "traffic.rate_pps": 50_000},
+        {"run.replication": 1, "run.seed": int(row["run.seed"])},
+    )
+    assert irqlab.run(scenario) == direct
+    res = CliRunner().invoke(
+        main, ["rerun", str(tmp_path), "--point", "2", "--replication", "1", "--format", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output) == json.loads(json.dumps(direct))
+    table = CliRunner().invoke(main, ["rerun", str(tmp_path), "--point", "2"])
+    assert table.exit_code == 0 and "per core" in table.output
+
+
+def test_a_sweep_over_an_app_field():
+    runs = irqlab.sweep(
+        base={**SMALL, "scheme": "napi", "app": [{"core": 0}]},
+        axes={"app.0.cost_ns": [500, 4000]},
+        replications=2,
+        executor="inline",
+    )
+    assert list(runs["app.0.cost_ns"].drop_duplicates()) == [500.0, 4000.0]
+    assert runs.columns[2] == "app.0.cost_ns"
+    assert set(runs["app.0.core"]) == {0} and set(runs["app.0.flows"]) == {"[]"}
+    s = irqlab.summarize(runs).set_index("app.0.cost_ns")
+    assert s.loc[4000.0, "cpu.app"] > 4 * s.loc[500.0, "cpu.app"]
+    assert s.loc[4000.0, "app_latency_us.mean"] > s.loc[500.0, "app_latency_us.mean"]
+    assert s["per_app.0.goodput_bps.ci95"].notna().all()
+
+
+def test_a_finished_topology_sweep_resumes_without_running(tmp_path, monkeypatch):
+    first = _affinity_sweep(tmp_path)
+    import irqlab.experiments as sw
+
+    def fail(task):
+        raise AssertionError("a finished run was run again")
+
+    monkeypatch.setattr(sw, "run_replication", fail)
+    pd.testing.assert_frame_equal(_affinity_sweep(tmp_path), first, check_exact=True)
+
+
+@pytest.mark.parametrize(
+    ("axes", "needle"),
+    [
+        ({"nic.irq_affinity": [0, 1]}, "axis is a list of lists, e.g. [[0, 1], [1, 0]]"),
+        ({"nic.irq_affinity": [[0, 1], [0, 1]]}, "axes.nic.irq_affinity: the value [0, 1] repeats"),
+        ({"app.0.cost_ns": [500, 500.0]}, "axes.app.0.cost_ns: the value 500.0 repeats"),
+        ({"app.0.cots_ns": [1]}, "unknown key 'app.0.cots_ns' (did you mean 'app.0.cost_ns'?)"),
+        ({"host.forward": ["yes"]}, 'host.forward = "yes": expected true or false'),
+    ],
+)
+def test_bad_topology_axes_name_the_key(axes, needle):
+    with pytest.raises(irqlab.ConfigError) as e:
+        parse_axes(axes)
+    assert needle in str(e.value)
+
+
+def test_a_point_with_an_impossible_affinity_is_named_before_anything_runs(tmp_path):
+    with pytest.raises(irqlab.ConfigError) as e:
+        irqlab.sweep(
+            base=TWO_CORES,
+            axes={"nic.irq_affinity": [[0, 1], [0, 9]]},
+            replications=1,
+            executor="inline",
+            out=tmp_path,
+        )
+    assert "nic.irq_affinity = [0, 9]" in str(e.value)
+    assert "(at point 1: nic.irq_affinity=[0, 9])" in str(e.value)
+    assert not (tmp_path / "runs.parquet").exists()
+
+
+def test_precision_on_a_per_core_metric():
+    df = irqlab.sweep(
+        base={**TWO_CORES, "run.duration_ms": 10.0},
+        axes={"traffic.rate_pps": [60_000]},
+        replications=3,
+        precision={"metrics": ["per_core.1.latency_us.mean"], "relative": 0.05},
+        executor="inline",
+    )
+    s = irqlab.summarize(df)
+    assert s.loc[0, "n"] > 3
+    assert s.loc[0, "per_core.1.latency_us.mean.rel"] <= 0.05 or s.loc[0, "n"] == 100
+
+
+@pytest.mark.parametrize(
+    ("metric", "needle"),
+    [
+        ("per_core.3.cpu.busy", "'per_core.3.cpu.busy' is not measured at point 0 (host.cores ="),
+        ("per_app.0.goodput_bps", "'per_app.0.goodput_bps' is not measured at point 0"),
+        ("per_core.1.cpu.bussy", "did you mean 'per_core.1.cpu.busy'"),
+        ("per_core.0.vectors", "'per_core.0.vectors' is not a metric"),
+    ],
+)
+def test_precision_metrics_must_exist_at_every_point(tmp_path, metric, needle):
+    with pytest.raises(irqlab.ConfigError) as e:
+        irqlab.sweep(
+            base=TWO_CORES,
+            axes={"traffic.rate_pps": [60_000]},
+            precision={"metrics": [metric]},
+            executor="inline",
+            out=tmp_path,
+        )
+    assert needle in str(e.value) and "sweep.precision.metrics" in str(e.value)
+    assert not (tmp_path / "journal.sqlite").exists()
+
+
+def test_plot_a_per_core_metric_from_the_command_line(tmp_path):
+    from click.testing import CliRunner
+
+    from irqlab.cli import main
+
+    _affinity_sweep(tmp_path)
+    png = tmp_path / "core1.png"
+    args = ["plot", str(tmp_path), "--x", "traffic.rate_pps", "--y", "per_core.1.cpu.busy"]
+    r = CliRunner().invoke(main, [*args, "-o", str(png)])
+    assert r.exit_code == 0, r.output
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    fig = irqlab.plot(tmp_path, x="traffic.rate_pps", y="per_core.1.cpu.busy")
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "core 1: CPU busy (fraction)"
+    labels = sorted(line.get_label() for line in ax.get_lines())
+    assert labels == ["nic.irq_affinity=[0, 1]", "nic.irq_affinity=[1, 1]"]
+    fig = irqlab.plot(
+        tmp_path,
+        x="traffic.rate_pps",
+        y="per_core.1.cpu.busy",
+        hue="nic.irq_affinity",
+        where={"nic.irq_affinity": [1, 1]},
+    )
+    assert [line.get_label() for line in fig.axes[0].get_lines()] == ["[1, 1]"]
+    r = CliRunner().invoke(main, [*args, "--where", "nic.irq_affinity=[0,1]", "-o", str(png)])
+    assert r.exit_code == 0, r.output

@@ -55,7 +55,8 @@ def overrides_option(f: F) -> F:
         multiple=True,
         metavar="KEY=VALUE",
         help="Override any scenario key, e.g. --set traffic.rate_pps=2e5 --set scheme=irq "
-        '(repeatable; values are read as TOML: numbers, "strings" or bare words).',
+        "--set nic.irq_affinity=[0,1] --set app.0.core=1 (repeatable; values are read as "
+        'TOML: numbers, true/false, [lists], "strings" or bare words).',
     )(f)
 
 
@@ -110,6 +111,7 @@ def main() -> None:
       irqlab run examples/napi.toml
       irqlab run examples/napi.toml --set scheme=irq --set traffic.rate_pps=2e5
       irqlab keys            # every scenario key, its default and allowed values
+      irqlab keys app        # the fields of each [[app]] entry (app.0.core, ...)
       irqlab sweep examples/livelock_sweep.toml --out results/livelock
       irqlab plot results/livelock --x traffic.rate_pps --y throughput_pps --hue scheme
       irqlab analytic irq --set platform.preset=salah2007
@@ -137,9 +139,12 @@ def run(
     Metrics are measured after run.warmup_ms: offered and delivered packets, drops, latency
     (mean and percentiles, µs, NIC arrival to end of protocol processing), CPU time by
     category, IRQs and polls per second, packets per poll, cycles per packet and the
-    load-latency product. The same scenario and seed always give the same output.
+    load-latency product; with host.forward, what was transmitted; with apps, what they
+    consumed, their goodput and latency. Several cores add a table per core, several traffic
+    classes a table per class (--format json: per_core, per_queue, per_class, per_app).
+    The same scenario and seed always give the same output.
     """
-    from irqlab.report import render_table
+    from irqlab.report import render
     from irqlab.scenario import resolve
     from irqlab.simulate import run as run_scenario
 
@@ -161,7 +166,7 @@ def run(
         else:
             click.echo(text, nl=False)
         return
-    table = render_table(report, params)
+    table = render(report, params)
     if out:
         with out.open("w", encoding="utf-8") as fh:
             Console(file=fh, width=100, color_system=None).print(table)
@@ -169,20 +174,52 @@ def run(
         Console().print(table)
 
 
+def _default(value: Any) -> str:
+    """A default as a scenario file writes it: false, [], "" (other strings bare)."""
+    if isinstance(value, bool | list | tuple) or value == "":
+        return json.dumps(value)
+    return str(value)
+
+
 @main.command()
 @click.argument("prefix", required=False, default="")
+@user_errors
 def keys(prefix: str) -> None:
-    """List every scenario key (or those starting with PREFIX), its default and allowed values."""
-    from irqlab.scenario import schema
+    """List every scenario key (or those starting with PREFIX), its default and allowed values.
 
+    Plain keys come first, then the fields of each numbered entry ([[app]],
+    [[traffic.classes]]) as app.N.core: N counts the entries from 0. PREFIX may name an entry
+    (app.0) or a table (app).
+    """
+    from rich.markup import escape
+
+    from irqlab.report import template
+    from irqlab.scenario import schema, tables
+
+    wanted = template(prefix)  # app.0 → app.N
+    rows: list[tuple[str, ...] | None] = []  # None: a new section
+    for key, spec in schema().items():
+        if "table" not in spec and key.startswith(wanted):
+            rows.append((key, _default(spec["default"]), spec["allowed"], spec["doc"]))
+    for name, table in tables().items():
+        fields = [f for f in table["fields"].values() if f["key"].startswith(wanted)]
+        if fields:
+            rows.append(None)
+            rows.append((f"[[{name}]]", "", f"at most {table['max_entries']}", table["doc"]))
+            rows += [(f["key"], _default(f["default"]), f["allowed"], f["doc"]) for f in fields]
+    shown = [r for r in rows if r is not None]
+    if not shown:
+        raise ConfigError(f"no scenario key starts with '{prefix}'", None)
     t = Table(show_header=True, header_style="bold", show_lines=False)
-    t.add_column("key")
+    t.add_column("key", no_wrap=True, min_width=max(len(r[0]) for r in shown))
     t.add_column("default", justify="right")
     t.add_column("allowed")
     t.add_column("meaning")
-    for key, spec in schema().items():
-        if key.startswith(prefix):
-            t.add_row(key, str(spec["default"]), spec["allowed"], spec["doc"])
+    for row in rows:
+        if row is None:
+            t.add_section()
+        else:
+            t.add_row(*(escape(cell) for cell in row))
     Console().print(t)
 
 
@@ -257,7 +294,9 @@ def sweep(
     \b
     Writes to --out:
       runs.parquet      one row per point × replication: metrics (as in `irqlab run
-                        --format json`, dotted), every parameter, the seed
+                        --format json`, dotted; per_core.N.*, per_queue.N.*,
+                        per_class.N.*, per_app.N.* for each entry), every parameter
+                        (lists as text, "[0, 1]"), the seed
       summary.parquet   one row per point: per metric the mean, .std, .ci95 (Student-t
       summary.csv       half-width), .rel (half-width / mean), and n
       journal.sqlite    every finished run; rerunning the command resumes from it
@@ -306,6 +345,15 @@ def _si(x: float, digits: int = 3) -> str:
     return _sig(x, digits)
 
 
+def _cell(value: Any) -> str:
+    """An axis value in the sweep's table: text as it is, true/false, numbers with SI prefixes."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return "true" if value else "false"
+    return _si(value)
+
+
 #: Columns of the table `irqlab sweep` prints: (metric, header).
 SUMMARY_COLUMNS = (
     ("throughput_pps", "throughput pps"),
@@ -326,7 +374,7 @@ def _print_summary(summary: Any, axes: list[str], limit: int = 40) -> None:
     for _, header in SUMMARY_COLUMNS:
         t.add_column(header, justify="right")
     for _, row in summary.head(limit).iterrows():
-        cells = [row[a] if isinstance(row[a], str) else _si(row[a]) for a in axes]
+        cells = [_cell(row[a]) for a in axes]
         cells.append(str(row["n"]))
         for m, _ in SUMMARY_COLUMNS:
             ci = row[f"{m}.ci95"]
@@ -426,7 +474,7 @@ def rerun(results: Path, point: int, replication: int, fmt: str) -> None:
     The row's parameters and seed are exactly what ran, so the report equals the row.
     """
     from irqlab.experiments import load_results, row_scenario
-    from irqlab.report import render_table
+    from irqlab.report import render
     from irqlab.simulate import run as run_scenario
 
     runs = load_results(results, "runs")
@@ -442,7 +490,7 @@ def rerun(results: Path, point: int, replication: int, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(report, indent=2))
     else:
-        Console().print(render_table(report, params))
+        Console().print(render(report, params))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,11 +23,19 @@ A sweep file is TOML::
     scheme = ["irq", "napi"]
     "traffic.rate_pps" = { from = 20_000, to = 300_000, step = 20_000 }
     # or { from = 1e4, to = 1e6, num = 13, log = true }
+    "nic.irq_affinity" = [[0, 1], [1, 1]]   # a list-valued key: a list of lists
+    "app.0.cost_ns" = [500, 1000]           # a field of a numbered entry ([[app]])
 
 Replication ``r`` of every point runs with ``run.seed`` = the sweep seed and
 ``run.replication`` = ``r``: the core derives its random streams from the pair, so
 replications never overlap, and replication ``r`` of every scheme and load sees the same
 arrival stream (common random numbers).
+
+A run's row is flat scalars: the report flattened with dots (``per_core.1.cpu.busy``,
+:func:`irqlab.report.flatten_report`), then every parameter the core echoed, numbered keys
+included (``app.0.core``). Lists (``nic.irq_affinity``, ``per_core.0.vectors``) are stored as
+their canonical text ``"[0, 1]"``, which :func:`row_scenario` turns back into lists. The
+columns of a table are those of its rows: a 4-core sweep has ``per_core.3.*``.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ import itertools
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -51,7 +60,15 @@ from irqlab.errors import ConfigError
 from irqlab.executors import Executor, make_executor
 from irqlab.executors import check as check_executor
 from irqlab.journal import Journal
-from irqlab.scenario import check_value, flatten, load_scenario, load_toml, schema
+from irqlab.report import (
+    decode_list,
+    encode_list,
+    instantiate,
+    is_entry_label,
+    list_indices,
+    template,
+)
+from irqlab.scenario import check_value, flatten, load_scenario, load_toml, schema, spec_of, tables
 from irqlab.stats import precision_met, replications_needed, summarize
 from irqlab.tasks import run_pilot, run_replication
 
@@ -64,6 +81,13 @@ RESERVED = ("run.seed", "run.replication")
 MAX_REPLICATIONS = 65_536
 #: Columns a sweep adds to each run's row.
 BOOKKEEPING = ("point", "replication", "point_id", "warmup.method", "warmup.reliable")
+#: The lists of entries in a report, and what sets their length: a key, or the entries.
+ENTRY_COUNTS = {
+    "per_core": "host.cores",
+    "per_queue": "nic.queues",
+    "per_class": "traffic classes",
+    "per_app": "apps",
+}
 
 
 @dataclass(frozen=True)
@@ -228,19 +252,44 @@ def parse_axes(tree: Mapping[str, Any] | None) -> list[Axis]:
                 "(use [sweep] seed and replications instead)",
                 key,
             )
+        listed = (spec_of(key) or {}).get("type") == "int_list"
         if isinstance(spec, Mapping):
             values = _range(key, spec)
         elif isinstance(spec, list | tuple):
             values = list(spec)
             if not values:
                 raise ConfigError(f"axes.{key}: the list of values is empty", key)
+            if listed and not all(isinstance(v, list | tuple) for v in values):
+                raise ConfigError(
+                    f"axes.{key}: {key} takes a list, so its axis is a list of lists, "
+                    f"e.g. [[0, 1], [1, 0]] (one value: [{encode_list(values)}])",
+                    key,
+                )
         else:
             values = [spec]
         checked = tuple(check_value(key, v) for v in values)
-        if len(set(checked)) != len(checked):
-            raise ConfigError(f"axes.{key}: values repeat", key)
+        seen: set[Any] = set()
+        for v in checked:
+            frozen = tuple(v) if isinstance(v, list) else v
+            if frozen in seen:
+                raise ConfigError(f"axes.{key}: the value {_show(v)} repeats", key)
+            seen.add(frozen)
         axes.append(Axis(key, checked))
     return axes
+
+
+def _show(value: Any) -> str:
+    """A value as written in a scenario file: ``[0, 1]``, ``true``, ``"napi"``, ``1000``."""
+    return json.dumps(value) if isinstance(value, list | tuple | bool | str) else str(value)
+
+
+def _suggest_metric(metric: str, known: Sequence[str]) -> str:
+    """`` (did you mean 'per_core.1.cpu.busy'?)`` for ``per_core.1.cpu.bussy``: the closest
+    known name, with the indices as written."""
+    close = difflib.get_close_matches(template(metric), known, n=1, cutoff=0.6)
+    if not close:
+        return ""
+    return f" (did you mean '{instantiate(close[0], list_indices(metric))}'?)"
 
 
 def parse_precision(tree: Mapping[str, Any], replications: int) -> Precision:
@@ -257,11 +306,12 @@ def parse_precision(tree: Mapping[str, Any], replications: int) -> Precision:
         metrics = [metrics]
     if not metrics or not all(isinstance(m, str) for m in metrics):
         raise ConfigError(f"{name}.metrics: give a list of metric names", f"{name}.metrics")
-    known = metric_names()
+    known = metric_templates()
     for m in metrics:
-        if m not in known:
+        if template(m) not in known or is_entry_label(m):
             raise ConfigError(
-                f"{name}.metrics: '{m}' is not a metric{_close(m, known)}", f"{name}.metrics"
+                f"{name}.metrics: '{m}' is not a metric{_suggest_metric(m, known)}",
+                f"{name}.metrics",
             )
     relative = _number(f"{name}.relative", tree.get("relative", 0.01), 0.0, 1.0)
     confidence = _number(f"{name}.confidence", tree.get("confidence", 0.95), 0.0, 0.9999)
@@ -338,12 +388,57 @@ def parse_warmup(value: Any) -> str | float:
     return float(check_value("run.warmup_ms", value))
 
 
+def is_parameter(column: str) -> bool:
+    """Whether a column of a runs table is a scenario key (``nic.itr_us``, ``app.0.core``)."""
+    return spec_of(column) is not None
+
+
 @cache
-def metric_names() -> tuple[str, ...]:
-    """The metric columns of a run's row, in report order."""
-    params = {"run.duration_ms": 0.001, "run.warmup_ms": 0.0, "traffic.rate_pps": 1.0}
+def metric_templates() -> tuple[str, ...]:
+    """Every metric a run can report, in report order, list indices as ``N``
+    (``per_core.N.cpu.busy``): the names a sweep's precision may ask for."""
+    params = {
+        "run.duration_ms": 0.001,
+        "run.warmup_ms": 0.0,
+        "traffic.rate_pps": 1.0,
+        "app.0.core": 0,  # one entry in every list
+    }
     row = run_replication({"params": params, "extra": {}})
-    return tuple(k for k in row if k not in schema())
+    return tuple(dict.fromkeys(template(k) for k in row if not is_parameter(k)))
+
+
+def entry_counts(params: Mapping[str, Any]) -> dict[str, int]:
+    """How many entries each list of a report has for these resolved parameters."""
+
+    def numbered(table: str) -> int:
+        prefix = table + "."
+        found = {k[len(prefix) :].split(".", 1)[0] for k in params if k.startswith(prefix)}
+        return len({i for i in found if i.isdigit()})
+
+    return {
+        "per_core": int(params["host.cores"]),
+        "per_queue": int(params["nic.queues"]),
+        "per_class": max(1, numbered("traffic.classes")),
+        "per_app": numbered("app"),
+    }
+
+
+def _check_measured(metrics: Sequence[str], points: Sequence[Point]) -> None:
+    """Every precision metric exists at every point (``per_core.3.*`` needs 4 cores)."""
+    for m in metrics:
+        found = re.match(r"^(per_[a-z_]+)\.(0|[1-9][0-9]*)\.", m)
+        if not found:
+            continue
+        name, index = found[1], int(found[2])
+        for p in points:
+            count = entry_counts(p.params)[name]
+            if index >= count:
+                source = ENTRY_COUNTS[name]
+                what = f"{source} = {count}" if source in p.params else f"{source}: {count}"
+                raise ConfigError(
+                    f"sweep.precision.metrics: '{m}' is not measured at point {p.index} ({what})",
+                    "sweep.precision.metrics",
+                )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -375,7 +470,7 @@ def resolve_points(spec: SweepSpec) -> list[Point]:
         try:
             params = dict(_irqlab.resolve(overrides))
         except ConfigError as e:
-            where = ", ".join(f"{a.key}={overrides[a.key]}" for a in spec.axes)
+            where = ", ".join(f"{a.key}={_show(overrides[a.key])}" for a in spec.axes)
             raise ConfigError(f"{e} (at point {i}: {where})", e.key) from None
         points.append(Point(i, _point_id(params, spec.warmup), params))
     return points
@@ -429,7 +524,8 @@ def _targets(
         data = [rows[(p.point_id, r)] for r in range(n)]
         need = n
         for m in prec.metrics:
-            values = [d[m] for d in data if d[m] is not None]
+            values = [d.get(m) for d in data]
+            values = [v for v in values if v is not None and v == v]
             if len(values) < 2 or not precision_met(values, prec.relative, prec.confidence):
                 est = replications_needed(values, prec.relative, prec.confidence)
                 need = max(need, min(est, 2 * n), n + 1)
@@ -453,6 +549,8 @@ def execute(
     """Runs a parsed sweep; returns its runs table. See :func:`sweep`."""
     check_executor(executor, workers)
     points = resolve_points(spec)
+    if spec.precision is not None:
+        _check_measured(spec.precision.metrics, points)
     if out is not None:
         out = Path(out)
         if out.exists() and not out.is_dir():
@@ -546,22 +644,81 @@ def _runs_table(
     for p in points:
         for r in range(targets[p.point_id]):
             records.append({"point": p.index, "replication": r, **rows[(p.point_id, r)]})
+    names = _merged_order([list(rec) for rec in records])
     axes = [a.key for a in spec.axes]
-    metrics = [m for m in metric_names() if m not in axes]
-    params = [k for k in schema() if k not in axes]
+    metrics = [c for c in names if c not in BOOKKEEPING and not is_parameter(c)]
+    params = sorted((c for c in names if is_parameter(c) and c not in axes), key=_param_order)
     columns = ["point", "replication", *axes, *metrics, *params, *BOOKKEEPING[2:]]
     df = pd.DataFrame.from_records(records, columns=columns)
     for m in metrics:
-        if df[m].dtype == object:  # a metric that was None (nothing delivered) in some row
+        if df[m].dtype == object and not _is_text(df[m]):
+            # a metric that was None (nothing delivered), or absent (fewer cores), in some row
             df[m] = pd.to_numeric(df[m]).astype("float64")
     return df
 
 
+def _is_text(column: pd.Series) -> bool:
+    """A column of strings (``per_class.0.class``, ``per_core.0.vectors``), NaN where absent."""
+    return any(isinstance(v, str) for v in column)
+
+
+def _merged_order(lists: Sequence[Sequence[str]]) -> list[str]:
+    """Every name of ``lists``, each list's order kept: a name new in a later list goes right
+    after the name it follows there (``per_core.1.*`` after ``per_core.0.*``)."""
+    order: list[str] = []
+    known: set[str] = set()
+    for names in lists:
+        if all(n in known for n in names):
+            continue
+        pending: dict[str | None, list[str]] = {}
+        anchor: str | None = None
+        for n in names:
+            if n in known:
+                anchor = n
+            else:
+                pending.setdefault(anchor, []).append(n)
+        merged = list(pending.get(None, []))
+        for n in order:
+            merged.append(n)
+            merged += pending.get(n, [])
+        order = merged
+        known.update(names)
+    return order
+
+
+@cache
+def _param_order(key: str) -> tuple[int, int, int]:
+    """Schema order; a numbered key by its table, then entry, then field."""
+    keys = list(schema())
+    if key in schema():
+        return (keys.index(key), 0, 0)
+    spec = spec_of(key)
+    if spec is None:
+        return (len(keys), 0, 0)
+    fields = list(tables()[spec["table"]]["fields"].values())
+    index = int(key[len(spec["table"]) + 1 :].split(".", 1)[0])
+    return (keys.index(fields[0]["key"]), index, fields.index(spec))
+
+
+def table_columns(runs: pd.DataFrame) -> tuple[list[str], list[str], list[str]]:
+    """A runs table's columns by role: parameters (but ``run.replication``), labels (fields that
+    name an entry, like ``per_core.0.vectors``, and other text) and metrics (the rest)."""
+    params = [c for c in runs.columns if is_parameter(c) and c != "run.replication"]
+    skip = {*BOOKKEEPING, "run.replication", *params}
+    labels, metrics = [], []
+    for c in runs.columns:
+        if c in skip:
+            continue
+        numeric = pd.api.types.is_numeric_dtype(runs[c]) and not pd.api.types.is_bool_dtype(runs[c])
+        (metrics if numeric and not is_entry_label(c) else labels).append(c)
+    return params, labels, metrics
+
+
 def summary_table(runs: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """One row per point: parameters, ``n``, and per metric its mean, std, CI and precision."""
-    params = [k for k in runs.columns if k in schema() and k != "run.replication"]
-    metrics = [m for m in metric_names() if m in runs.columns and m not in params]
-    return summarize(runs, params, metrics, confidence)
+    """One row per point: parameters, entry labels, ``n``, and per metric its mean, std, CI
+    and precision."""
+    params, labels, metrics = table_columns(runs)
+    return summarize(runs, [*params, *labels], metrics, confidence)
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -665,15 +822,29 @@ def load_results(path: str | Path, kind: str = "summary") -> pd.DataFrame:
 
 
 def row_scenario(row: Mapping[str, Any]) -> dict[str, Any]:
-    """The scenario of one row of a runs table: exactly what ran, ready for :func:`irqlab.run`."""
+    """The scenario of one row of a runs table: exactly what ran, ready for :func:`irqlab.run`.
+
+    Every parameter column becomes its scenario value again: ``"[0, 1]"`` a list, numpy
+    scalars Python ones. A numbered key that is empty (NaN) in this row belongs to an entry
+    other points have and this one does not, and is left out.
+    """
     out: dict[str, Any] = {}
-    for key, spec in schema().items():
-        value = row[key]
-        if hasattr(value, "item"):  # numpy scalar → Python
+    for key, value in row.items():
+        spec = spec_of(key)
+        if spec is None:
+            continue
+        if hasattr(value, "item") and not isinstance(value, str):  # numpy scalar → Python
             value = value.item()
-        if spec["type"] == "int":
+        if isinstance(value, float) and value != value and "table" in spec:
+            continue
+        typ = spec["type"]
+        if typ == "int_list":
+            value = decode_list(value)
+        elif typ == "bool":
+            value = bool(value)
+        elif typ == "int":
             value = int(value)
-        elif spec["type"] == "float":
+        elif typ == "float":
             value = float(value)
         out[key] = value
     return out

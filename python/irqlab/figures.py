@@ -65,7 +65,10 @@ _LABELS = {
     "cycles_per_packet": "cycles per packet",
     "load_latency_product": "load-latency product (cycles·µs)",
     "measured_s": "measured time (s)",
+    "goodput_bps": "goodput (bytes/s)",
 }
+# The lists of entries in a report, by the noun of one entry.
+_ENTRY_NOUNS = {"per_core": "core", "per_queue": "queue", "per_class": "class", "per_app": "app"}
 _UNITS = {
     "_pps": "packets/s",
     "_bytes": "bytes",
@@ -84,8 +87,9 @@ def label(name: str) -> str:
     """A readable axis label, with its unit, for a parameter or metric name.
 
     ``label("traffic.rate_pps")`` is ``"offered load (packets/s)"``, ``label("latency_us.p99")``
-    is ``"latency p99 (µs)"`` and ``label("cpu.irq")`` is ``"CPU irq (fraction)"``. A name ending
-    in a unit (``_us``, ``_ns``, ``_ms``, ``_pps``, ``_bytes``) keeps its stem and gains the unit;
+    is ``"latency p99 (µs)"``, ``label("cpu.irq")`` is ``"CPU irq (fraction)"`` and
+    ``label("per_core.1.cpu.busy")`` is ``"core 1: CPU busy (fraction)"``. A name ending in a
+    unit (``_us``, ``_ns``, ``_ms``, ``_pps``, ``_bytes``) keeps its stem and gains the unit;
     anything unknown is returned unchanged.
     """
     if name in _LABELS:
@@ -97,9 +101,18 @@ def label(name: str) -> str:
             inner = re.sub(r" \([^()]*\)$", "", inner)
         return f"{_SPREAD_WORDS[last]} {inner}"
     root, _, rest = name.partition(".")
+    index, _, field = rest.partition(".")
+    if root in _ENTRY_NOUNS and index.isdigit() and field:
+        return f"{_ENTRY_NOUNS[root]} {index}: {label(field)}"
+    numbered = _numbered(name)
+    if numbered is not None:
+        noun, index, field = numbered
+        return f"{noun} {index}: {label(field)}"
     if rest:
         if root == "latency_us":
             return f"latency {rest} (µs)"
+        if root == "app_latency_us":
+            return f"app latency {rest} (µs)"
         if root == "cpu":
             return f"CPU {rest} (fraction)"
         if root == "cpu_ps":
@@ -112,6 +125,17 @@ def label(name: str) -> str:
         if name.endswith(suffix) and len(name) > len(suffix):
             return f"{name[: -len(suffix)]} ({unit})"
     return name
+
+
+def _numbered(name: str) -> tuple[str, str, str] | None:
+    """``app.0.cost_ns`` → ``("app", "0", "cost_ns")``: a field of a numbered entry."""
+    from irqlab.scenario import spec_of
+
+    spec = spec_of(name)
+    if spec is None or "table" not in spec:
+        return None
+    index = name[len(spec["table"]) + 1 :].split(".", 1)[0]
+    return spec["noun"], index, spec["field"]
 
 
 def plot(
@@ -233,6 +257,7 @@ def _filter(df: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:
     """The rows whose columns equal ``where``'s values; an empty result is an error."""
     keep = pd.Series(True, index=df.index)
     for key, value in where.items():
+        value = _as_stored(key, value)
         if isinstance(value, (list, tuple, set, frozenset)):
             keep &= df[key].isin(list(value))
         else:
@@ -241,6 +266,26 @@ def _filter(df: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:
             seen = ", ".join(_fmt(v) for v in pd.unique(df[key]))
             raise ValueError(f"no rows left after where[{key!r}] = {value!r}; it takes: {seen}")
     return df[keep]
+
+
+def _as_stored(key: str, value: Any) -> Any:
+    """A list-valued parameter is stored as text (``"[0, 1]"``): ``[0, 1]`` means that value,
+    a list of lists any of them."""
+    from irqlab.report import encode_list
+    from irqlab.scenario import spec_of
+
+    spec = spec_of(key)
+    if spec is None or spec["type"] != "int_list":
+        return value
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(v, (list, tuple)) for v in value)
+    ):
+        return [encode_list(v) for v in value]
+    if isinstance(value, (list, tuple)):
+        return encode_list(value)
+    return value
 
 
 def _is_runs(df: pd.DataFrame) -> bool:
@@ -272,9 +317,9 @@ def _summarise_runs(df: pd.DataFrame, x: str, ys: list[str], hue: str | None) ->
 @cache
 def _metric_roots() -> frozenset[str]:
     """First dotted component of every figure in a run's report: outcomes, not parameters."""
-    from irqlab.experiments import metric_names
+    from irqlab.experiments import metric_templates
 
-    return frozenset(m.partition(".")[0] for m in metric_names())
+    return frozenset(m.partition(".")[0] for m in metric_templates())
 
 
 def _is_metric(column: str, columns: Iterable[str]) -> bool:
@@ -399,5 +444,5 @@ def _draw_line(
 
 
 def _is_rate(name: str) -> bool:
-    """Packets or events per second: large numbers best read with k and M prefixes."""
-    return name.endswith(("_pps", "_per_s"))
+    """Packets, events or bytes per second: large numbers best read with k and M prefixes."""
+    return name.endswith(("_pps", "_per_s", "_bps"))

@@ -267,6 +267,7 @@ class Config:
     rx_frames: int
     cause_armed: bool
     cpu_ghz: float
+    flows: int
     irq: Cost
     proto: Cost
     proto_ps_per_byte: float
@@ -295,6 +296,17 @@ class Config:
             )
         if p["traffic.kind"] not in ("poisson", "cbr") or p["traffic.sizes"] != "fixed":
             raise NotImplementedError("the reference covers Poisson and CBR fixed-size traffic")
+        one_core = (
+            p["host.cores"] == 1
+            and p["nic.queues"] == 1
+            and not any(k.startswith(("app.", "traffic.classes.")) for k in p)
+            and not p["host.forward"]
+        )
+        if not one_core:
+            raise NotImplementedError(
+                "the reference covers one core with one queue vector and one traffic class, "
+                "without apps or forwarding"
+            )
         adaptive = p["driver.moderation"] != "static" or p["driver.itr_rate"] != 0
         deferred = p["kernel.napi_defer_hard_irqs"] > 0 and p["kernel.gro_flush_timeout_ns"] > 0
         if adaptive or deferred or p["platform.wakeup_ns"] > 0:
@@ -312,6 +324,7 @@ class Config:
             rate_pps=float(p["traffic.rate_pps"]),
             size_bytes=int(p["traffic.size_bytes"]),
             ring_descriptors=int(p["nic.ring_descriptors"]),
+            flows=int(p["traffic.flows"]),
             itr=from_units(p["nic.itr_us"], PS_PER_US),
             rx_usecs=from_units(p["nic.rx_usecs"], PS_PER_US),
             rx_frames=int(p["nic.rx_frames"]),
@@ -707,8 +720,110 @@ class Metrics:
                 "timer_ticks": 0,
                 "mode_switches": 0,
                 "moderation_writes": 0,
+                # the only thread is ksoftirqd: a switch per wake-up
+                "context_switches": self.ksoftirqd_wakeups,
+                "tx_cleaned": 0,
             },
         }
+
+
+def with_topology(report: dict[str, Any], cfg: Config, in_poll: int) -> dict[str, Any]:
+    """Adds what the core reports about its topology, for the one-core, one-vector,
+    one-class host without apps or forwarding that this oracle models: every breakdown has
+    one entry equal to the whole."""
+    r = report
+    p = r["packets"]
+    p.update(
+        dropped_tx=0,
+        in_poll=in_poll,
+        consumed=0,
+        transmitted=0,
+        to_stack=p["delivered"],
+        in_socket=0,
+        in_app=0,
+        in_tx_ring=0,
+        in_host_at_warmup=p["in_flight_at_warmup"],
+    )
+    none = dict.fromkeys(("mean", "p50", "p90", "p99", "p999", "min", "max"))
+    path = {
+        "offered": p["offered"],
+        "delivered": p["delivered"],
+        "dropped_nic": p["dropped_nic"],
+        "dropped_socket": 0,
+        "dropped_tx": 0,
+        "in_flight": p["in_flight"],
+        "offered_pps": r["offered_pps"],
+        "throughput_pps": r["throughput_pps"],
+        "loss_ratio": r["loss_ratio"],
+        "latency_us": dict(r["latency_us"]),
+    }
+    c = r["counts"]
+    r["app_latency_us"] = dict(none)
+    r["goodput_bps"] = 0.0
+    r["per_core"] = [
+        {
+            "core": 0,
+            "vectors": [0],
+            **path,
+            "app_latency_us": dict(none),
+            "goodput_bps": 0.0,
+            "cpu": dict(r["cpu"]),
+            "cpu_ps": dict(r["cpu_ps"]),
+            "irq_per_s": r["irq_per_s"],
+            "polls_per_s": r["polls_per_s"],
+            "packets_per_poll": r["packets_per_poll"],
+            "cycles_per_packet": r["cycles_per_packet"],
+            "counts": {
+                k: c[k]
+                for k in (
+                    "irqs",
+                    "polls",
+                    "polled_packets",
+                    "timer_ticks",
+                    "softirq_runs",
+                    "ksoftirqd_wakeups",
+                    "time_squeeze",
+                    "context_switches",
+                )
+            },
+        }
+    ]
+    r["per_queue"] = [
+        {
+            "queue": 0,
+            "core": 0,
+            "flows": cfg.flows,
+            **path,
+            "in_tx_ring": 0,
+            "irq_per_s": r["irq_per_s"],
+            "polls_per_s": r["polls_per_s"],
+            "packets_per_poll": r["packets_per_poll"],
+            "counts": {
+                k: c[k]
+                for k in (
+                    "irqs",
+                    "polls",
+                    "polled_packets",
+                    "timer_ticks",
+                    "mode_switches",
+                    "moderation_writes",
+                    "tx_cleaned",
+                )
+            },
+        }
+    ]
+    r["per_class"] = [
+        {
+            "class": "default",
+            "share": 1.0,
+            **path,
+            "consumed": 0,
+            "goodput_bps": 0.0,
+            "app_latency_us": dict(none),
+        }
+    ]
+    r["per_app"] = []
+    return r
 
 
 # ----- the run (engine.rs and host.rs) ---------------------------------------------------------
@@ -787,7 +902,8 @@ class Sim:
         self.cpu.advance(end)
         measured = {c: self.cpu.account[c] - at_warmup[c] for c in CATEGORIES}
         report = self.metrics.report(self.cfg, measured, self.ring.occupied())
-        return report, self.trace
+        in_poll = self.ring.occupied() - self.ring.unprocessed()
+        return with_topology(report, self.cfg, in_poll), self.trace
 
     def push_timer(self, t: int, timer: str) -> None:
         self.timer_seq += 1

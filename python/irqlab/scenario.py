@@ -91,7 +91,11 @@ def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
             out.update(flatten(v, f"{key}."))
         elif isinstance(v, list | tuple) and v and all(isinstance(x, Mapping) for x in v):
             for i, entry in enumerate(v):
-                out.update(flatten(entry, f"{key}.{i}."))
+                fields = flatten(entry, f"{key}.{i}.")
+                if not fields and key in tables():  # a bare [[app]]: every field its default
+                    first = next(iter(tables()[key]["fields"].values()))
+                    fields = {f"{key}.{i}.{first['field']}": first["default"]}
+                out.update(fields)
         else:
             out[key] = v
     return out

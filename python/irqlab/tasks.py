@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from irqlab import _irqlab
-from irqlab.report import flatten_report
+from irqlab.report import encode_list, flatten_report
 from irqlab.stats import mser
 
 #: MSER-5 observes batches of this many time buckets.
@@ -27,7 +27,9 @@ def run_replication(task: dict[str, Any]) -> dict[str, Any]:
     """Runs one replication; returns its row: metrics flattened with dots, then parameters.
 
     The row's parameters are the core's echo of what actually ran (``scenario`` in the
-    report), so the row can be re-run alone.
+    report, numbered keys such as ``app.0.core`` included), so the row can be re-run alone.
+    Every value is a scalar: lists (``nic.irq_affinity``, ``per_core.0.vectors``) are stored
+    as their canonical text, ``"[0, 1]"``.
     """
     report = _irqlab.run(task["params"])
     params = report.pop("scenario")
@@ -35,6 +37,8 @@ def run_replication(task: dict[str, Any]) -> dict[str, Any]:
     report.pop("replication")  # the same as run.replication
     row = flatten_report(report)
     for key, value in params.items():
+        if isinstance(value, list | tuple):
+            value = encode_list(value)
         if key in row and row[key] != value:
             raise AssertionError(f"report metric {key!r} clashes with the parameter")
         row[key] = value

@@ -90,6 +90,9 @@ impl<T: Copy> Cpu<T> {
     #[inline]
     pub fn advance(&mut self, now: SimTime) {
         let dt = now.ps() - self.since.ps();
+        if dt == 0 {
+            return;
+        }
         match self.running {
             Some(level) => {
                 let job = self.jobs[level].as_mut().expect("running job");

@@ -94,6 +94,10 @@ pub struct Kernel {
     pub polling: u16,
     /// Length of a jiffy, ps.
     jiffy_ps: u64,
+    /// `jiffies` at the last call, and when the next tick comes: time only moves forward, so
+    /// the division is needed once per jiffy.
+    jiffies_now: u64,
+    next_tick_ps: u64,
 }
 
 impl Kernel {
@@ -112,13 +116,20 @@ impl Kernel {
             repoll: VecDeque::with_capacity(napis),
             polling: 0,
             jiffy_ps,
+            jiffies_now: 0,
+            next_tick_ps: jiffy_ps,
         }
     }
 
-    /// `jiffies` at `t` (the tick counter starts at zero with the run).
+    /// `jiffies` at `t` (the tick counter starts at zero with the run); `t` never goes back.
     #[inline]
-    pub fn jiffies(&self, t: SimTime) -> u64 {
-        t.ps() / self.jiffy_ps
+    pub fn jiffies(&mut self, t: SimTime) -> u64 {
+        if t.ps() >= self.next_tick_ps {
+            self.jiffies_now = t.ps() / self.jiffy_ps;
+            self.next_tick_ps = (self.jiffies_now + 1) * self.jiffy_ps;
+        }
+        debug_assert_eq!(self.jiffies_now, t.ps() / self.jiffy_ps, "time went back");
+        self.jiffies_now
     }
 
     /// `napi_schedule` of vector `v` (whose NAPI is `napi`): a no-op if already scheduled.

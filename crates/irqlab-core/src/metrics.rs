@@ -32,33 +32,38 @@ use crate::time::{PS_PER_NS, PS_PER_US, SimTime};
 const HIST_MAX_NS: u64 = 3_600_000_000_000;
 
 /// Latency samples: exact count, sum, min and max; percentiles from an HDR histogram
-/// (3 significant digits, ns), allocated at the first sample.
-#[derive(Debug, Default)]
+/// (3 significant digits, ns) that grows with the largest value recorded, so that an idle
+/// part of the host costs little memory.
+#[derive(Debug)]
 pub struct LatencyStats {
     n: u64,
     sum_ps: u128,
     min_ps: u64,
     max_ps: u64,
-    hist: Option<Box<Histogram<u64>>>,
+    hist: Histogram<u64>,
 }
 
-fn new_hist() -> Box<Histogram<u64>> {
-    Box::new(Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("valid histogram bounds"))
+impl Default for LatencyStats {
+    fn default() -> Self {
+        LatencyStats {
+            n: 0,
+            sum_ps: 0,
+            min_ps: u64::MAX,
+            max_ps: 0,
+            hist: Histogram::new(3).expect("valid histogram precision"),
+        }
+    }
 }
 
 impl LatencyStats {
     #[inline]
     pub fn record(&mut self, lat_ps: u64) {
-        if self.n == 0 {
-            self.min_ps = lat_ps;
-        }
         self.n += 1;
         self.sum_ps += u128::from(lat_ps);
         self.min_ps = self.min_ps.min(lat_ps);
         self.max_ps = self.max_ps.max(lat_ps);
-        self.hist
-            .get_or_insert_with(new_hist)
-            .saturating_record(lat_ps / PS_PER_NS);
+        // values past an hour are clamped, as a histogram bounded there would
+        let _ = self.hist.record((lat_ps / PS_PER_NS).min(HIST_MAX_NS));
     }
 
     /// Adds `other`'s samples.
@@ -66,19 +71,13 @@ impl LatencyStats {
         if other.n == 0 {
             return;
         }
-        if self.n == 0 {
-            self.min_ps = other.min_ps;
-        }
         self.n += other.n;
         self.sum_ps += other.sum_ps;
         self.min_ps = self.min_ps.min(other.min_ps);
         self.max_ps = self.max_ps.max(other.max_ps);
-        if let Some(h) = &other.hist {
-            self.hist
-                .get_or_insert_with(new_hist)
-                .add(h.as_ref())
-                .expect("histograms of equal bounds add");
-        }
+        self.hist
+            .add(&other.hist)
+            .expect("auto-resizing histograms add");
     }
 
     pub fn count(&self) -> u64 {
@@ -92,12 +91,7 @@ impl LatencyStats {
 
     fn report(&self) -> Latency {
         let n = self.n;
-        let q = |x: f64| {
-            self.hist
-                .as_ref()
-                .filter(|_| n > 0)
-                .map(|h| h.value_at_quantile(x) as f64 / 1e3)
-        };
+        let q = |x: f64| (n > 0).then(|| self.hist.value_at_quantile(x) as f64 / 1e3);
         Latency {
             mean: self.mean_us(),
             p50: q(0.5),
@@ -300,6 +294,36 @@ impl Metrics {
             RingExit::DroppedSocket => p.dropped_socket += 1,
             RingExit::DroppedTx => p.dropped_tx += 1,
         }
+    }
+
+    /// A packet's protocol processing ended at `now` and the stack took it (the common case of
+    /// [`Metrics::on_ring_exit`], kept short).
+    #[inline]
+    pub fn on_stack(&mut self, now: SimTime, queue: usize, class: u16, arrival: SimTime) {
+        if now < self.warmup {
+            self.ring_exits_before += 1;
+            self.host_exits_before += 1;
+            return;
+        }
+        let p = self.path_mut(queue, class);
+        p.delivered += 1;
+        p.to_stack += 1;
+        p.latency.record((now - arrival).ps());
+    }
+
+    /// A packet polled by the NAPI path finished protocol processing and the stack took it.
+    #[inline]
+    pub fn on_polled_to_stack(&mut self, now: SimTime, queue: usize, class: u16, arrival: SimTime) {
+        if now < self.warmup {
+            self.ring_exits_before += 1;
+            self.host_exits_before += 1;
+            return;
+        }
+        self.vectors[queue].polled_packets += 1;
+        let p = self.path_mut(queue, class);
+        p.delivered += 1;
+        p.to_stack += 1;
+        p.latency.record((now - arrival).ps());
     }
 
     /// An app's socket refused a packet (counted also in the receive path's `dropped_socket`).

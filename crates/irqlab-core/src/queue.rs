@@ -121,6 +121,9 @@ impl MinTree {
     pub fn set(&mut self, i: usize, t: u64) {
         let m = self.vals.len();
         self.vals[i] = t;
+        if m == 1 {
+            return;
+        }
         let mut k = (i + m) / 2;
         while k >= 1 {
             self.win[k] = self.play(k);

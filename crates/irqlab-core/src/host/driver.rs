@@ -4,9 +4,9 @@
 //! complete the NAPI, let the moderation policy reprogram the NIC and re-enable the vector.
 
 use super::{Host, Work};
-use crate::dist::round_ps;
+use crate::dist::{round_ps, sample};
 use crate::metrics::RingExit;
-use crate::moderation::{Policy, Sample};
+use crate::moderation::{AnyPolicy, Policy, Sample};
 use crate::nic::Packet;
 use crate::nic::tx::TxEntry;
 use crate::rng::StreamId;
@@ -28,20 +28,11 @@ pub(super) enum Sink {
 }
 
 impl<T: Tracer> Host<'_, T> {
-    /// The Rx budget of each ring in a poll: the weight split equally (at least 1 each).
-    #[inline]
-    fn per_ring_budget(&self, v: usize) -> u64 {
-        let rings = self.vectors[v].rings.len() as u64;
-        let weight = self.s.kernel.napi_weight;
-        if rings > 1 {
-            (weight / rings).max(1)
-        } else {
-            weight
-        }
-    }
-
     #[inline]
     pub(super) fn sink_of(&self, flow: u32) -> Sink {
+        if self.all_to_stack {
+            return Sink::Stack;
+        }
         let app = self.s.topology.flow_app[flow as usize];
         if app != NO_APP {
             Sink::App(app)
@@ -54,8 +45,13 @@ impl<T: Tracer> Host<'_, T> {
 
     /// The poll function starts: first the Tx descriptors whose packets have left, up to the
     /// driver's work limit.
+    #[inline]
     pub(super) fn driver_poll_begin(&mut self, c: usize) {
         let v = self.cores[c].kernel.polling as usize;
+        if self.vectors[v].tx.occupied() == 0 {
+            self.driver_poll_step(c);
+            return;
+        }
         let done = self.vectors[v].tx.done_by(self.now);
         if done == 0 {
             self.driver_poll_step(c);
@@ -94,10 +90,25 @@ impl<T: Tracer> Host<'_, T> {
 
     /// The driver's Rx clean loop: the next packet of the current ring while its budget
     /// allows, then the next ring.
+    #[inline]
     pub(super) fn driver_poll_step(&mut self, c: usize) {
         let v = self.cores[c].kernel.polling as usize;
-        let per_ring = self.per_ring_budget(v);
+        let per_ring = self.ring_budget;
         let vec = &mut self.vectors[v];
+        if let [ring] = vec.rings.as_mut_slice() {
+            // one ring: its budget is the weight
+            if vec.napi.ring_work < per_ring && ring.unprocessed() > 0 {
+                let pkt = ring.take();
+                self.start_packet(c, pkt);
+            } else {
+                if vec.napi.ring_work >= per_ring {
+                    vec.napi.clean_complete = false;
+                }
+                vec.napi.ring = 1;
+                self.driver_poll_done(c);
+            }
+            return;
+        }
         loop {
             let r = vec.napi.ring;
             if r >= vec.rings.len() {
@@ -118,6 +129,7 @@ impl<T: Tracer> Host<'_, T> {
     }
 
     /// Protocol processing of `pkt` (and its transmit, if it is forwarded).
+    #[inline]
     fn start_packet(&mut self, c: usize, pkt: Packet) {
         let d = self.packet_cost(pkt);
         self.start_softirq_job(c, d, Work::Packet);
@@ -130,15 +142,65 @@ impl<T: Tracer> Host<'_, T> {
         let (proto, per_byte, tx) = (p.proto, p.proto_ps_per_byte, p.tx);
         let mut d = self.draw(proto, StreamId::ProtoCost);
         if per_byte > 0.0 {
-            d = d + SimDuration(round_ps(pkt.size_bytes as f64 * per_byte));
+            d = d + SimDuration(round_ps(f64::from(pkt.size_bytes) * per_byte));
         }
-        if self.sink_of(pkt.flow) == Sink::Tx && !tx.is_zero() {
+        if !self.all_to_stack && !tx.is_zero() && self.sink_of(pkt.flow) == Sink::Tx {
             d = d + self.draw(tx, StreamId::TxCost);
         }
         d
     }
 
+    /// Protocol processing of the packet in service on core `c` has ended.
+    #[inline]
     pub(super) fn packet_done(&mut self, c: usize) {
+        if !self.all_to_stack || !self.single_ring {
+            self.packet_done_general(c);
+            return;
+        }
+        // The common case, fused: one ring, every packet to the stack; the next packet of the
+        // ring starts at once if the budget allows. (The core was brought to now by the
+        // completion.)
+        let Host {
+            now,
+            cores,
+            vectors,
+            metrics,
+            streams,
+            tracer,
+            s,
+            ring_budget,
+            ..
+        } = self;
+        let now = *now;
+        let core = &mut cores[c];
+        let v = core.kernel.polling as usize;
+        let vec = &mut vectors[v];
+        let ring = &mut vec.rings[0];
+        let pkt = ring.release();
+        vec.rx_packets += 1;
+        // the driver counts skb->len: the frame without its FCS
+        vec.rx_bytes += u64::from(pkt.size_bytes.saturating_sub(4));
+        vec.napi.work += 1;
+        vec.napi.ring_work += 1;
+        metrics.on_polled_to_stack(now, v, pkt.class, pkt.arrival);
+        tracer.delivered(pkt.id, pkt.arrival, now);
+        if vec.napi.ring_work < *ring_budget && ring.unprocessed() > 0 {
+            let next = ring.take();
+            let p = &s.platform;
+            let mut d = sample(&p.proto, &mut streams[StreamId::ProtoCost as usize]);
+            if p.proto_ps_per_byte > 0.0 {
+                d = d + SimDuration(round_ps(f64::from(next.size_bytes) * p.proto_ps_per_byte));
+            }
+            let ctx = core.kernel.ctx.expect("inside handle_softirqs");
+            core.cpu.start(ctx.level(), d, ctx.category(), Work::Packet);
+            let t = core.cpu.next_completion_ps();
+            self.cpu_changed(c, t);
+            return;
+        }
+        self.driver_poll_step(c);
+    }
+
+    fn packet_done_general(&mut self, c: usize) {
         let v = self.cores[c].kernel.polling as usize;
         let vec = &mut self.vectors[v];
         let pkt = vec.rings[vec.napi.ring].release();
@@ -161,7 +223,18 @@ impl<T: Tracer> Host<'_, T> {
     /// Protocol processing of `pkt` (from vector `v`) has ended: it goes to its socket, its Tx
     /// ring or the stack. Returns the cost of waking its app, if it woke one (charged to the
     /// caller's context).
+    #[inline]
     pub(super) fn deliver(&mut self, v: usize, pkt: Packet) -> SimDuration {
+        let now = self.now;
+        if self.all_to_stack {
+            self.metrics.on_stack(now, v, pkt.class, pkt.arrival);
+            self.tracer.delivered(pkt.id, pkt.arrival, now);
+            return SimDuration::ZERO;
+        }
+        self.deliver_to_sink(v, pkt)
+    }
+
+    fn deliver_to_sink(&mut self, v: usize, pkt: Packet) -> SimDuration {
         let now = self.now;
         match self.sink_of(pkt.flow) {
             Sink::Stack => {
@@ -171,7 +244,7 @@ impl<T: Tracer> Host<'_, T> {
             }
             Sink::App(a) => {
                 let a = a as usize;
-                let truesize = self.s.socket.truesize(pkt.size_bytes);
+                let truesize = self.s.socket.truesize(u32::from(pkt.size_bytes));
                 if self.apps[a].socket.enqueue(pkt, truesize) {
                     self.metrics
                         .on_ring_exit(now, v, pkt.class, pkt.arrival, RingExit::Socket);
@@ -198,10 +271,10 @@ impl<T: Tracer> Host<'_, T> {
                     self.metrics
                         .on_ring_exit(now, v, pkt.class, pkt.arrival, RingExit::DroppedTx);
                 } else {
-                    let depart = self.wire.send(now, pkt.size_bytes);
+                    let depart = self.wire.send(now, u32::from(pkt.size_bytes));
                     self.vectors[v].tx.push(TxEntry {
                         depart,
-                        size_bytes: pkt.size_bytes,
+                        size_bytes: u32::from(pkt.size_bytes),
                         class: pkt.class,
                     });
                     self.metrics
@@ -289,7 +362,17 @@ impl<T: Tracer> Host<'_, T> {
     }
 
     /// The driver's moderation policy sees the completed session and may reprogram the NIC.
+    #[inline]
     fn moderate(&mut self, v: usize) {
+        if !matches!(
+            self.vectors[v].policy,
+            AnyPolicy::Off(_) | AnyPolicy::Static(_)
+        ) {
+            self.run_policy(v); // fixed settings never write
+        }
+    }
+
+    fn run_policy(&mut self, v: usize) {
         let c = self.vectors[v].core;
         let vec = &mut self.vectors[v];
         let sample = Sample {

@@ -38,42 +38,60 @@ impl<T: Tracer> Host<'_, T> {
         cum.partition_point(|c| *c <= u).min(cum.len() - 1) as u16
     }
 
+    #[inline]
     pub(super) fn arrival(&mut self, a: Arrival) {
         let id = self.next_id;
         self.next_id += 1;
         let flow = self.draw_flow();
         let class = self.draw_class();
-        let v = self.s.topology.flow_queue[flow as usize] as usize;
-        let ring = &mut self.vectors[v].rings[class as usize];
+        let now = self.now;
+        let Host {
+            s,
+            vectors,
+            cores,
+            metrics,
+            tracer,
+            ..
+        } = self;
+        let v = if vectors.len() == 1 {
+            0
+        } else {
+            s.topology.flow_queue[flow as usize] as usize
+        };
+        let vec = &mut vectors[v];
+        let ring = &mut vec.rings[class as usize];
         let accepted = !ring.is_full();
         if accepted {
             ring.push(Packet {
-                arrival: self.now,
-                size_bytes: a.size_bytes,
+                arrival: now,
+                // sizes are validated to at most 65535 bytes
+                size_bytes: a.size_bytes as u16,
                 flow,
                 class,
                 id,
             });
         }
-        self.metrics.on_arrival(self.now, v, class, accepted);
-        self.tracer.arrival(id, self.now, accepted);
-        match self.s.scheme {
-            Scheme::Ideal => {
-                if accepted {
-                    self.napi_schedule(v);
-                    self.irq_exit(self.vectors[v].core);
+        metrics.on_arrival(now, v, class, accepted);
+        tracer.arrival(id, now, accepted);
+        if s.scheme == Scheme::Ideal {
+            if accepted {
+                let c = vec.core;
+                let k = &mut cores[c].kernel;
+                k.napi_schedule(&mut vec.napi, v as u16);
+                if k.softirq_pending && k.ctx.is_none() {
+                    self.handle_softirqs(c, crate::kernel::SoftirqCtx::Inline);
                 }
             }
-            _ => {
-                // A drop raises the cause too (receiver overrun), so that a full ring under
-                // normal interruption keeps interrupting: that is receive livelock.
-                self.vectors[v].irq.raise(self.now);
-                self.nic_check(v);
-            }
+        } else {
+            // A drop raises the cause too (receiver overrun), so that a full ring under
+            // normal interruption keeps interrupting: that is receive livelock.
+            vec.irq.raise(now);
+            self.nic_check(v);
         }
     }
 
     /// Asks vector `v`'s interrupt logic whether to issue an IRQ now, later, or not.
+    #[inline]
     pub(super) fn nic_check(&mut self, v: usize) {
         let irq = &mut self.vectors[v].irq;
         match irq.decide(self.now) {
@@ -156,6 +174,7 @@ impl<T: Tracer> Host<'_, T> {
 
     /// Hard IRQ exit: pending softirqs run inline unless softirq processing is already in
     /// progress on this core (it will see them).
+    #[inline]
     pub(super) fn irq_exit(&mut self, c: usize) {
         let k = &self.cores[c].kernel;
         if k.softirq_pending && k.ctx.is_none() {

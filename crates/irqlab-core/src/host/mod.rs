@@ -165,8 +165,11 @@ pub(crate) struct Host<'s, T: Tracer> {
     pub next_id: u64,
     pub timers: EventQueue<Timer>,
     pub cores: Vec<Core>,
-    /// Each core's next completion.
+    /// Each core's next completion (with more than one core).
     pub core_times: MinTree,
+    /// The earliest next completion of all cores, and its core.
+    next_cpu_ps: u64,
+    next_cpu_core: usize,
     pub vectors: Vec<Vector>,
     pub apps: Vec<App>,
     pub wire: Wire,
@@ -174,6 +177,14 @@ pub(crate) struct Host<'s, T: Tracer> {
     /// Each core's CPU accounts when the window opened.
     at_warmup: Vec<[u64; N_CATEGORIES]>,
     measured: Vec<[u64; N_CATEGORIES]>,
+    /// More than one core: the earliest completion comes from `core_times`.
+    multi_core: bool,
+    /// Every packet ends in the stack (no app, no forwarding): the sink needs no lookup.
+    all_to_stack: bool,
+    /// Every vector has one Rx ring (one traffic class).
+    single_ring: bool,
+    /// The Rx budget of each ring in a poll: the weight split equally (at least 1 each).
+    ring_budget: u64,
     pub tracer: T,
 }
 
@@ -251,6 +262,8 @@ impl<'s, T: Tracer> Host<'s, T> {
             next_id: 0,
             timers: EventQueue::with_capacity(64),
             core_times: MinTree::new(n_cores),
+            next_cpu_ps: u64::MAX,
+            next_cpu_core: 0,
             cores,
             vectors,
             apps,
@@ -258,6 +271,18 @@ impl<'s, T: Tracer> Host<'s, T> {
             metrics: Metrics::new(s),
             at_warmup: vec![[0; N_CATEGORIES]; n_cores],
             measured: vec![[0; N_CATEGORIES]; n_cores],
+            multi_core: n_cores > 1,
+            all_to_stack: s.apps.is_empty() && !s.host.forward,
+            single_ring: s.traffic.classes.len() == 1,
+            ring_budget: {
+                let rings = s.traffic.classes.len() as u64;
+                let weight = s.kernel.napi_weight;
+                if rings > 1 {
+                    (weight / rings).max(1)
+                } else {
+                    weight
+                }
+            },
             tracer,
         };
         for v in 0..host.vectors.len() {
@@ -328,12 +353,24 @@ impl<'s, T: Tracer> Host<'s, T> {
     }
 
     /// Starts a job on core `c` (brought to now first) and updates its next completion.
-    #[inline]
+    #[inline(always)]
     fn start(&mut self, c: usize, level: Level, d: SimDuration, cat: Category, work: Work) {
         let cpu = &mut self.cores[c].cpu;
         cpu.advance(self.now);
         cpu.start(level, d, cat, work);
-        self.core_times.set(c, cpu.next_completion_ps());
+        let t = cpu.next_completion_ps();
+        self.cpu_changed(c, t);
+    }
+
+    /// Core `c`'s next completion is now `t`.
+    #[inline(always)]
+    fn cpu_changed(&mut self, c: usize, t: u64) {
+        if self.multi_core {
+            self.core_times.set(c, t);
+            (self.next_cpu_ps, self.next_cpu_core) = self.core_times.min();
+        } else {
+            self.next_cpu_ps = t;
+        }
     }
 
     #[inline]
@@ -355,6 +392,7 @@ impl<'s, T: Tracer> Host<'s, T> {
         a[Category::Ksoftirqd as usize] + a[Category::App as usize]
     }
 
+    #[inline]
     fn dispatch(&mut self, c: usize, work: Work) {
         match work {
             Work::Isr => self.isr_done(c),
@@ -378,7 +416,7 @@ impl<'s, T: Tracer> Host<'s, T> {
 impl<T: Tracer> Model for Host<'_, T> {
     #[inline]
     fn next_completion_ps(&self) -> u64 {
-        self.core_times.min().0
+        self.next_cpu_ps
     }
 
     #[inline]
@@ -395,11 +433,12 @@ impl<T: Tracer> Model for Host<'_, T> {
     fn on_completion(&mut self, now: SimTime) {
         debug_assert!(now >= self.now, "event in the past: {now} < {}", self.now);
         self.now = now;
-        let c = self.core_times.min().1;
+        let c = self.next_cpu_core;
         let cpu = &mut self.cores[c].cpu;
         cpu.advance(now);
         let (_, work) = cpu.complete();
-        self.core_times.set(c, cpu.next_completion_ps());
+        let t = cpu.next_completion_ps();
+        self.cpu_changed(c, t);
         self.dispatch(c, work);
     }
 

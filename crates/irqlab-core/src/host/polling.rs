@@ -173,7 +173,7 @@ impl<T: Tracer> Host<'_, T> {
         let per_byte = p.proto_ps_per_byte;
         let mut d = sample(&cost, &mut self.streams[StreamId::FirstPacketCost as usize]);
         if per_byte > 0.0 {
-            d = d + SimDuration(round_ps(pkt.size_bytes as f64 * per_byte));
+            d = d + SimDuration(round_ps(f64::from(pkt.size_bytes) * per_byte));
         }
         d
     }

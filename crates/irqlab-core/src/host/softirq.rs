@@ -60,6 +60,7 @@ impl<T: Tracer> Host<'_, T> {
     }
 
     /// `net_rx_action`'s loop head.
+    #[inline]
     fn net_rx_loop(&mut self, c: usize) {
         let k = &mut self.cores[c].kernel;
         if let Some(v) = k.local.pop_front() {
@@ -90,6 +91,7 @@ impl<T: Tracer> Host<'_, T> {
     }
 
     /// `napi_poll`: call the driver's poll function of vector `v` with the NAPI weight.
+    #[inline]
     fn napi_poll(&mut self, c: usize, v: usize) {
         self.cores[c].kernel.polling = v as u16;
         if self.measuring() {
@@ -110,6 +112,7 @@ impl<T: Tracer> Host<'_, T> {
     }
 
     /// Back in `net_rx_action` after one `napi_poll`, which reported `napi_ret`.
+    #[inline]
     pub(super) fn after_napi_poll(&mut self, c: usize) {
         let now = self.now;
         let v = self.cores[c].kernel.polling as usize;

@@ -91,7 +91,7 @@ impl<T: Tracer> Host<'_, T> {
         let (cost, per_byte) = (cfg.cost, cfg.cost_ps_per_byte);
         let mut d = self.draw(cost, StreamId::AppCost);
         if per_byte > 0.0 {
-            d = d + SimDuration(round_ps(pkt.size_bytes as f64 * per_byte));
+            d = d + SimDuration(round_ps(f64::from(pkt.size_bytes) * per_byte));
         }
         self.start(c, Level::Thread, d, Category::App, Work::AppPacket);
     }
@@ -102,8 +102,13 @@ impl<T: Tracer> Host<'_, T> {
         };
         let a = a as usize;
         let pkt = self.apps[a].holding.take().expect("the app holds a packet");
-        self.metrics
-            .on_consumed(self.now, a, pkt.class, pkt.arrival, pkt.size_bytes);
+        self.metrics.on_consumed(
+            self.now,
+            a,
+            pkt.class,
+            pkt.arrival,
+            u32::from(pkt.size_bytes),
+        );
         self.tracer.consumed(a, pkt.id, self.now);
         let rq = &self.cores[c].threads;
         if !rq.queue.is_empty() {

@@ -26,7 +26,8 @@ use crate::time::{SimDuration, SimTime};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     pub arrival: SimTime,
-    pub size_bytes: u32,
+    /// Frame size (at most 65535 bytes; 24 bytes a packet keep the rings compact).
+    pub size_bytes: u16,
     /// Its flow and traffic class.
     pub flow: u32,
     pub class: u16,
