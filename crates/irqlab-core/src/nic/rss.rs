@@ -8,8 +8,10 @@
 //! `i40e_fill_rss_lut` do); a packet goes to `table[hash mod size]` (the hash's low bits for a
 //! power-of-two table, as the hardware indexes it).
 //!
-//! Flows are synthetic: flow `f` is `10.a.b.c:port → 192.0.2.1:9` with `a.b.c` the 24 bits of
-//! `f` and source port `10000 + f mod 50000`.
+//! Flows are synthetic: flow `f` is `10.a.b.c:p → 192.0.2.1:9`, with `a.b.c` and the source
+//! port `p` (1024 … 65535) taken from a SplitMix64 scramble of `f`. Real clients' addresses
+//! and ports are scattered; sequential ones would not be: the Toeplitz hash is linear in its
+//! input bits, so flows that differ in a few low bits land on a few queues.
 
 /// The default RSS key (Microsoft's verification key, shipped by ixgbe, i40e and others).
 pub const DEFAULT_KEY: [u8; 40] = [
@@ -38,7 +40,7 @@ pub fn toeplitz(key: &[u8], input: &[u8]) -> u32 {
 }
 
 /// A flow's 4-tuple: addresses and ports in network byte order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tuple {
     pub src: [u8; 4],
     pub dst: [u8; 4],
@@ -49,10 +51,11 @@ pub struct Tuple {
 impl Tuple {
     /// The synthetic 4-tuple of flow `f`.
     pub fn of_flow(f: u32) -> Tuple {
+        let x = splitmix64(u64::from(f));
         Tuple {
-            src: [10, (f >> 16) as u8, (f >> 8) as u8, f as u8],
+            src: [10, (x >> 16) as u8, (x >> 8) as u8, x as u8],
             dst: [192, 0, 2, 1],
-            sport: 10_000 + (f % 50_000) as u16,
+            sport: 1024 + ((x >> 24) % 64_512) as u16,
             dport: 9,
         }
     }
@@ -71,6 +74,14 @@ impl Tuple {
     pub fn hash(&self) -> u32 {
         toeplitz(&DEFAULT_KEY, &self.bytes())
     }
+}
+
+/// SplitMix64's output function of `x` (a bijection that scatters every input bit).
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// The queue of each flow: `table[hash mod size]`, the table filled round robin.
@@ -153,10 +164,15 @@ mod tests {
     }
 
     #[test]
-    fn synthetic_flows_have_distinct_tuples() {
-        let a = Tuple::of_flow(0x01_02_03);
-        assert_eq!(a.src, [10, 1, 2, 3]);
-        assert_eq!(a.sport, 10_000 + (0x01_02_03 % 50_000) as u16);
-        assert_ne!(Tuple::of_flow(1), Tuple::of_flow(2));
+    fn synthetic_flows_are_scattered_client_tuples() {
+        let mut seen = std::collections::HashSet::new();
+        for f in 0..4096 {
+            let t = Tuple::of_flow(f);
+            assert_eq!((t.src[0], t.dst, t.dport), (10, [192, 0, 2, 1], 9));
+            assert!(t.sport >= 1024);
+            seen.insert(t);
+        }
+        assert_eq!(seen.len(), 4096, "no two of the first 4096 flows share a tuple");
+        assert_eq!(Tuple::of_flow(7), Tuple::of_flow(7));
     }
 }
