@@ -570,12 +570,14 @@ def test_precision_on_a_per_core_metric():
         base={**TWO_CORES, "run.duration_ms": 10.0},
         axes={"traffic.rate_pps": [60_000]},
         replications=3,
-        precision={"metrics": ["per_core.1.latency_us.mean"], "relative": 0.05},
+        precision={"metrics": ["per_core.1.latency_us.mean"], "relative": 0.02},
         executor="inline",
     )
     s = irqlab.summarize(df)
+    # three replications do not reach 2 % on core 1's mean latency; more are added until
+    # they do
     assert s.loc[0, "n"] > 3
-    assert s.loc[0, "per_core.1.latency_us.mean.rel"] <= 0.05 or s.loc[0, "n"] == 100
+    assert s.loc[0, "per_core.1.latency_us.mean.rel"] <= 0.02 or s.loc[0, "n"] == 100
 
 
 @pytest.mark.parametrize(
