@@ -45,7 +45,7 @@ impl<T: Tracer> Host<'_, T> {
 
     /// The poll function starts: first the Tx descriptors whose packets have left, up to the
     /// driver's work limit.
-    #[inline]
+    #[inline(always)]
     pub(super) fn driver_poll_begin(&mut self, c: usize) {
         let v = self.cores[c].kernel.polling as usize;
         if self.vectors[v].tx.occupied() == 0 {

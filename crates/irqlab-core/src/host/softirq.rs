@@ -91,7 +91,7 @@ impl<T: Tracer> Host<'_, T> {
     }
 
     /// `napi_poll`: call the driver's poll function of vector `v` with the NAPI weight.
-    #[inline]
+    #[inline(always)]
     fn napi_poll(&mut self, c: usize, v: usize) {
         self.cores[c].kernel.polling = v as u16;
         if self.measuring() {

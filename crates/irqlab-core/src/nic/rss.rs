@@ -172,7 +172,11 @@ mod tests {
             assert!(t.sport >= 1024);
             seen.insert(t);
         }
-        assert_eq!(seen.len(), 4096, "no two of the first 4096 flows share a tuple");
+        assert_eq!(
+            seen.len(),
+            4096,
+            "no two of the first 4096 flows share a tuple"
+        );
         assert_eq!(Tuple::of_flow(7), Tuple::of_flow(7));
     }
 }
