@@ -59,24 +59,28 @@ pub use trace::{NoTrace, PacketTrace, Series, Tracer};
 
 /// Runs one scenario to its end.
 pub fn run(scenario: &Scenario) -> Report {
-    host::Host::new(scenario, NoTrace).run().0
+    run_with(scenario, NoTrace).0
 }
 
 /// Runs one scenario and records every packet's arrival and completion.
 pub fn run_traced(scenario: &Scenario) -> (Report, PacketTrace) {
-    host::Host::new(scenario, PacketTrace::default()).run()
+    run_with(scenario, PacketTrace::default())
 }
 
 /// Runs one scenario and records it as a time series of `buckets` equal buckets over the
 /// whole run (warm-up included), for warm-up detection.
 pub fn run_series(scenario: &Scenario, buckets: usize) -> (Report, Series) {
     let series = Series::new(scenario.run.end, buckets);
-    host::Host::new(scenario, series).run()
+    run_with(scenario, series)
 }
 
 /// Runs one scenario with any tracer.
 pub fn run_with<T: Tracer>(scenario: &Scenario, tracer: T) -> (Report, T) {
-    host::Host::new(scenario, tracer).run()
+    if scenario.host.cores == 1 && scenario.nic.queues == 1 {
+        host::Host::<T, host::One>::new(scenario, tracer).run()
+    } else {
+        host::Host::<T, host::Many>::new(scenario, tracer).run()
+    }
 }
 
 /// Builds and runs a scenario given as `(dotted key, value)` pairs.

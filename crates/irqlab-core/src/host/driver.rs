@@ -3,7 +3,7 @@
 //! socket, its Tx ring or the stack; and when every ring was cleaned below its budget,
 //! complete the NAPI, let the moderation policy reprogram the NIC and re-enable the vector.
 
-use super::{Host, Work};
+use super::{Host, Layout, Work};
 use crate::dist::{round_ps, sample};
 use crate::metrics::RingExit;
 use crate::moderation::{AnyPolicy, Policy, Sample};
@@ -27,7 +27,7 @@ pub(super) enum Sink {
     Stack,
 }
 
-impl<T: Tracer> Host<'_, T> {
+impl<T: Tracer, L: Layout> Host<'_, T, L> {
     #[inline]
     pub(super) fn sink_of(&self, flow: u32) -> Sink {
         if self.all_to_stack {
@@ -47,12 +47,12 @@ impl<T: Tracer> Host<'_, T> {
     /// driver's work limit.
     #[inline(always)]
     pub(super) fn driver_poll_begin(&mut self, c: usize) {
-        let v = self.cores[c].kernel.polling as usize;
-        if self.vectors[v].tx.occupied() == 0 {
+        let v = self.l.core_mut(c).kernel.polling as usize;
+        if self.l.vector_mut(v).tx.occupied() == 0 {
             self.driver_poll_step(c);
             return;
         }
-        let done = self.vectors[v].tx.done_by(self.now);
+        let done = self.l.vector_mut(v).tx.done_by(self.now);
         if done == 0 {
             self.driver_poll_step(c);
             return;
@@ -61,9 +61,9 @@ impl<T: Tracer> Host<'_, T> {
         let n = done.min(limit);
         if n == limit {
             // the work limit used up: the poll is not complete (`return !!budget`)
-            self.vectors[v].napi.clean_complete = false;
+            self.l.vector_mut(v).napi.clean_complete = false;
         }
-        self.vectors[v].tx_cleaning = n;
+        self.l.vector_mut(v).tx_cleaning = n;
         let cost = self.s.platform.tx_clean;
         let mut d = SimDuration::ZERO;
         if !cost.is_zero() {
@@ -75,11 +75,11 @@ impl<T: Tracer> Host<'_, T> {
     }
 
     pub(super) fn tx_clean_done(&mut self, c: usize) {
-        let v = self.cores[c].kernel.polling as usize;
-        let n = std::mem::take(&mut self.vectors[v].tx_cleaning);
+        let v = self.l.core_mut(c).kernel.polling as usize;
+        let n = std::mem::take(&mut self.l.vector_mut(v).tx_cleaning);
         for _ in 0..n {
-            let e = self.vectors[v].tx.pop();
-            let vec = &mut self.vectors[v];
+            let e = self.l.vector_mut(v).tx.pop();
+            let vec = &mut self.l.vector_mut(v);
             vec.tx_packets += 1;
             // the driver counts skb->len: the frame without its FCS
             vec.tx_bytes += u64::from(e.size_bytes.saturating_sub(4));
@@ -92,9 +92,9 @@ impl<T: Tracer> Host<'_, T> {
     /// allows, then the next ring.
     #[inline]
     pub(super) fn driver_poll_step(&mut self, c: usize) {
-        let v = self.cores[c].kernel.polling as usize;
+        let v = self.l.core_mut(c).kernel.polling as usize;
         let per_ring = self.ring_budget;
-        let vec = &mut self.vectors[v];
+        let vec = &mut self.l.vector_mut(v);
         if let [ring] = vec.rings.as_mut_slice() {
             // one ring: its budget is the weight
             if vec.napi.ring_work < per_ring && ring.unprocessed() > 0 {
@@ -162,8 +162,7 @@ impl<T: Tracer> Host<'_, T> {
         // completion.)
         let Host {
             now,
-            cores,
-            vectors,
+            l,
             metrics,
             streams,
             tracer,
@@ -172,9 +171,8 @@ impl<T: Tracer> Host<'_, T> {
             ..
         } = self;
         let now = *now;
-        let core = &mut cores[c];
-        let v = core.kernel.polling as usize;
-        let vec = &mut vectors[v];
+        let v = l.core(c).kernel.polling as usize;
+        let (core, vec) = l.both(c, v);
         let ring = &mut vec.rings[0];
         let pkt = ring.release();
         vec.rx_packets += 1;
@@ -201,8 +199,8 @@ impl<T: Tracer> Host<'_, T> {
     }
 
     fn packet_done_general(&mut self, c: usize) {
-        let v = self.cores[c].kernel.polling as usize;
-        let vec = &mut self.vectors[v];
+        let v = self.l.core_mut(c).kernel.polling as usize;
+        let vec = &mut self.l.vector_mut(v);
         let pkt = vec.rings[vec.napi.ring].release();
         vec.rx_packets += 1;
         // the driver counts skb->len: the frame without its FCS
@@ -267,12 +265,12 @@ impl<T: Tracer> Host<'_, T> {
                 }
             }
             Sink::Tx => {
-                if self.vectors[v].tx.is_full() {
+                if self.l.vector_mut(v).tx.is_full() {
                     self.metrics
                         .on_ring_exit(now, v, pkt.class, pkt.arrival, RingExit::DroppedTx);
                 } else {
                     let depart = self.wire.send(now, u32::from(pkt.size_bytes));
-                    self.vectors[v].tx.push(TxEntry {
+                    self.l.vector_mut(v).tx.push(TxEntry {
                         depart,
                         size_bytes: u32::from(pkt.size_bytes),
                         class: pkt.class,
@@ -291,20 +289,20 @@ impl<T: Tracer> Host<'_, T> {
     /// and (NAPI) re-enable the vector. Otherwise it reports the whole weight: the NAPI stays
     /// scheduled and goes to the repoll list (even if the rings happen to be empty).
     pub(super) fn driver_poll_done(&mut self, c: usize) {
-        let v = self.cores[c].kernel.polling as usize;
+        let v = self.l.core_mut(c).kernel.polling as usize;
         let weight = self.s.kernel.napi_weight;
-        let napi = &mut self.vectors[v].napi;
+        let napi = &mut self.l.vector_mut(v).napi;
         let complete = napi.clean_complete;
         let work = napi.work;
-        self.vectors[v].napi_ret = if complete {
+        self.l.vector_mut(v).napi_ret = if complete {
             work.min(weight - 1)
         } else {
             weight
         };
         self.tracer
-            .poll(c, v, self.now, work, self.vectors[v].napi_ret);
+            .poll(c, v, self.now, work, self.l.vector_mut(v).napi_ret);
         if complete {
-            self.vectors[v].napi.sched = false;
+            self.l.vector_mut(v).napi.sched = false;
             if !self.napi_complete_done(v) {
                 // software IRQ coalescing: the vector stays masked, a timer will poll again
                 self.after_napi_poll(c);
@@ -313,7 +311,7 @@ impl<T: Tracer> Host<'_, T> {
             self.moderate(v);
             if self.s.scheme.masks_on_irq() {
                 if self.s.nic.cause_mode == CauseMode::Armed {
-                    self.vectors[v].irq.clear();
+                    self.l.vector_mut(v).irq.clear();
                     self.cause_cleared(v);
                 }
                 let cost = self.s.platform.unmask;
@@ -322,18 +320,18 @@ impl<T: Tracer> Host<'_, T> {
                     self.start_softirq_job(c, d, Work::Unmask);
                     return;
                 }
-                self.vectors[v].irq.masked = false;
+                self.l.vector_mut(v).irq.masked = false;
                 self.nic_check(v);
             }
         } else {
-            self.cores[c].kernel.repoll.push_back(v as u16);
+            self.l.core_mut(c).kernel.repoll.push_back(v as u16);
         }
         self.after_napi_poll(c);
     }
 
     pub(super) fn unmask_done(&mut self, c: usize) {
-        let v = self.cores[c].kernel.polling as usize;
-        self.vectors[v].irq.masked = false;
+        let v = self.l.core_mut(c).kernel.polling as usize;
+        self.l.vector_mut(v).irq.masked = false;
         self.nic_check(v);
         self.after_napi_poll(c);
     }
@@ -347,7 +345,7 @@ impl<T: Tracer> Host<'_, T> {
         if k.defer_hard_irqs == 0 || k.gro_flush_timeout.is_zero() {
             return true;
         }
-        let napi = &mut self.vectors[v].napi;
+        let napi = &mut self.l.vector_mut(v).napi;
         if napi.work > 0 {
             napi.defer_count = k.defer_hard_irqs;
         }
@@ -365,7 +363,7 @@ impl<T: Tracer> Host<'_, T> {
     #[inline]
     fn moderate(&mut self, v: usize) {
         if !matches!(
-            self.vectors[v].policy,
+            self.l.vector_mut(v).policy,
             AnyPolicy::Off(_) | AnyPolicy::Static(_)
         ) {
             self.run_policy(v); // fixed settings never write
@@ -373,11 +371,12 @@ impl<T: Tracer> Host<'_, T> {
     }
 
     fn run_policy(&mut self, v: usize) {
-        let c = self.vectors[v].core;
-        let vec = &mut self.vectors[v];
+        let c = self.l.vector(v).core;
+        let now = self.now;
+        let (core, vec) = self.l.both(c, v);
         let sample = Sample {
-            now: self.now,
-            jiffies: self.cores[c].kernel.jiffies(self.now),
+            now,
+            jiffies: core.kernel.jiffies(now),
             packets: vec.rx_packets,
             bytes: vec.rx_bytes,
             events: vec.irq_events,

@@ -3,7 +3,7 @@
 //! vector's core; the ISR, the polling timer's and the NAPI hrtimer's handlers run there one
 //! at a time, the others waiting (packet IRQs first, in order).
 
-use super::{Host, Timer, Work};
+use super::{Host, Layout, Timer, Work};
 use crate::cpu::{Category, Level};
 use crate::moderation::Write;
 use crate::nic::{IrqDecision, Packet};
@@ -12,7 +12,7 @@ use crate::scenario::Scheme;
 use crate::trace::Tracer;
 use crate::traffic::Arrival;
 
-impl<T: Tracer> Host<'_, T> {
+impl<T: Tracer, L: Layout> Host<'_, T, L> {
     /// The flow of the next packet: uniform, or by its cumulative popularity.
     #[inline]
     fn draw_flow(&mut self) -> u32 {
@@ -47,18 +47,18 @@ impl<T: Tracer> Host<'_, T> {
         let now = self.now;
         let Host {
             s,
-            vectors,
-            cores,
+            l,
             metrics,
             tracer,
             ..
         } = self;
-        let v = if vectors.len() == 1 {
+        let v = if s.nic.queues == 1 {
             0
         } else {
             s.topology.flow_queue[flow as usize] as usize
         };
-        let vec = &mut vectors[v];
+        let c = l.vector(v).core;
+        let (core, vec) = l.both(c, v);
         let ring = &mut vec.rings[class as usize];
         let accepted = !ring.is_full();
         if accepted {
@@ -75,8 +75,7 @@ impl<T: Tracer> Host<'_, T> {
         tracer.arrival(id, now, accepted);
         if s.scheme == Scheme::Ideal {
             if accepted {
-                let c = vec.core;
-                let k = &mut cores[c].kernel;
+                let k = &mut core.kernel;
                 k.napi_schedule(&mut vec.napi, v as u16);
                 if k.softirq_pending && k.ctx.is_none() {
                     self.handle_softirqs(c, crate::kernel::SoftirqCtx::Inline);
@@ -93,7 +92,7 @@ impl<T: Tracer> Host<'_, T> {
     /// Asks vector `v`'s interrupt logic whether to issue an IRQ now, later, or not.
     #[inline]
     pub(super) fn nic_check(&mut self, v: usize) {
-        let irq = &mut self.vectors[v].irq;
+        let irq = &mut self.l.vector_mut(v).irq;
         match irq.decide(self.now) {
             IrqDecision::Idle => {}
             IrqDecision::Fire => self.issue_irq(v),
@@ -110,7 +109,7 @@ impl<T: Tracer> Host<'_, T> {
         match timer {
             Timer::NicModeration(v) => {
                 let v = v as usize;
-                let irq = &mut self.vectors[v].irq;
+                let irq = &mut self.l.vector_mut(v).irq;
                 if irq.timer_at == Some(self.now) {
                     irq.timer_at = None;
                 }
@@ -124,7 +123,7 @@ impl<T: Tracer> Host<'_, T> {
     }
 
     fn issue_irq(&mut self, v: usize) {
-        let vec = &mut self.vectors[v];
+        let vec = &mut self.l.vector_mut(v);
         vec.irq.issue(self.now, self.s.scheme.masks_on_irq());
         vec.irq_events += 1;
         let c = vec.core;
@@ -132,7 +131,7 @@ impl<T: Tracer> Host<'_, T> {
             self.metrics.vectors[v].irqs += 1;
         }
         if self.is_busy(c, Level::HardIrq) {
-            self.cores[c].pending_isr.push_back(v as u16);
+            self.l.core_mut(c).pending_isr.push_back(v as u16);
         } else {
             self.start_isr(v);
         }
@@ -140,8 +139,8 @@ impl<T: Tracer> Host<'_, T> {
 
     pub(super) fn start_isr(&mut self, v: usize) {
         let s = self.s;
-        let c = self.vectors[v].core;
-        self.cores[c].hardirq = v as u16;
+        let c = self.l.vector_mut(v).core;
+        self.l.core_mut(c).hardirq = v as u16;
         let d = if s.first_packet_in_isr && self.isr_takes_first_packet(v) {
             self.isr_with_first_packet(v)
         } else {
@@ -158,8 +157,8 @@ impl<T: Tracer> Host<'_, T> {
     /// The ISR has run: it schedules the NAPI; `irq_exit` then runs softirqs. (Schemes with
     /// Salah's polling loop start a poll instead.)
     pub(super) fn isr_done(&mut self, c: usize) {
-        let v = self.cores[c].hardirq as usize;
-        self.vectors[v].irq.isr_done();
+        let v = self.l.core_mut(c).hardirq as usize;
+        self.l.vector_mut(v).irq.isr_done();
         self.cause_cleared(v);
         if self.s.scheme.uses_poll_loop() {
             self.poll_loop_isr_done(v);
@@ -176,7 +175,7 @@ impl<T: Tracer> Host<'_, T> {
     /// progress on this core (it will see them).
     #[inline]
     pub(super) fn irq_exit(&mut self, c: usize) {
-        let k = &self.cores[c].kernel;
+        let k = &self.l.core_mut(c).kernel;
         if k.softirq_pending && k.ctx.is_none() {
             self.handle_softirqs(c, crate::kernel::SoftirqCtx::Inline);
         }
@@ -188,24 +187,25 @@ impl<T: Tracer> Host<'_, T> {
         if self.is_busy(c, Level::HardIrq) {
             return;
         }
-        if let Some(v) = self.cores[c].pending_isr.pop_front() {
+        if let Some(v) = self.l.core_mut(c).pending_isr.pop_front() {
             self.start_isr(v as usize);
             return;
         }
-        let core = &self.cores[c];
+        let l = &self.l;
+        let core = l.core(c);
         if let Some(&v) = core
             .vectors
             .iter()
-            .find(|&&v| self.vectors[v as usize].pending_ticks > 0)
+            .find(|&&v| l.vector(v as usize).pending_ticks > 0)
         {
-            self.vectors[v as usize].pending_ticks -= 1;
+            self.l.vector_mut(v as usize).pending_ticks -= 1;
             self.start_tick_handler(v as usize);
         } else if let Some(&v) = core
             .vectors
             .iter()
-            .find(|&&v| self.vectors[v as usize].napi.watchdog_pending)
+            .find(|&&v| l.vector(v as usize).napi.watchdog_pending)
         {
-            self.vectors[v as usize].napi.watchdog_pending = false;
+            self.l.vector_mut(v as usize).napi.watchdog_pending = false;
             self.start_watchdog(v as usize);
         }
     }
@@ -213,29 +213,28 @@ impl<T: Tracer> Host<'_, T> {
     /// `napi_schedule` of vector `v` on its core.
     #[inline]
     pub(super) fn napi_schedule(&mut self, v: usize) {
-        let vec = &mut self.vectors[v];
-        self.cores[vec.core]
-            .kernel
-            .napi_schedule(&mut vec.napi, v as u16);
+        let c = self.l.vector(v).core;
+        let (core, vec) = self.l.both(c, v);
+        core.kernel.napi_schedule(&mut vec.napi, v as u16);
     }
 
     /// The NAPI hrtimer fires (`napi_watchdog`): its interrupt schedules the NAPI.
     fn on_napi_watchdog(&mut self, v: usize) {
-        let napi = &mut self.vectors[v].napi;
+        let napi = &mut self.l.vector_mut(v).napi;
         if napi.watchdog_at != Some(self.now) {
             return; // stale
         }
         napi.watchdog_at = None;
-        if self.is_busy(self.vectors[v].core, Level::HardIrq) {
-            self.vectors[v].napi.watchdog_pending = true;
+        if self.is_busy(self.l.vector(v).core, Level::HardIrq) {
+            self.l.vector_mut(v).napi.watchdog_pending = true;
         } else {
             self.start_watchdog(v);
         }
     }
 
     pub(super) fn start_watchdog(&mut self, v: usize) {
-        let c = self.vectors[v].core;
-        self.cores[c].hardirq = v as u16;
+        let c = self.l.vector_mut(v).core;
+        self.l.core_mut(c).hardirq = v as u16;
         let cost = self.s.platform.poll_timer;
         if cost.is_zero() {
             self.watchdog_done(c);
@@ -246,7 +245,7 @@ impl<T: Tracer> Host<'_, T> {
     }
 
     pub(super) fn watchdog_done(&mut self, c: usize) {
-        let v = self.cores[c].hardirq as usize;
+        let v = self.l.core_mut(c).hardirq as usize;
         if self.measuring() {
             self.metrics.vectors[v].timer_ticks += 1;
         }
@@ -257,7 +256,7 @@ impl<T: Tracer> Host<'_, T> {
 
     /// The driver programs new moderation into vector `v`'s interrupt logic.
     pub(crate) fn apply_moderation(&mut self, v: usize, write: Write) {
-        let irq = &mut self.vectors[v].irq;
+        let irq = &mut self.l.vector_mut(v).irq;
         match write {
             Write::Itr(itr) => irq.set_itr(itr),
             Write::Coalesce {
@@ -280,10 +279,10 @@ impl<T: Tracer> Host<'_, T> {
     /// again, so the next departure is signalled.
     #[inline]
     pub(super) fn cause_cleared(&mut self, v: usize) {
-        if !self.tx_interrupts() || self.vectors[v].tx.occupied() == 0 {
+        if !self.tx_interrupts() || self.l.vector_mut(v).tx.occupied() == 0 {
             return;
         }
-        if let Some(d) = self.vectors[v].tx.next_departure_after(self.now) {
+        if let Some(d) = self.l.vector_mut(v).tx.next_departure_after(self.now) {
             self.arm_tx_signal(v, d);
         }
     }
@@ -291,13 +290,13 @@ impl<T: Tracer> Host<'_, T> {
     /// A packet queued on vector `v`'s Tx ring leaves at `depart`.
     #[inline]
     pub(super) fn tx_queued(&mut self, v: usize, depart: crate::time::SimTime) {
-        if self.tx_interrupts() && !self.vectors[v].irq.cause {
+        if self.tx_interrupts() && !self.l.vector_mut(v).irq.cause {
             self.arm_tx_signal(v, depart);
         }
     }
 
     fn arm_tx_signal(&mut self, v: usize, at: crate::time::SimTime) {
-        let vec = &mut self.vectors[v];
+        let vec = &mut self.l.vector_mut(v);
         if vec.tx_signal_at.is_some_and(|t| t <= at) {
             return;
         }
@@ -307,7 +306,7 @@ impl<T: Tracer> Host<'_, T> {
 
     /// A transmitted packet has left: its write-back raises the cause.
     fn on_tx_done(&mut self, v: usize) {
-        let vec = &mut self.vectors[v];
+        let vec = &mut self.l.vector_mut(v);
         if vec.tx_signal_at != Some(self.now) {
             return; // superseded
         }

@@ -23,6 +23,7 @@
 
 mod driver;
 mod hardirq;
+mod layout;
 mod polling;
 mod softirq;
 mod threads;
@@ -46,6 +47,7 @@ use crate::time::{SimDuration, SimTime};
 use crate::trace::Tracer;
 use crate::traffic::{Arrival, Source};
 
+pub(crate) use layout::{Layout, Many, One};
 pub(crate) use polling::PollLoop;
 
 /// Priority of timers in the event queue (the CPU's completion ranks 0 and an arrival 2).
@@ -155,8 +157,8 @@ pub struct App {
     pub holding: Option<Packet>,
 }
 
-/// The state of one run.
-pub(crate) struct Host<'s, T: Tracer> {
+/// The state of one run; `L` keeps its cores and vectors.
+pub(crate) struct Host<'s, T: Tracer, L: Layout> {
     pub now: SimTime,
     pub s: &'s Scenario,
     pub streams: [Stream; N_STREAMS],
@@ -164,13 +166,13 @@ pub(crate) struct Host<'s, T: Tracer> {
     pub next_arrival: Arrival,
     pub next_id: u64,
     pub timers: EventQueue<Timer>,
-    pub cores: Vec<Core>,
+    /// The cores and the queue vectors.
+    pub l: L,
     /// Each core's next completion (with more than one core).
     pub core_times: MinTree,
     /// The earliest next completion of all cores, and its core.
     next_cpu_ps: u64,
     next_cpu_core: usize,
-    pub vectors: Vec<Vector>,
     pub apps: Vec<App>,
     pub wire: Wire,
     pub metrics: Metrics,
@@ -188,7 +190,7 @@ pub(crate) struct Host<'s, T: Tracer> {
     pub tracer: T,
 }
 
-impl<'s, T: Tracer> Host<'s, T> {
+impl<'s, T: Tracer, L: Layout> Host<'s, T, L> {
     pub fn new(s: &'s Scenario, tracer: T) -> Self {
         let mut streams = rng::streams(s.run.seed, s.run.replication);
         let mut source = Source::new(&s.traffic);
@@ -262,10 +264,9 @@ impl<'s, T: Tracer> Host<'s, T> {
             next_id: 0,
             timers: EventQueue::with_capacity(64),
             core_times: MinTree::new(n_cores),
+            l: L::new(cores, vectors),
             next_cpu_ps: u64::MAX,
             next_cpu_core: 0,
-            cores,
-            vectors,
             apps,
             wire: Wire::new(s.nic.link_gbps),
             metrics: Metrics::new(s),
@@ -285,8 +286,8 @@ impl<'s, T: Tracer> Host<'s, T> {
             },
             tracer,
         };
-        for v in 0..host.vectors.len() {
-            if let Some(write) = host.vectors[v].policy.initial() {
+        for v in 0..host.l.vectors().len() {
+            if let Some(write) = host.l.vector(v).policy.initial() {
                 host.apply_moderation(v, write);
             }
         }
@@ -308,7 +309,7 @@ impl<'s, T: Tracer> Host<'s, T> {
     fn snapshot(&self) -> Snapshot {
         let mut in_ring = Vec::new();
         let mut in_poll = Vec::new();
-        for v in &self.vectors {
+        for v in self.l.vectors() {
             for r in &v.rings {
                 in_ring.push(r.occupied() as u64);
                 in_poll.push((r.occupied() - r.unprocessed()) as u64);
@@ -324,7 +325,8 @@ impl<'s, T: Tracer> Host<'s, T> {
                 .map(|a| u64::from(a.holding.is_some()))
                 .collect(),
             in_tx_ring: self
-                .vectors
+                .l
+                .vectors()
                 .iter()
                 .map(|v| v.tx.occupied() as u64)
                 .collect(),
@@ -355,7 +357,7 @@ impl<'s, T: Tracer> Host<'s, T> {
     /// Starts a job on core `c` (brought to now first) and updates its next completion.
     #[inline(always)]
     fn start(&mut self, c: usize, level: Level, d: SimDuration, cat: Category, work: Work) {
-        let cpu = &mut self.cores[c].cpu;
+        let cpu = &mut self.l.core_mut(c).cpu;
         cpu.advance(self.now);
         cpu.start(level, d, cat, work);
         let t = cpu.next_completion_ps();
@@ -375,7 +377,7 @@ impl<'s, T: Tracer> Host<'s, T> {
 
     #[inline]
     fn is_busy(&self, c: usize, level: Level) -> bool {
-        self.cores[c].cpu.is_busy(level)
+        self.l.core(c).cpu.is_busy(level)
     }
 
     #[inline]
@@ -386,7 +388,7 @@ impl<'s, T: Tracer> Host<'s, T> {
     /// Picoseconds core `c` has spent at the thread level (its threads' CPU time).
     #[inline]
     fn thread_ps(&mut self, c: usize) -> u64 {
-        let cpu = &mut self.cores[c].cpu;
+        let cpu = &mut self.l.core_mut(c).cpu;
         cpu.advance(self.now);
         let a = cpu.account();
         a[Category::Ksoftirqd as usize] + a[Category::App as usize]
@@ -413,7 +415,7 @@ impl<'s, T: Tracer> Host<'s, T> {
     }
 }
 
-impl<T: Tracer> Model for Host<'_, T> {
+impl<T: Tracer, L: Layout> Model for Host<'_, T, L> {
     #[inline]
     fn next_completion_ps(&self) -> u64 {
         self.next_cpu_ps
@@ -434,7 +436,7 @@ impl<T: Tracer> Model for Host<'_, T> {
         debug_assert!(now >= self.now, "event in the past: {now} < {}", self.now);
         self.now = now;
         let c = self.next_cpu_core;
-        let cpu = &mut self.cores[c].cpu;
+        let cpu = &mut self.l.core_mut(c).cpu;
         cpu.advance(now);
         let (_, work) = cpu.complete();
         let t = cpu.next_completion_ps();
@@ -462,7 +464,7 @@ impl<T: Tracer> Model for Host<'_, T> {
     }
 
     fn open_window(&mut self, t: SimTime) {
-        for (core, acc) in self.cores.iter_mut().zip(&mut self.at_warmup) {
+        for (core, acc) in self.l.cores_mut().iter_mut().zip(&mut self.at_warmup) {
             core.cpu.advance(t);
             *acc = core.cpu.account();
         }
@@ -470,7 +472,7 @@ impl<T: Tracer> Model for Host<'_, T> {
 
     fn close(&mut self, t: SimTime) {
         self.now = t;
-        for (c, core) in self.cores.iter_mut().enumerate() {
+        for (c, core) in self.l.cores_mut().iter_mut().enumerate() {
             core.cpu.advance(t);
             let mut m = core.cpu.account();
             for (x, b) in m.iter_mut().zip(self.at_warmup[c]) {

@@ -26,7 +26,7 @@
 //!   `hybrid.window_us` is below `hybrid.switch_pps`, pure polling from there until it falls
 //!   below `(1 − hybrid.hysteresis)` times it.
 
-use super::{Host, Timer, Work};
+use super::{Host, Layout, Timer, Work};
 use crate::cpu::{Category, Level};
 use crate::dist::{round_ps, sample};
 use crate::rng::StreamId;
@@ -82,19 +82,19 @@ impl PollLoop {
     }
 }
 
-impl<T: Tracer> Host<'_, T> {
+impl<T: Tracer, L: Layout> Host<'_, T, L> {
     /// The vector whose loop runs on core `c`.
     #[inline]
     fn loop_vector(&self, c: usize) -> usize {
-        self.cores[c].vectors[0] as usize
+        self.l.core(c).vectors[0] as usize
     }
 
     /// Sets each vector's loop up at time zero.
     pub(super) fn poll_loop_start(&mut self) {
-        for v in 0..self.vectors.len() {
+        for v in 0..self.l.vectors().len() {
             match self.s.scheme {
                 Scheme::Poll => {
-                    self.vectors[v].irq.masked = true;
+                    self.l.vector_mut(v).irq.masked = true;
                     self.enable_poll_timer(v);
                 }
                 Scheme::Hybrid => {
@@ -108,29 +108,29 @@ impl<T: Tracer> Host<'_, T> {
 
     fn enable_poll_timer(&mut self, v: usize) {
         let t = self.now + self.s.poll.period;
-        self.vectors[v].poll_loop.next_tick = Some(t);
+        self.l.vector_mut(v).poll_loop.next_tick = Some(t);
         self.push_timer(t, Timer::PollTick(v as u16));
     }
 
     /// The polling timer fires (stale events of a disabled timer are ignored).
     pub(super) fn on_poll_tick(&mut self, v: usize) {
-        if self.vectors[v].poll_loop.next_tick != Some(self.now) {
+        if self.l.vector_mut(v).poll_loop.next_tick != Some(self.now) {
             return;
         }
         self.enable_poll_timer(v);
         if self.measuring() {
             self.metrics.vectors[v].timer_ticks += 1;
         }
-        if self.is_busy(self.vectors[v].core, Level::HardIrq) {
-            self.vectors[v].pending_ticks += 1;
+        if self.is_busy(self.l.vector(v).core, Level::HardIrq) {
+            self.l.vector_mut(v).pending_ticks += 1;
         } else {
             self.start_tick_handler(v);
         }
     }
 
     pub(super) fn start_tick_handler(&mut self, v: usize) {
-        let c = self.vectors[v].core;
-        self.cores[c].hardirq = v as u16;
+        let c = self.l.vector_mut(v).core;
+        self.l.core_mut(c).hardirq = v as u16;
         let cost = self.s.platform.poll_timer;
         if cost.is_zero() {
             self.tick_done(c);
@@ -142,8 +142,8 @@ impl<T: Tracer> Host<'_, T> {
 
     /// The timer's handler has run: `Poll_Mode` on, and a poll unless one is running.
     pub(super) fn tick_done(&mut self, c: usize) {
-        let v = self.cores[c].hardirq as usize;
-        let l = &mut self.vectors[v].poll_loop;
+        let v = self.l.core_mut(c).hardirq as usize;
+        let l = &mut self.l.vector_mut(v).poll_loop;
         l.poll_mode = true;
         if !l.running {
             self.poll_start(v);
@@ -153,7 +153,7 @@ impl<T: Tracer> Host<'_, T> {
 
     /// Whether the ISR of vector `v` processes the first packet of a busy period.
     pub(super) fn isr_takes_first_packet(&self, v: usize) -> bool {
-        let vec = &self.vectors[v];
+        let vec = self.l.vector(v);
         self.s.scheme.uses_poll_loop()
             && vec.poll_loop.mode == LoopMode::DisableEnable
             && !vec.poll_loop.running
@@ -163,7 +163,7 @@ impl<T: Tracer> Host<'_, T> {
     /// The cost of an ISR that also processes the first packet of a busy period (`1/v`):
     /// one draw of mean `irq + mask + proto`, distributed like `proto`, plus the per-byte part.
     pub(super) fn isr_with_first_packet(&mut self, v: usize) -> SimDuration {
-        let vec = &mut self.vectors[v];
+        let vec = &mut self.l.vector_mut(v);
         let pkt = vec.rings[0].take();
         vec.poll_loop.isr_packet = true;
         let p = &self.s.platform;
@@ -181,33 +181,33 @@ impl<T: Tracer> Host<'_, T> {
     /// A packet ISR has run (the vector is disabled): deliver the packet it processed, if
     /// any, then poll.
     pub(super) fn poll_loop_isr_done(&mut self, v: usize) {
-        if self.vectors[v].poll_loop.isr_packet {
-            self.vectors[v].poll_loop.isr_packet = false;
+        if self.l.vector_mut(v).poll_loop.isr_packet {
+            self.l.vector_mut(v).poll_loop.isr_packet = false;
             // waking an app from here is part of the ISR's cost
             self.deliver_head(v);
         }
-        match self.vectors[v].poll_loop.mode {
+        match self.l.vector_mut(v).poll_loop.mode {
             LoopMode::DisableEnable => {}
             LoopMode::NapiPoll => {
                 self.enable_poll_timer(v);
-                self.vectors[v].poll_loop.poll_mode = true;
+                self.l.vector_mut(v).poll_loop.poll_mode = true;
             }
-            LoopMode::Polling => self.vectors[v].poll_loop.poll_mode = true,
+            LoopMode::Polling => self.l.vector_mut(v).poll_loop.poll_mode = true,
         }
-        if !self.vectors[v].poll_loop.running {
+        if !self.l.vector_mut(v).poll_loop.running {
             self.poll_start(v);
         }
     }
 
     /// Releases the packet in service and delivers it; returns the cost of waking its app.
     fn deliver_head(&mut self, v: usize) -> SimDuration {
-        let pkt = self.vectors[v].rings[0].release();
-        self.vectors[v].poll_loop.window_delivered += 1;
+        let pkt = self.l.vector_mut(v).rings[0].release();
+        self.l.vector_mut(v).poll_loop.window_delivered += 1;
         self.deliver(v, pkt)
     }
 
     fn quota(&self, v: usize) -> u64 {
-        match self.vectors[v].poll_loop.mode {
+        match self.l.vector(v).poll_loop.mode {
             LoopMode::DisableEnable => u64::MAX,
             _ => self.s.poll.quota,
         }
@@ -216,7 +216,7 @@ impl<T: Tracer> Host<'_, T> {
     /// A poll: `Poll_Mode` off, then up to the quota.
     fn poll_start(&mut self, v: usize) {
         let quota = self.quota(v);
-        let l = &mut self.vectors[v].poll_loop;
+        let l = &mut self.l.vector_mut(v).poll_loop;
         l.running = true;
         l.poll_mode = false;
         l.left = quota;
@@ -227,7 +227,7 @@ impl<T: Tracer> Host<'_, T> {
     }
 
     fn poll_step(&mut self, v: usize) {
-        let vec = &mut self.vectors[v];
+        let vec = &mut self.l.vector_mut(v);
         if vec.poll_loop.left > 0 && vec.rings[0].unprocessed() > 0 {
             vec.poll_loop.left -= 1;
             let pkt = vec.rings[0].take();
@@ -259,12 +259,12 @@ impl<T: Tracer> Host<'_, T> {
 
     /// The poll is done: another if the timer fired meanwhile, else by mode.
     fn poll_end(&mut self, v: usize) {
-        if self.vectors[v].poll_loop.poll_mode {
+        if self.l.vector_mut(v).poll_loop.poll_mode {
             self.poll_start(v);
             return;
         }
-        let empty = self.vectors[v].rings[0].unprocessed() == 0;
-        let l = &mut self.vectors[v].poll_loop;
+        let empty = self.l.vector_mut(v).rings[0].unprocessed() == 0;
+        let l = &mut self.l.vector_mut(v).poll_loop;
         match l.mode {
             LoopMode::Polling => l.running = false,
             LoopMode::DisableEnable | LoopMode::NapiPoll if empty => {
@@ -280,15 +280,15 @@ impl<T: Tracer> Host<'_, T> {
     /// The poll ends when the register write is done.
     fn reenable_packet_irqs(&mut self, v: usize) {
         if self.s.nic.cause_mode == CauseMode::Armed {
-            self.vectors[v].irq.clear();
+            self.l.vector_mut(v).irq.clear();
         }
         let cost = self.s.platform.unmask;
         if cost.is_zero() {
             self.loop_unmask_finish(v);
         } else {
-            self.vectors[v].poll_loop.running = true;
+            self.l.vector_mut(v).poll_loop.running = true;
             let d = self.draw(cost, StreamId::UnmaskCost);
-            let c = self.vectors[v].core;
+            let c = self.l.vector_mut(v).core;
             self.start(c, Level::SoftIrq, d, Category::Softirq, Work::LoopUnmask);
         }
     }
@@ -299,11 +299,11 @@ impl<T: Tracer> Host<'_, T> {
     }
 
     fn loop_unmask_finish(&mut self, v: usize) {
-        self.vectors[v].poll_loop.running = false;
-        if self.vectors[v].poll_loop.mode != LoopMode::Polling {
-            self.vectors[v].irq.masked = false;
+        self.l.vector_mut(v).poll_loop.running = false;
+        if self.l.vector_mut(v).poll_loop.mode != LoopMode::Polling {
+            self.l.vector_mut(v).irq.masked = false;
             self.nic_check(v);
-        } else if self.vectors[v].poll_loop.poll_mode {
+        } else if self.l.vector_mut(v).poll_loop.poll_mode {
             // a hybrid switched to polling during the register write, and the timer fired
             self.poll_start(v);
         }
@@ -313,14 +313,14 @@ impl<T: Tracer> Host<'_, T> {
     pub(super) fn on_hybrid_window(&mut self, v: usize) {
         let h = &self.s.hybrid;
         self.push_timer(self.now + h.window, Timer::HybridWindow(v as u16));
-        let l = &mut self.vectors[v].poll_loop;
+        let l = &mut self.l.vector_mut(v).poll_loop;
         let pps = l.window_delivered as f64 / h.window.as_secs_f64();
         l.window_delivered = 0;
         match l.mode {
             LoopMode::DisableEnable if pps >= h.switch_pps => {
                 l.mode = LoopMode::Polling;
                 l.left = l.left.min(self.s.poll.quota);
-                self.vectors[v].irq.masked = true;
+                self.l.vector_mut(v).irq.masked = true;
                 self.enable_poll_timer(v);
                 self.count_switch(v);
             }
@@ -329,7 +329,7 @@ impl<T: Tracer> Host<'_, T> {
                 l.next_tick = None;
                 l.left = u64::MAX;
                 if !l.running {
-                    if self.vectors[v].rings[0].unprocessed() == 0 {
+                    if self.l.vector_mut(v).rings[0].unprocessed() == 0 {
                         self.reenable_packet_irqs(v);
                     } else {
                         self.poll_start(v);

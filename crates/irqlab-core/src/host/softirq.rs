@@ -2,7 +2,7 @@
 //! core's poll list, `napi_poll`, and the hand-off to ksoftirqd (the state and its rules are in
 //! `kernel`).
 
-use super::{Host, Work};
+use super::{Host, Layout, Work};
 use crate::kernel::SoftirqCtx;
 use crate::rng::StreamId;
 use crate::sched::Thread;
@@ -10,10 +10,10 @@ use crate::sched::ThreadState;
 use crate::time::SimDuration;
 use crate::trace::Tracer;
 
-impl<T: Tracer> Host<'_, T> {
+impl<T: Tracer, L: Layout> Host<'_, T, L> {
     #[inline]
     fn ctx(&self, c: usize) -> SoftirqCtx {
-        self.cores[c].kernel.ctx.expect("inside handle_softirqs")
+        self.l.core(c).kernel.ctx.expect("inside handle_softirqs")
     }
 
     /// Starts a job in core `c`'s softirq context (inline, or in ksoftirqd).
@@ -25,7 +25,7 @@ impl<T: Tracer> Host<'_, T> {
 
     pub(super) fn handle_softirqs(&mut self, c: usize, ctx: SoftirqCtx) {
         let now = self.now;
-        let k = &mut self.cores[c].kernel;
+        let k = &mut self.l.core_mut(c).kernel;
         debug_assert!(k.ctx.is_none());
         k.ctx = Some(ctx);
         k.restart_end = k.jiffies(now) + self.s.kernel.max_softirq_jiffies;
@@ -35,7 +35,7 @@ impl<T: Tracer> Host<'_, T> {
 
     fn softirq_pass(&mut self, c: usize) {
         let now = self.now;
-        let k = &mut self.cores[c].kernel;
+        let k = &mut self.l.core_mut(c).kernel;
         k.softirq_pending = false;
         k.budget = self.s.kernel.netdev_budget;
         k.time_limit = k.jiffies(now) + self.s.kernel.budget_jiffies;
@@ -53,7 +53,7 @@ impl<T: Tracer> Host<'_, T> {
 
     /// `net_rx_action`'s `start:` label: take the poll list.
     pub(super) fn net_rx_start(&mut self, c: usize) {
-        let k = &mut self.cores[c].kernel;
+        let k = &mut self.l.core_mut(c).kernel;
         k.in_net_rx_action = true;
         k.take_poll_list();
         self.net_rx_loop(c);
@@ -62,7 +62,7 @@ impl<T: Tracer> Host<'_, T> {
     /// `net_rx_action`'s loop head.
     #[inline]
     fn net_rx_loop(&mut self, c: usize) {
-        let k = &mut self.cores[c].kernel;
+        let k = &mut self.l.core_mut(c).kernel;
         if let Some(v) = k.local.pop_front() {
             self.napi_poll(c, v as usize);
             return;
@@ -81,7 +81,7 @@ impl<T: Tracer> Host<'_, T> {
 
     /// After the loop broke: unfinished work goes back on the poll list, softirq re-raised.
     fn net_rx_finish(&mut self, c: usize) {
-        let k = &mut self.cores[c].kernel;
+        let k = &mut self.l.core_mut(c).kernel;
         if k.requeue() {
             k.softirq_pending = true;
         } else {
@@ -93,11 +93,11 @@ impl<T: Tracer> Host<'_, T> {
     /// `napi_poll`: call the driver's poll function of vector `v` with the NAPI weight.
     #[inline(always)]
     fn napi_poll(&mut self, c: usize, v: usize) {
-        self.cores[c].kernel.polling = v as u16;
+        self.l.core_mut(c).kernel.polling = v as u16;
         if self.measuring() {
             self.metrics.vectors[v].polls += 1;
         }
-        let napi = &mut self.vectors[v].napi;
+        let napi = &mut self.l.vector_mut(v).napi;
         napi.work = 0;
         napi.ring = 0;
         napi.ring_work = 0;
@@ -115,9 +115,9 @@ impl<T: Tracer> Host<'_, T> {
     #[inline]
     pub(super) fn after_napi_poll(&mut self, c: usize) {
         let now = self.now;
-        let v = self.cores[c].kernel.polling as usize;
-        let work = self.vectors[v].napi_ret;
-        let k = &mut self.cores[c].kernel;
+        let v = self.l.core_mut(c).kernel.polling as usize;
+        let work = self.l.vector_mut(v).napi_ret;
+        let k = &mut self.l.core_mut(c).kernel;
         k.budget -= work as i64;
         if k.budget <= 0 || k.jiffies(now) >= k.time_limit {
             if self.measuring() {
@@ -132,7 +132,7 @@ impl<T: Tracer> Host<'_, T> {
     /// `net_rx_action` returned to `handle_softirqs`: restart, hand off, or finish.
     fn softirq_pass_done(&mut self, c: usize) {
         let now = self.now;
-        let k = &mut self.cores[c].kernel;
+        let k = &mut self.l.core_mut(c).kernel;
         if k.softirq_pending {
             if k.jiffies(now) < k.restart_end {
                 k.restarts_left -= 1;
@@ -143,14 +143,14 @@ impl<T: Tracer> Host<'_, T> {
             }
             self.wakeup_softirqd(c);
         }
-        let ctx = self.cores[c].kernel.ctx.take();
+        let ctx = self.l.core_mut(c).kernel.ctx.take();
         if ctx == Some(SoftirqCtx::Ksoftirqd) {
             self.ksoftirqd_loop(c);
         }
     }
 
     fn wakeup_softirqd(&mut self, c: usize) {
-        if self.cores[c].ksoftirqd != ThreadState::Sleeping {
+        if self.l.core_mut(c).ksoftirqd != ThreadState::Sleeping {
             return;
         }
         if self.measuring() {
@@ -162,12 +162,12 @@ impl<T: Tracer> Host<'_, T> {
     /// ksoftirqd's thread loop: handle softirqs while any are pending, else sleep; between
     /// two `handle_softirqs` runs it gives way to a waiting thread once its slice is used.
     pub(super) fn ksoftirqd_loop(&mut self, c: usize) {
-        debug_assert_eq!(self.cores[c].ksoftirqd, ThreadState::Current);
-        let k = &self.cores[c].kernel;
+        debug_assert_eq!(self.l.core_mut(c).ksoftirqd, ThreadState::Current);
+        let k = &self.l.core_mut(c).kernel;
         if k.softirq_pending && k.ctx.is_none() {
             let thread_ps = self.thread_ps(c);
             let slice = self.s.kernel.sched_slice.ps();
-            if self.cores[c].threads.should_yield(thread_ps, slice) {
+            if self.l.core_mut(c).threads.should_yield(thread_ps, slice) {
                 self.yield_thread(c);
             } else {
                 self.handle_softirqs(c, SoftirqCtx::Ksoftirqd);

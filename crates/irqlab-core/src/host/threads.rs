@@ -1,7 +1,7 @@
 //! The thread level of each core: ksoftirqd and the apps' threads, switched by the run queue
 //! (`sched`); an app's blocking `recv` loop.
 
-use super::{Host, Work};
+use super::{Host, Layout, Work};
 use crate::cpu::{Category, Level};
 use crate::dist::round_ps;
 use crate::rng::StreamId;
@@ -9,10 +9,10 @@ use crate::sched::{Thread, ThreadState};
 use crate::time::SimDuration;
 use crate::trace::Tracer;
 
-impl<T: Tracer> Host<'_, T> {
+impl<T: Tracer, L: Layout> Host<'_, T, L> {
     fn state_mut(&mut self, c: usize, t: Thread) -> &mut ThreadState {
         match t {
-            Thread::Ksoftirqd => &mut self.cores[c].ksoftirqd,
+            Thread::Ksoftirqd => &mut self.l.core_mut(c).ksoftirqd,
             Thread::App(a) => &mut self.apps[a as usize].state,
         }
     }
@@ -21,18 +21,18 @@ impl<T: Tracer> Host<'_, T> {
     /// waits its turn in the run queue.
     pub(super) fn wake_thread(&mut self, c: usize, t: Thread) {
         debug_assert_eq!(*self.state_mut(c, t), ThreadState::Sleeping);
-        if self.cores[c].threads.current.is_none() {
+        if self.l.core_mut(c).threads.current.is_none() {
             self.switch_to(c, t);
         } else {
             *self.state_mut(c, t) = ThreadState::Runnable;
-            self.cores[c].threads.queue.push_back(t);
+            self.l.core_mut(c).threads.queue.push_back(t);
         }
     }
 
     /// A context switch into `t`, which becomes the core's current thread.
     fn switch_to(&mut self, c: usize, t: Thread) {
         *self.state_mut(c, t) = ThreadState::Current;
-        let rq = &mut self.cores[c].threads;
+        let rq = &mut self.l.core_mut(c).threads;
         rq.current = Some(t);
         rq.switching = true;
         if self.measuring() {
@@ -48,30 +48,40 @@ impl<T: Tracer> Host<'_, T> {
 
     /// The next runnable thread gets the core, if any.
     fn schedule_next(&mut self, c: usize) {
-        match self.cores[c].threads.queue.pop_front() {
+        match self.l.core_mut(c).threads.queue.pop_front() {
             Some(t) => self.switch_to(c, t),
-            None => self.cores[c].threads.current = None,
+            None => self.l.core_mut(c).threads.current = None,
         }
     }
 
     /// The current thread sleeps (its socket is empty, or no softirq is pending).
     pub(super) fn block_thread(&mut self, c: usize) {
-        let t = self.cores[c].threads.current.expect("a current thread");
+        let t = self
+            .l
+            .core_mut(c)
+            .threads
+            .current
+            .expect("a current thread");
         *self.state_mut(c, t) = ThreadState::Sleeping;
         self.schedule_next(c);
     }
 
     /// The current thread has used its slice and another waits: it goes to the tail.
     pub(super) fn yield_thread(&mut self, c: usize) {
-        let t = self.cores[c].threads.current.expect("a current thread");
+        let t = self
+            .l
+            .core_mut(c)
+            .threads
+            .current
+            .expect("a current thread");
         *self.state_mut(c, t) = ThreadState::Runnable;
-        self.cores[c].threads.queue.push_back(t);
+        self.l.core_mut(c).threads.queue.push_back(t);
         self.schedule_next(c);
     }
 
     pub(super) fn thread_switched_in(&mut self, c: usize) {
         let start = self.thread_ps(c);
-        let rq = &mut self.cores[c].threads;
+        let rq = &mut self.l.core_mut(c).threads;
         rq.switching = false;
         rq.slice_start_ps = start;
         match rq.current.expect("a current thread") {
@@ -97,7 +107,7 @@ impl<T: Tracer> Host<'_, T> {
     }
 
     pub(super) fn app_packet_done(&mut self, c: usize) {
-        let Some(crate::sched::Thread::App(a)) = self.cores[c].threads.current else {
+        let Some(crate::sched::Thread::App(a)) = self.l.core_mut(c).threads.current else {
             unreachable!("an app's job finished while it was not current");
         };
         let a = a as usize;
@@ -110,10 +120,12 @@ impl<T: Tracer> Host<'_, T> {
             u32::from(pkt.size_bytes),
         );
         self.tracer.consumed(a, pkt.id, self.now);
-        let rq = &self.cores[c].threads;
+        let rq = &self.l.core_mut(c).threads;
         if !rq.queue.is_empty() {
             let thread_ps = self.thread_ps(c);
-            if self.cores[c]
+            if self
+                .l
+                .core_mut(c)
                 .threads
                 .should_yield(thread_ps, self.s.kernel.sched_slice.ps())
             {
