@@ -1,4 +1,4 @@
-//! The event queue: a binary heap ordered by `(time, priority, seq)`; and [`MinTree`], the
+//! The event queue: a binary heap ordered by `(time, priority, seq)`; and [`Earliest`], the
 //! earliest of a fixed set of times (the cores' next completions).
 //!
 //! The order is a written contract: earlier time first; at equal time, lower priority number
@@ -79,67 +79,98 @@ impl<E> EventQueue<E> {
     }
 }
 
-/// The smallest of `n` times, ties to the lowest index: a tournament tree, `O(log n)` per
-/// update, `O(1)` to read.
+/// The earliest of `n` times, ties to the lowest index: the cores' next completions.
+///
+/// A tournament tree of times: node 1 holds the earliest of all, each node the earlier of its
+/// two children; slot `i` is leaf `m + i` (`m` a power of two). An update recomputes its leaf's
+/// path and stops at the first node that does not change; the earliest time is read at the
+/// root, and its slot found by walking down towards it (left first: ties go to the lowest slot)
+/// only when it is needed. Up to [`Earliest::SMALL`] slots the nodes sit in a fixed array, whose
+/// masked indices need no bounds checks.
 #[derive(Debug)]
-pub struct MinTree {
-    /// Leaves padded to a power of two with `u64::MAX`.
-    vals: Vec<u64>,
-    /// `win[k]`: the winning leaf under internal node `k` (1 is the root); unused for one leaf.
-    win: Vec<u32>,
+pub struct Earliest {
+    m: usize,
+    nodes: Nodes,
 }
 
-impl MinTree {
+#[derive(Debug)]
+enum Nodes {
+    Small(Box<[u64; 2 * Earliest::SMALL]>),
+    Large(Box<[u64]>),
+}
+
+/// The tree's operations on any node storage; `MASK` keeps indices in range.
+macro_rules! tree_ops {
+    ($t:expr, $m:expr, $mask:expr, set $i:expr, $time:expr) => {{
+        let t = $t;
+        let mut k = ($m + $i) & $mask;
+        t[k] = $time;
+        while k > 1 {
+            let best = t[k].min(t[(k ^ 1) & $mask]);
+            k >>= 1;
+            if t[k] == best {
+                break; // unchanged here, so above too
+            }
+            t[k] = best;
+        }
+    }};
+    ($t:expr, $m:expr, $mask:expr, min) => {{
+        let t = $t;
+        let mut k = 1;
+        while k < $m {
+            let left = (2 * k) & $mask;
+            k = if t[left] == t[k] {
+                left
+            } else {
+                (left + 1) & $mask
+            };
+        }
+        (t[1], k - $m)
+    }};
+}
+
+impl Earliest {
+    /// Trees of at most this many slots use the fixed array.
+    pub const SMALL: usize = 64;
+
     /// `n` slots, all at `u64::MAX`.
-    pub fn new(n: usize) -> MinTree {
+    pub fn new(n: usize) -> Earliest {
         let m = n.max(1).next_power_of_two();
-        let mut t = MinTree {
-            vals: vec![u64::MAX; m],
-            win: vec![0; m],
-        };
-        for k in (1..m).rev() {
-            t.win[k] = t.play(k);
-        }
-        t
-    }
-
-    /// The winner of node `k`'s two children.
-    #[inline]
-    fn play(&self, k: usize) -> u32 {
-        let m = self.vals.len();
-        let side = |c: usize| if c >= m { (c - m) as u32 } else { self.win[c] };
-        let (l, r) = (side(2 * k), side(2 * k + 1));
-        if self.vals[l as usize] <= self.vals[r as usize] {
-            l
+        let nodes = if m <= Self::SMALL {
+            Nodes::Small(Box::new([u64::MAX; 2 * Self::SMALL]))
         } else {
-            r
-        }
+            Nodes::Large(vec![u64::MAX; 2 * m].into_boxed_slice())
+        };
+        Earliest { m, nodes }
     }
 
-    /// Sets slot `i` to `t`.
+    /// Sets slot `i` to `time`.
     #[inline]
-    pub fn set(&mut self, i: usize, t: u64) {
-        let m = self.vals.len();
-        self.vals[i] = t;
-        if m == 1 {
-            return;
-        }
-        let mut k = (i + m) / 2;
-        while k >= 1 {
-            self.win[k] = self.play(k);
-            k /= 2;
+    pub fn set(&mut self, i: usize, time: u64) {
+        let m = self.m;
+        match &mut self.nodes {
+            Nodes::Small(t) => tree_ops!(&mut t[..], m, 2 * Self::SMALL - 1, set i, time),
+            Nodes::Large(t) => tree_ops!(&mut t[..], m, usize::MAX, set i, time),
         }
     }
 
-    /// The smallest time and its slot.
+    /// The earliest time.
+    #[inline]
+    pub fn time(&self) -> u64 {
+        match &self.nodes {
+            Nodes::Small(t) => t[1],
+            Nodes::Large(t) => t[1],
+        }
+    }
+
+    /// The earliest time and its slot.
     #[inline]
     pub fn min(&self) -> (u64, usize) {
-        let i = if self.vals.len() == 1 {
-            0
-        } else {
-            self.win[1] as usize
-        };
-        (self.vals[i], i)
+        let m = self.m;
+        match &self.nodes {
+            Nodes::Small(t) => tree_ops!(&t[..], m, 2 * Self::SMALL - 1, min),
+            Nodes::Large(t) => tree_ops!(&t[..], m, usize::MAX, min),
+        }
     }
 }
 
@@ -148,9 +179,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn min_tree_keeps_the_earliest_with_ties_to_the_lowest_slot() {
-        for n in [1, 2, 3, 5, 16, 17] {
-            let mut t = MinTree::new(n);
+    fn earliest_keeps_the_minimum_with_ties_to_the_lowest_slot() {
+        for n in [1, 2, 3, 5, 16, 17, 64, 65, 200] {
+            let mut t = Earliest::new(n);
             assert_eq!(t.min().0, u64::MAX);
             let mut naive = vec![u64::MAX; n];
             let mut x: u64 = 12345;

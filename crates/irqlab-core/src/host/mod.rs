@@ -38,7 +38,7 @@ use crate::metrics::{Metrics, Report, Snapshot};
 use crate::moderation::{AnyPolicy, Policy};
 use crate::nic::tx::{TxRing, Wire};
 use crate::nic::{IrqLine, Packet, Ring};
-use crate::queue::{EventQueue, MinTree};
+use crate::queue::{Earliest, EventQueue};
 use crate::rng::{self, N_STREAMS, Stream, StreamId};
 use crate::scenario::{Cost, Scenario};
 use crate::sched::{RunQueue, ThreadState};
@@ -169,10 +169,11 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout> {
     /// The cores and the queue vectors.
     pub l: L,
     /// Each core's next completion (with more than one core).
-    pub core_times: MinTree,
-    /// The earliest next completion of all cores, and its core.
+    pub core_times: Earliest,
+    /// The earliest next completion of all cores.
     next_cpu_ps: u64,
-    next_cpu_core: usize,
+    /// The core whose job completion is being handled (`usize::MAX`: none).
+    completing: usize,
     pub apps: Vec<App>,
     pub wire: Wire,
     pub metrics: Metrics,
@@ -263,10 +264,10 @@ impl<'s, T: Tracer, L: Layout> Host<'s, T, L> {
             next_arrival,
             next_id: 0,
             timers: EventQueue::with_capacity(64),
-            core_times: MinTree::new(n_cores),
+            core_times: Earliest::new(n_cores),
             l: L::new(cores, vectors),
             next_cpu_ps: u64::MAX,
-            next_cpu_core: 0,
+            completing: usize::MAX,
             apps,
             wire: Wire::new(s.nic.link_gbps),
             metrics: Metrics::new(s),
@@ -364,14 +365,25 @@ impl<'s, T: Tracer, L: Layout> Host<'s, T, L> {
         self.cpu_changed(c, t);
     }
 
-    /// Core `c`'s next completion is now `t`.
+    /// The completion event of core `c` (of several) is handled: its next completion counts
+    /// now.
+    #[inline(never)]
+    fn core_finished_event(&mut self, c: usize) {
+        self.completing = usize::MAX;
+        let t = self.l.core(c).cpu.next_completion_ps();
+        self.core_times.set(c, t);
+        self.next_cpu_ps = self.core_times.time();
+    }
+
+    /// Core `c`'s next completion is now `t`. (The core whose completion is being handled is
+    /// updated once, when its event ends.)
     #[inline(always)]
     fn cpu_changed(&mut self, c: usize, t: u64) {
-        if self.multi_core {
-            self.core_times.set(c, t);
-            (self.next_cpu_ps, self.next_cpu_core) = self.core_times.min();
-        } else {
+        if !self.multi_core {
             self.next_cpu_ps = t;
+        } else if c != self.completing {
+            self.core_times.set(c, t);
+            self.next_cpu_ps = self.core_times.time();
         }
     }
 
@@ -435,13 +447,23 @@ impl<T: Tracer, L: Layout> Model for Host<'_, T, L> {
     fn on_completion(&mut self, now: SimTime) {
         debug_assert!(now >= self.now, "event in the past: {now} < {}", self.now);
         self.now = now;
-        let c = self.next_cpu_core;
+        let c = if self.multi_core {
+            self.core_times.min().1
+        } else {
+            0
+        };
         let cpu = &mut self.l.core_mut(c).cpu;
         cpu.advance(now);
         let (_, work) = cpu.complete();
-        let t = cpu.next_completion_ps();
-        self.cpu_changed(c, t);
+        if self.multi_core {
+            self.completing = c;
+        } else {
+            self.next_cpu_ps = cpu.next_completion_ps();
+        }
         self.dispatch(c, work);
+        if self.multi_core {
+            self.core_finished_event(c);
+        }
     }
 
     #[inline]
