@@ -27,11 +27,15 @@ LOAD = 0.9  # M/M/1/B offered load (service mean 1 us in irqlab, 1.0 in C and Si
 BUFFER = 64  # B, capacity including the packet in service (irqlab: nic.ring_descriptors)
 SEED = 1
 NAPI_RATE_PPS = 1e6
+APP_RATE_PPS = 6e5
+#: 64-byte frames at 100 Gbit/s: 1e11 / ((64 + 20) · 8).
+LINE_RATE_100G_64B = 1e11 / (84 * 8)
 
 # Targets.
 TARGET_VS_SIMPY = 100.0  # irqlab ideal >= 100x SimPy
 TARGET_VS_C = 1.0  # irqlab ideal >= C reference
 TARGET_NAPI_PPS = 10e6  # irqlab napi >= 10 M packets/s
+TARGET_RSS16_COST = 1.3  # 16-core RSS: at most 1.3x the wall time per packet of 1 core
 
 
 def closed_form_loss(load: float, b: int) -> float:
@@ -170,10 +174,58 @@ def more_scenarios(n: int) -> dict[str, tuple[str, dict]]:
         "platform": {"preset": "emmerich2015"},
         "driver": {"moderation": "linear"},
     }
+    forwarding = {
+        "scheme": "napi",
+        "run": {"seed": SEED, "warmup_ms": 0, "duration_ms": n / 1e6 * 1000},
+        "host": {"forward": True},
+        "traffic": {"kind": "cbr", "rate_pps": 1e6},
+        "platform": {"preset": "emmerich2015"},
+        "driver": {"moderation": "ixgbe"},
+    }
+    app = {
+        "scheme": "napi",
+        "run": {"seed": SEED, "warmup_ms": 0, "duration_ms": n / APP_RATE_PPS * 1000},
+        "traffic": {"kind": "poisson", "rate_pps": APP_RATE_PPS},
+        "nic": {"itr_us": 20},
+        "platform": {
+            "irq_ns": 2000,
+            "proto_ns": 600,
+            "ctx_switch_ns": 1000,
+            "task_wakeup_ns": 500,
+        },
+        "app": [{"core": 0, "cost_ns": 500, "cost_dist": "exponential"}],
+    }
     return {
         "irqlab_de": ("irqlab disable-enable (150 kpps)", salah("disable-enable", 1.5e5)),
         "irqlab_poll": ("irqlab poll (150 kpps)", salah("poll", 1.5e5)),
         "irqlab_linear": ("irqlab napi + linear ITR (1 Mpps)", linear),
+        "irqlab_forward": ("irqlab forwarding, ixgbe ITR (1 Mpps)", forwarding),
+        "irqlab_app": ("irqlab app + socket (600 kpps)", app),
+        "irqlab_rss1": ("irqlab RSS, 1 core (9.3 Mpps)", rss_scenario(n, 1)),
+        "irqlab_rss4": ("irqlab RSS, 4 cores (37.2 Mpps)", rss_scenario(n, 4)),
+        "irqlab_rss16": ("irqlab RSS, 16 cores (148.8 Mpps)", rss_scenario(n, 16)),
+    }
+
+
+def rss_scenario(n: int, cores: int) -> dict:
+    """64-byte frames at 100 GbE line rate (148.8 Mpps) spread by RSS over 16 cores: each core
+    takes 9.3 Mpps. The 1- and 4-core rows give each core the same load, so that the three
+    cost the same per packet but for what more cores add."""
+    rate = LINE_RATE_100G_64B / 16 * cores
+    return {
+        "scheme": "napi",
+        "run": {"seed": SEED, "warmup_ms": 0, "duration_ms": n / rate * 1000},
+        "host": {"cores": cores},
+        "traffic": {"kind": "poisson", "rate_pps": rate, "flows": 4096},
+        "nic": {"queues": cores, "itr_us": 20},
+        "platform": {
+            "irq_ns": 1000,
+            "irq_dist": "deterministic",
+            "proto_ns": 70,
+            "proto_dist": "exponential",
+            "poll_ns": 200,
+            "softirq_ns": 100,
+        },
     }
 
 
@@ -282,25 +334,28 @@ def main() -> int:
         "c_mm1b": "C reference M/M/1/B (gcc -O2)",
         "simpy_mm1b": "SimPy M/M/1/B",
     }
-    print(f"{'benchmark':<32}{'packets':>14}{'wall s':>10}{'packets/s':>16}{'loss':>12}")
+    print(f"{'benchmark':<40}{'packets':>14}{'wall s':>10}{'packets/s':>16}{'loss':>12}")
     for key, label in labels.items():
         r = results[key]
         if r is None:
-            print(f"{label:<32}{'skipped':>14}")
+            print(f"{label:<40}{'skipped':>14}")
             continue
         loss = f"{r['loss']:.3e}" if "loss" in r else "-"
         print(
-            f"{label:<32}{r['offered']:>14,}{r['wall_seconds']:>10.3f}"
+            f"{label:<40}{r['offered']:>14,}{r['wall_seconds']:>10.3f}"
             f"{fmt_rate(r['packets_per_second']):>16}{loss:>12}"
         )
 
     ideal, napi = results["irqlab_ideal"], results["irqlab_napi"]
     r_simpy = ratio(ideal, results["simpy_mm1b"])
     r_c = ratio(ideal, results["c_mm1b"])
+    # wall time per packet of 16 cores over that of 1 core (the inverse ratio of the rates)
+    r_rss = ratio(results.get("irqlab_rss1"), results.get("irqlab_rss16"))
     targets = {
         "ideal_vs_simpy": None if r_simpy is None else r_simpy >= TARGET_VS_SIMPY,
         "ideal_vs_c": None if r_c is None else r_c >= TARGET_VS_C,
         "napi_pps": None if napi is None else napi["packets_per_second"] >= TARGET_NAPI_PPS,
+        "rss16_cost": None if r_rss is None else r_rss <= TARGET_RSS16_COST,
     }
 
     def show(x: float | None) -> str:
@@ -309,6 +364,7 @@ def main() -> int:
     print()
     print(f"irqlab ideal / SimPy: {show(r_simpy)}")
     print(f"irqlab ideal / C:     {show(r_c)}")
+    print(f"16-core RSS cost per packet / 1 core: {'n/a' if r_rss is None else f'{r_rss:.2f}x'}")
     print()
     napi_rate = fmt_rate(napi["packets_per_second"]).strip() if napi else "n/a"
     print("targets:")
@@ -316,6 +372,11 @@ def main() -> int:
         (f"irqlab ideal >= {TARGET_VS_SIMPY:.0f}x SimPy", targets["ideal_vs_simpy"], show(r_simpy)),
         ("irqlab ideal >= C reference", targets["ideal_vs_c"], show(r_c)),
         (f"irqlab napi >= {TARGET_NAPI_PPS / 1e6:.0f} M packets/s", targets["napi_pps"], napi_rate),
+        (
+            f"16-core RSS <= {TARGET_RSS16_COST}x 1 core/pkt",
+            targets["rss16_cost"],
+            "n/a" if r_rss is None else f"{r_rss:.2f}x",
+        ),
     ]:
         print(f"  {label:<32}{verdict(ok):<6}({extra})")
 
@@ -333,7 +394,11 @@ def main() -> int:
                 "closed_form_loss": closed_form_loss(LOAD, BUFFER),
             },
             "results": results,
-            "ratios": {"ideal_over_simpy": r_simpy, "ideal_over_c": r_c},
+            "ratios": {
+                "ideal_over_simpy": r_simpy,
+                "ideal_over_c": r_c,
+                "rss16_cost_per_packet_over_1_core": r_rss,
+            },
             "targets": targets,
             "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }

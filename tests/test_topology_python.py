@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from rich.console import Console
 
 import irqlab
+from irqlab.cli import main
 from irqlab.experiments import row_scenario, table_columns
 from irqlab.report import (
     decode_list,
@@ -204,7 +206,10 @@ def test_forwarding_apps_cores_and_classes_appear_when_the_host_has_them():
     core_lines = [line for line in core_table.splitlines() if re.match(r"^│ [01] ", line)]
     assert len(core_lines) == 2
     c1 = forward["per_core"][1]
-    assert f"{100 * c1['cpu']['app']:.1f} %" in core_lines[1]
+    # shares in percent (the header carries the sign), rates in thousands
+    assert re.search(rf"│ +{100 * c1['cpu']['app']:.1f} │", core_lines[1])
+    assert f"{c1['throughput_pps'] / 1e3:,.1f}" in core_lines[1]
+    assert "app %" in core_table and "kpps" in core_table
     class_table = printed.split("per traffic class", 1)[1]
     assert re.search(r"│ rt +│ +0\.3 │", class_table) and re.search(r"│ be +│ +0\.7 │", class_table)
 
@@ -229,3 +234,22 @@ def test_every_axis_type_survives_parquet_and_csv(tmp_path):
     csv = pd.read_csv(tmp_path / "summary.csv")
     assert sorted(set(csv["nic.irq_affinity"])) == ["[0, 1]", "[1, 1]"]
     assert sorted(set(csv["host.forward"])) == [False, True]
+
+
+def test_a_table_array_given_whole_replaces_its_entries(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(
+        "[[traffic.classes]]\nname = 'a'\n[[traffic.classes]]\nname = 'b'\n"
+        "[[traffic.classes]]\nname = 'c'\n"
+    )
+    two = [{"name": "rt", "share": 0.2}, {"name": "be", "share": 0.8}]
+    flat = irqlab.load_scenario(f, [("traffic.classes", two)])
+    assert flat["traffic.classes.0.name"] == "rt" and flat["traffic.classes.1.share"] == 0.8
+    assert not any(k.startswith("traffic.classes.2.") for k in flat), "the old third entry is gone"
+    # and on the command line, as a TOML array of inline tables
+    r = CliRunner().invoke(
+        main,
+        ["check", str(f), "--set", "traffic.classes=[{name='rt', share=0.2}, {name='be'}]"],
+    )
+    assert r.exit_code == 2, r.output
+    assert "traffic.classes.0.share" in r.output and "sum to 0.2" in r.output

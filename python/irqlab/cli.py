@@ -493,10 +493,6 @@ def rerun(results: Path, point: int, replication: int, fmt: str) -> None:
         Console().print(render(report, params))
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
-
-
 def _parse_rates(text: str) -> list[float]:
     """``FROM:TO:NUM`` (geometric) or ``FROM:TO:NUM:lin``, or a comma-separated list."""
     parts = text.split(":")
@@ -671,3 +667,7 @@ def reproduce(
     if "policies" in tables:
         click.echo(module.policy_markdown(tables["policies"]), nl=False)
     click.echo(f"wrote {target}/README.md and the figures and tables it lists")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -209,25 +209,37 @@ def _vectors(values: Sequence[int]) -> str:
     return ", ".join(str(v) for v in values) if values else "—"
 
 
+def _k(x: float | None) -> str:
+    """A rate in thousands, one decimal: ``480513.0`` → ``480.5``."""
+    return "—" if x is None else f"{x / 1e3:,.1f}"
+
+
+def _p(x: float | None) -> str:
+    """A share in percent, one decimal, without the sign (the header carries it)."""
+    return "—" if x is None else f"{100 * x:.1f}"
+
+
 def render_per_core(report: Mapping[str, Any]) -> Table | None:
-    """One row per core (vectors, throughput, latency, CPU shares, IRQs), or None with one."""
+    """One row per core (vectors, throughput, latency, CPU shares, IRQs), or None with one.
+    Compact enough for an 80-column terminal: rates in thousands, shares in percent; the
+    ksoftirqd and app columns only when some core spends time there."""
     per_core = report.get("per_core") or []
     if len(per_core) <= 1:
         return None
+    shares = ["busy", "irq", "softirq"]
+    shares += [n for n in ("ksoftirqd", "app") if any(c["cpu"][n] > 0 for c in per_core)]
     t = Table(title="per core", show_header=True, header_style="bold")
-    headers = ("core", "vectors", "throughput pps", "p99 µs", "busy", "irq", "softirq")
-    headers += ("ksoftirqd", "app", "IRQs /s")
+    headers = ["core", "vectors", "kpps", "p99 µs", *(f"{n} %" for n in shares), "IRQ k/s"]
     for i, h in enumerate(headers):
-        t.add_column(h, justify="left" if i < 2 else "right")
+        t.add_column(h, justify="left" if i < 2 else "right", no_wrap=True)
     for c in per_core:
-        cpu = c["cpu"]
         t.add_row(
             str(c["core"]),
             _vectors(c["vectors"]),
-            _num(c["throughput_pps"]),
+            _k(c["throughput_pps"]),
             _num(c["latency_us"]["p99"]),
-            *(_pct(cpu[n]) for n in ("busy", "irq", "softirq", "ksoftirqd", "app")),
-            _num(c["irq_per_s"]),
+            *(_p(c["cpu"][n]) for n in shares),
+            _k(c["irq_per_s"]),
         )
     return t
 
@@ -239,18 +251,18 @@ def render_per_class(report: Mapping[str, Any]) -> Table | None:
         return None
     apps = bool(report.get("per_app"))
     t = Table(title="per traffic class", show_header=True, header_style="bold")
-    headers = ["class", "share", "offered pps", "throughput pps", "loss", "p50 µs", "p99 µs"]
+    headers = ["class", "share", "offered kpps", "kpps", "loss %", "p50 µs", "p99 µs"]
     if apps:
         headers += ["app p99 µs", "goodput"]
     for i, h in enumerate(headers):
-        t.add_column(h, justify="left" if i == 0 else "right")
+        t.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
     for c in per_class:
         cells = [
             str(c["class"]),
             _num(c["share"]),
-            _num(c["offered_pps"]),
-            _num(c["throughput_pps"]),
-            _pct(c["loss_ratio"]),
+            _k(c["offered_pps"]),
+            _k(c["throughput_pps"]),
+            _p(c["loss_ratio"]),
             _num(c["latency_us"]["p50"]),
             _num(c["latency_us"]["p99"]),
         ]

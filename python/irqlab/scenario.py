@@ -258,7 +258,16 @@ def load_scenario(
     flat = flatten(tree)
     items = overrides.items() if isinstance(overrides, Mapping) else overrides
     for key, value in items:
-        flat[key] = value
+        # a table or an array of tables given whole (--set 'traffic.classes=[{...}, {...}]')
+        # replaces the entries of that table
+        if isinstance(value, Mapping) or (
+            isinstance(value, list | tuple) and value and all(isinstance(v, Mapping) for v in value)
+        ):
+            if isinstance(value, list | tuple):
+                flat = {k: v for k, v in flat.items() if not k.startswith(f"{key}.")}
+            flat.update(flatten({key: value}))
+        else:
+            flat[key] = value
     if seed is not None:
         flat["run.seed"] = seed
     return {key: check_value(key, value) for key, value in flat.items()}
