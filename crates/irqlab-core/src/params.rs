@@ -618,7 +618,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "platform.ctx_switch_ns",
         float(0.0, COST_MAX_NS),
         F(0.0),
-        "switching to ksoftirqd when it is woken, ns",
+        "a context switch into a thread (ksoftirqd, an app) when it gets the core, ns",
     ),
     p(
         "platform.ctx_switch_dist",

@@ -896,7 +896,7 @@ fn parse_classes(p: &mut Params) -> Result<(Vec<ClassConfig>, Vec<f64>), Error> 
             return Err(Error::Inconsistent {
                 key,
                 value: format!("\"{name}\""),
-                reason: "another class has this name".into(),
+                reason: "class names must be unique; another class has this name".into(),
             });
         }
         let share = p.f64(&field_key("traffic.classes", i, "share"));

@@ -98,8 +98,15 @@ impl Topology {
                 defaults_by_core[core].push(a as u16);
                 continue;
             }
-            for &f in &list {
+            for (k, &f) in list.iter().enumerate() {
                 let f = f as usize;
+                if list[..k].contains(&(f as u64)) {
+                    return Err(Error::Inconsistent {
+                        value: p.get(&flows_key).to_string(),
+                        key: flows_key,
+                        reason: format!("flow {f} is listed twice"),
+                    });
+                }
                 if f >= flows {
                     return Err(Error::Inconsistent {
                         value: p.get(&flows_key).to_string(),

@@ -311,7 +311,14 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
             self.moderate(v);
             if self.s.scheme.masks_on_irq() {
                 if self.s.nic.cause_mode == CauseMode::Armed {
-                    self.l.vector_mut(v).irq.clear();
+                    // re-arming discards what this poll handled; a Tx descriptor whose frame
+                    // left during the poll was not cleaned, so it still signals
+                    let now = self.now;
+                    let vec = self.l.vector_mut(v);
+                    vec.irq.clear();
+                    if self.s.nic.tx_irq && vec.tx.done_by(now) > 0 {
+                        vec.irq.raise_tx(now);
+                    }
                     self.cause_cleared(v);
                 }
                 let cost = self.s.platform.unmask;
