@@ -926,6 +926,8 @@ pub const PRESETS: &[Preset] = &[
             ("platform.poll_timer_dist", S("deterministic")),
             ("platform.wakeup_ns", F(4000.0)),
             ("platform.wakeup_after_us", F(20.0)),
+            ("platform.tx_ns", F(0.0)),
+            ("platform.tx_clean_ns", F(0.0)),
             ("nic.ring_descriptors", I(4830)),
         ],
         doc: "one 3.3 GHz Xeon E3-1230 v2 core forwarding 64 B frames of Emmerich et al. (2015), calibrated in docs/moderation.md: saturates at 2.1 Mpps when polling, one IRQ per packet up to 0.5 Mpps, 2300 us of buffering at overload",
