@@ -91,7 +91,17 @@ impl LatencyStats {
 
     fn report(&self) -> Latency {
         let n = self.n;
-        let q = |x: f64| (n > 0).then(|| self.hist.value_at_quantile(x) as f64 / 1e3);
+        // The histogram answers with the top of a quantile's bucket (3 significant digits);
+        // the exact extremes bound it, so no percentile exceeds the maximum.
+        let q = |x: f64| {
+            (n > 0).then(|| {
+                let ns = self.hist.value_at_quantile(x) as f64;
+                (ns / 1e3).clamp(
+                    self.min_ps as f64 / PS_PER_US as f64,
+                    self.max_ps as f64 / PS_PER_US as f64,
+                )
+            })
+        };
         Latency {
             mean: self.mean_us(),
             p50: q(0.5),
@@ -897,4 +907,30 @@ pub struct Report {
     pub per_queue: Vec<QueueReport>,
     pub per_class: Vec<ClassReport>,
     pub per_app: Vec<AppReport>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_stay_within_the_exact_extremes() {
+        // 5,468,158,488 ps lands in a bucket whose top is 5,468,159 ns: without the bound
+        // every percentile of a single sample would exceed its maximum.
+        let mut l = LatencyStats::default();
+        l.record(5_468_158_488_000);
+        let r = l.report();
+        let max = r.max.unwrap();
+        assert_eq!(max, 5_468_158.488);
+        for p in [r.p50, r.p90, r.p99, r.p999] {
+            assert_eq!(p.unwrap(), max);
+        }
+        // and none falls below the minimum: 1,000,500 ps is kept as 1,000 ns
+        let mut l = LatencyStats::default();
+        l.record(1_000_500);
+        l.record(2_000_000);
+        let r = l.report();
+        assert_eq!(r.p50.unwrap(), 1.0005);
+        assert_eq!(r.p999.unwrap(), 2.0);
+    }
 }

@@ -603,6 +603,32 @@ mod forwarding {
     }
 
     #[test]
+    fn the_emmerich_preset_forwards_at_its_calibrated_rate() {
+        // Its per-packet cost already is the whole forwarding path (Tx costs 0), so forwarding
+        // over the 10 GbE wire (14.88 Mpps) keeps the 2.1 Mpps saturation of the preset.
+        let base = Pairs::default()
+            .with("scheme", s("napi"))
+            .with("platform.preset", s("emmerich2015"))
+            .with("driver.moderation", s("off"))
+            .with("traffic.size_bytes", i(64))
+            .with("traffic.rate_pps", f(3e6))
+            .with("run.warmup_ms", f(5.0))
+            .with("run.duration_ms", f(20.0));
+        let rx = run(&base.clone().with("host.forward", b(false)).build());
+        let fwd = run(&base.with("host.forward", b(true)).build());
+        check_laws(&fwd);
+        assert_eq!(rx.packets.delivered, fwd.packets.delivered);
+        assert!(
+            (fwd.throughput_pps - 2.1e6).abs() < 0.05e6,
+            "{} pps",
+            fwd.throughput_pps
+        );
+        // What was delivered leaves, up to the frames still in the 512-descriptor Tx ring.
+        assert!(fwd.packets.transmitted.abs_diff(fwd.packets.delivered) <= 512);
+        assert_eq!(fwd.packets.dropped_tx, 0);
+    }
+
+    #[test]
     fn a_full_tx_ring_drops_and_descriptors_are_cleaned_in_a_later_poll() {
         // `ideal` (no Tx interrupts), free CPU, one Tx descriptor, 100 Mbit/s (a 64-byte frame
         // takes 6.72 us), a packet every 2 us for 80 us:
