@@ -658,7 +658,11 @@ class Metrics:
         ns = sorted(min(x // PS_PER_NS, HIST_MAX_NS) for x in lat)
 
         def q(x: float) -> float | None:
-            return float(hdr_value_at_quantile(ns, x)) / 1e3 if n > 0 else None
+            # bounded by the exact extremes, as the core's percentiles are
+            if n == 0:
+                return None
+            lo, hi = float(min(lat)) / float(PS_PER_US), float(max(lat)) / float(PS_PER_US)
+            return max(lo, min(float(hdr_value_at_quantile(ns, x)) / 1e3, hi))
 
         mean_us = float(sum(lat)) / float(n) / float(PS_PER_US) if n > 0 else None
         cycles = busy * cfg.cpu_ghz * 1e9 / throughput_pps if n > 0 else None
