@@ -10,13 +10,13 @@ timestamps.
 from __future__ import annotations
 
 import doctest
+import importlib
 import math
 from collections import deque
 
 import numpy as np
 import pytest
 
-import irqlab.analytic.tandem as tandem_module
 from irqlab.analytic import mm1b
 from irqlab.analytic.tandem import (
     behind_distribution,
@@ -25,6 +25,9 @@ from irqlab.analytic.tandem import (
     states,
     tandem,
 )
+
+# the module (`irqlab.analytic.tandem` as an attribute is the function, as for mm1b)
+tandem_module = importlib.import_module("irqlab.analytic.tandem")
 
 # (lam, proto_s, app_s, ring, socket): light, socket-bound, ring-bound, overload, tiny buffers
 CASES = [

@@ -38,35 +38,65 @@ enum Next {
 
 /// Runs `m` from time zero to `end`, opening the measured window at `warmup`.
 pub(crate) fn run<M: Model>(m: &mut M, warmup: SimTime, end: SimTime) {
-    let mut window_open = false;
-    loop {
-        // Lazy merge of the three sources; ties go to the CPU, then timers, then arrivals.
-        let tc = m.next_completion_ps();
-        let tt = m.next_timer_ps();
-        let ta = m.next_arrival_ps();
-        let (t, which) = if tc <= tt && tc <= ta {
-            (tc, Next::Cpu)
-        } else if tt <= ta {
-            (tt, Next::Timer)
-        } else {
-            (ta, Next::Arrival)
-        };
-        let t = SimTime(t);
-        if t >= end {
-            break;
-        }
-        if !window_open && t >= warmup {
-            m.open_window(warmup);
-            window_open = true;
-        }
-        match which {
-            Next::Cpu => m.on_completion(t),
-            Next::Timer => m.on_timer(t),
-            Next::Arrival => m.on_arrival(t),
+    let mut e = Engine::new(warmup);
+    e.run_until(m, end);
+    e.finish(m, end);
+}
+
+/// A run that can stop and resume: [`Engine::run_until`] any number of times with growing
+/// times, then [`Engine::finish`]. The events handled are the same as in one call of [`run`].
+pub(crate) struct Engine {
+    warmup: SimTime,
+    window_open: bool,
+}
+
+impl Engine {
+    pub fn new(warmup: SimTime) -> Engine {
+        Engine {
+            warmup,
+            window_open: false,
         }
     }
-    if !window_open {
-        m.open_window(warmup);
+
+    /// Handles every event before `until`.
+    pub fn run_until<M: Model>(&mut self, m: &mut M, until: SimTime) {
+        let warmup = self.warmup;
+        let mut window_open = self.window_open;
+        loop {
+            // Lazy merge of the three sources; ties go to the CPU, then timers, then arrivals.
+            let tc = m.next_completion_ps();
+            let tt = m.next_timer_ps();
+            let ta = m.next_arrival_ps();
+            let (t, which) = if tc <= tt && tc <= ta {
+                (tc, Next::Cpu)
+            } else if tt <= ta {
+                (tt, Next::Timer)
+            } else {
+                (ta, Next::Arrival)
+            };
+            let t = SimTime(t);
+            if t >= until {
+                break;
+            }
+            if !window_open && t >= warmup {
+                m.open_window(warmup);
+                window_open = true;
+            }
+            match which {
+                Next::Cpu => m.on_completion(t),
+                Next::Timer => m.on_timer(t),
+                Next::Arrival => m.on_arrival(t),
+            }
+        }
+        self.window_open = window_open;
     }
-    m.close(end);
+
+    /// Ends the run at `end` (every event before it handled).
+    pub fn finish<M: Model>(&mut self, m: &mut M, end: SimTime) {
+        if !self.window_open {
+            m.open_window(self.warmup);
+            self.window_open = true;
+        }
+        m.close(end);
+    }
 }

@@ -248,6 +248,28 @@ impl Metrics {
         }
     }
 
+    /// Takes over the counters of a part of this host run on its own (`partition`): its core
+    /// is `core`, its vectors and apps are `vectors` and `apps` here, in its own order.
+    pub fn absorb(&mut self, mut part: Metrics, core: usize, vectors: &[usize], apps: &[usize]) {
+        let k = self.classes;
+        debug_assert_eq!(part.classes, k);
+        for (local, &v) in vectors.iter().enumerate() {
+            for class in 0..k {
+                self.path[v * k + class] = std::mem::take(&mut part.path[local * k + class]);
+            }
+            self.vectors[v] = std::mem::take(&mut part.vectors[local]);
+        }
+        for (local, &a) in apps.iter().enumerate() {
+            for class in 0..k {
+                self.app[a * k + class] = std::mem::take(&mut part.app[local * k + class]);
+            }
+        }
+        self.cores[core] = std::mem::take(&mut part.cores[0]);
+        self.accepted_before += part.accepted_before;
+        self.ring_exits_before += part.ring_exits_before;
+        self.host_exits_before += part.host_exits_before;
+    }
+
     /// Whether `t` lies in the measured window.
     #[inline]
     pub fn measuring(&self, t: SimTime) -> bool {

@@ -144,13 +144,33 @@ pub fn ziggurat() -> &'static Ziggurat {
     })
 }
 
-/// All streams of one run.
+/// All streams of one run (of a one-core host; block 0 of [`core_streams`]).
 pub fn streams(seed: u64, replication: u64) -> [Stream; N_STREAMS] {
+    let mut base = replication_base(seed, replication);
+    block(&mut base, ziggurat())
+}
+
+/// The streams of a host with `cores` cores: one block of [`N_STREAMS`] per core, block `c`
+/// starting `c · N_STREAMS` jumps into the replication. Core `c` draws its costs from block
+/// `c`, so a core's cost sequence does not depend on how the other cores' events interleave
+/// with its own (common random numbers per core); the traffic (arrivals, sizes, flows,
+/// classes) comes from block 0. Block 0 is [`streams`].
+pub fn core_streams(seed: u64, replication: u64, cores: usize) -> Vec<[Stream; N_STREAMS]> {
+    let mut base = replication_base(seed, replication);
+    let zig = ziggurat();
+    (0..cores).map(|_| block(&mut base, zig)).collect()
+}
+
+fn replication_base(seed: u64, replication: u64) -> Xoshiro256PlusPlus {
     let mut base = Xoshiro256PlusPlus::seed_from_u64(seed);
     for _ in 0..replication {
         base.long_jump();
     }
-    let zig = ziggurat();
+    base
+}
+
+/// The next [`N_STREAMS`] streams from `base`, which is left after them.
+fn block(base: &mut Xoshiro256PlusPlus, zig: &'static Ziggurat) -> [Stream; N_STREAMS] {
     std::array::from_fn(|_| {
         let s = Stream {
             rng: base.clone(),
@@ -164,6 +184,32 @@ pub fn streams(seed: u64, replication: u64) -> [Stream; N_STREAMS] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn core_blocks_continue_the_one_core_streams_without_overlap() {
+        let blocks = core_streams(7, 2, 3);
+        let mut one = streams(7, 2);
+        // block 0 is the one-core host's streams
+        let mut b0 = blocks[0].clone();
+        for (a, b) in one.iter_mut().zip(b0.iter_mut()) {
+            assert_eq!(a.next_u64(), b.next_u64());
+        }
+        // block 1 starts where a one-core host's last stream would be followed by one more jump
+        let mut base = replication_base(7, 2);
+        for _ in 0..N_STREAMS {
+            base.jump();
+        }
+        let mut b1 = blocks[1].clone();
+        assert_eq!(b1[0].next_u64(), base.next_u64());
+        // and every stream of every block is distinct
+        let mut firsts: Vec<u64> = blocks
+            .iter()
+            .flat_map(|b| b.iter().map(|s| s.clone().next_u64()))
+            .collect();
+        firsts.sort_unstable();
+        firsts.dedup();
+        assert_eq!(firsts.len(), 3 * N_STREAMS);
+    }
 
     #[test]
     fn streams_are_reproducible_and_distinct() {

@@ -6,7 +6,7 @@
 //! reader can work out by hand (it is written next to each scenario).
 
 use irqlab_core::time::SimTime;
-use irqlab_core::{Report, Scenario, Tracer, Value, run, run_with};
+use irqlab_core::{NoTrace, Report, Scenario, Tracer, Value, run, run_with, runs_core_by_core};
 
 /// Picoseconds per microsecond.
 const US: u64 = 1_000_000;
@@ -1140,7 +1140,7 @@ mod conservation_and_determinism {
         prop_oneof![Just("deterministic"), Just("exponential")]
     }
 
-    fn host() -> impl Strategy<Value = Pairs> {
+    pub(super) fn host() -> impl Strategy<Value = Pairs> {
         (1..=4usize, 1..=6usize, 1..=300usize, 0..=3usize, 0..=3usize)
             .prop_flat_map(|(cores, queues, flows, apps, classes)| {
                 (
@@ -1323,6 +1323,111 @@ mod conservation_and_determinism {
             invalid.get()
         );
         assert!(valid.get() >= 150);
+    }
+}
+
+/// A host whose cores do not interact is run core by core; the report is the interleaved
+/// run's, bit for bit.
+mod core_by_core {
+    use super::*;
+    use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
+    use std::cell::Cell;
+
+    fn same(sc: &Scenario) -> Result<(), String> {
+        let split = run(sc);
+        let (joint, _) = run_with(sc, NoTrace);
+        let (a, b) = (
+            serde_json::to_string(&split).unwrap(),
+            serde_json::to_string(&joint).unwrap(),
+        );
+        if a == b {
+            Ok(())
+        } else {
+            Err(format!("core by core:\n{a}\ninterleaved:\n{b}"))
+        }
+    }
+
+    #[test]
+    fn random_independent_hosts_give_the_interleaved_report() {
+        let config = Config {
+            cases: std::env::var("TOPO_CASES")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(150),
+            failure_persistence: None,
+            ..Config::default()
+        };
+        let mut runner = TestRunner::new(config);
+        let split = Cell::new(0u32);
+        let outcome = runner.run(&super::conservation_and_determinism::host(), |pairs| {
+            let Ok(sc) = pairs.with("host.forward", b(false)).try_build() else {
+                return Err(TestCaseError::reject("invalid"));
+            };
+            if !runs_core_by_core(&sc) {
+                return Err(TestCaseError::reject("cores interact"));
+            }
+            split.set(split.get() + 1);
+            same(&sc).map_err(TestCaseError::fail)
+        });
+        if let Err(e) = outcome {
+            match e {
+                TestError::Fail(why, pairs) => {
+                    panic!("{why}\nminimal failing scenario: {pairs:#?}")
+                }
+                TestError::Abort(why) => panic!("aborted: {why}"),
+            }
+        }
+        assert!(split.get() >= 150, "{} hosts run core by core", split.get());
+    }
+
+    #[test]
+    fn the_polling_loop_schemes_run_core_by_core_alike() {
+        for scheme in ["poll", "disable-enable", "napi-poll", "hybrid"] {
+            let sc = Pairs::default()
+                .with("scheme", s(scheme))
+                .with("platform.preset", s("salah2007"))
+                .with("host.cores", i(3))
+                .with("nic.queues", i(3))
+                .with("traffic.flows", i(64))
+                .with("traffic.rate_pps", f(300_000.0))
+                .with("run.warmup_ms", f(2.0))
+                .with("run.duration_ms", f(20.0))
+                .build();
+            assert!(runs_core_by_core(&sc));
+            same(&sc).unwrap_or_else(|e| panic!("{scheme}: {e}"));
+        }
+    }
+
+    #[test]
+    fn which_hosts_run_core_by_core() {
+        let two = Pairs::default()
+            .with("host.cores", i(2))
+            .with("nic.queues", i(2))
+            .with("traffic.flows", i(8));
+        assert!(runs_core_by_core(&two.build()));
+        assert!(!runs_core_by_core(&exact("napi").build()), "one core");
+        assert!(
+            !runs_core_by_core(&two.clone().with("host.forward", b(true)).build()),
+            "the Tx rings share the wire"
+        );
+        assert!(
+            !runs_core_by_core(&two.clone().with("nic.queues", i(1)).build()),
+            "core 1 has no vector"
+        );
+        // flow 0 is steered to one of the two vectors; an app on the other core reads it
+        let sc = two.build();
+        let far = 1 - sc.topology.vector_core[sc.topology.flow_queue[0] as usize] as i128;
+        let app = |core: i128| {
+            two.clone()
+                .with("app.0.core", i(core))
+                .with("app.0.flows", list(&[0]))
+                .build()
+        };
+        assert!(runs_core_by_core(&app(1 - far)));
+        assert!(
+            !runs_core_by_core(&app(far)),
+            "an app reads another core's flow"
+        );
     }
 }
 

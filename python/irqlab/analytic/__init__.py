@@ -11,6 +11,10 @@ interrupt-handling schemes in gigabit networks", §3 and §5.3:
 * the hybrid of disable-enable and pure polling (:func:`hybrid`, §5.3);
 * :func:`curve`, a table of one scheme's figures over arrival rates for a scenario.
 
+And one model of a host beyond the paper: an application on the core that does protocol
+processing, a two-stage tandem under preemptive priority with a ring and a socket
+(:func:`tandem`, module :mod:`irqlab.analytic.tandem`).
+
 Only numpy, scipy and pandas are used: the models do not need the simulator.
 """
 
@@ -34,6 +38,7 @@ from irqlab.analytic.polling import (
     pure_polling,
     u_ip_printed,
 )
+from irqlab.analytic.tandem import TandemResult, tandem
 
 __all__ = [
     "MD1B",
@@ -44,6 +49,7 @@ __all__ = [
     "Hybrid",
     "Normal",
     "Polling",
+    "TandemResult",
     "cliff_point",
     "curve",
     "disable_enable",
@@ -61,6 +67,7 @@ __all__ = [
     "p01_compact",
     "pure_polling",
     "switch_point",
+    "tandem",
     "throughput_compact",
     "u_ip_printed",
 ]

@@ -3,7 +3,7 @@
 //! socket, its Tx ring or the stack; and when every ring was cleaned below its budget,
 //! complete the NAPI, let the moderation policy reprogram the NIC and re-enable the vector.
 
-use super::{Host, Layout, Work};
+use super::{Feed, Host, Layout, Work};
 use crate::dist::{round_ps, sample};
 use crate::metrics::RingExit;
 use crate::moderation::{AnyPolicy, Policy, Sample};
@@ -27,7 +27,7 @@ pub(super) enum Sink {
     Stack,
 }
 
-impl<T: Tracer, L: Layout> Host<'_, T, L> {
+impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     #[inline]
     pub(super) fn sink_of(&self, flow: u32) -> Sink {
         if self.all_to_stack {
@@ -68,7 +68,7 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
         let mut d = SimDuration::ZERO;
         if !cost.is_zero() {
             for _ in 0..n {
-                d = d + self.draw(cost, StreamId::TxCleanCost);
+                d = d + self.draw(c, cost, StreamId::TxCleanCost);
             }
         }
         self.start_softirq_job(c, d, Work::TxClean);
@@ -131,21 +131,21 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
     /// Protocol processing of `pkt` (and its transmit, if it is forwarded).
     #[inline]
     fn start_packet(&mut self, c: usize, pkt: Packet) {
-        let d = self.packet_cost(pkt);
+        let d = self.packet_cost(c, pkt);
         self.start_softirq_job(c, d, Work::Packet);
     }
 
-    /// Protocol processing of `pkt`, and its transmit if it is forwarded.
+    /// Protocol processing of `pkt` on core `c`, and its transmit if it is forwarded.
     #[inline]
-    pub(super) fn packet_cost(&mut self, pkt: Packet) -> SimDuration {
+    pub(super) fn packet_cost(&mut self, c: usize, pkt: Packet) -> SimDuration {
         let p = &self.s.platform;
         let (proto, per_byte, tx) = (p.proto, p.proto_ps_per_byte, p.tx);
-        let mut d = self.draw(proto, StreamId::ProtoCost);
+        let mut d = self.draw(c, proto, StreamId::ProtoCost);
         if per_byte > 0.0 {
             d = d + SimDuration(round_ps(f64::from(pkt.size_bytes) * per_byte));
         }
         if !self.all_to_stack && !tx.is_zero() && self.sink_of(pkt.flow) == Sink::Tx {
-            d = d + self.draw(tx, StreamId::TxCost);
+            d = d + self.draw(c, tx, StreamId::TxCost);
         }
         d
     }
@@ -164,7 +164,6 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
             now,
             l,
             metrics,
-            streams,
             tracer,
             s,
             ring_budget,
@@ -185,7 +184,7 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
         if vec.napi.ring_work < *ring_budget && ring.unprocessed() > 0 {
             let next = ring.take();
             let p = &s.platform;
-            let mut d = sample(&p.proto, &mut streams[StreamId::ProtoCost as usize]);
+            let mut d = sample(&p.proto, &mut core.streams[StreamId::ProtoCost as usize]);
             if p.proto_ps_per_byte > 0.0 {
                 d = d + SimDuration(round_ps(f64::from(next.size_bytes) * p.proto_ps_per_byte));
             }
@@ -248,8 +247,10 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
                         .on_ring_exit(now, v, pkt.class, pkt.arrival, RingExit::Socket);
                     self.tracer.delivered(pkt.id, pkt.arrival, now);
                     if self.apps[a].state == ThreadState::Sleeping {
-                        let d =
-                            self.draw_or_zero(self.s.platform.task_wakeup, StreamId::WakeupCost);
+                        // the waker pays, on the vector's core
+                        let c = self.l.vector(v).core;
+                        let cost = self.s.platform.task_wakeup;
+                        let d = self.draw_or_zero(c, cost, StreamId::WakeupCost);
                         self.wake_thread(self.apps[a].core, Thread::App(a as u16));
                         return d;
                     }
@@ -323,7 +324,7 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
                 }
                 let cost = self.s.platform.unmask;
                 if !cost.is_zero() {
-                    let d = self.draw(cost, StreamId::UnmaskCost);
+                    let d = self.draw(c, cost, StreamId::UnmaskCost);
                     self.start_softirq_job(c, d, Work::Unmask);
                     return;
                 }

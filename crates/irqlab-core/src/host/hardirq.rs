@@ -3,47 +3,25 @@
 //! vector's core; the ISR, the polling timer's and the NAPI hrtimer's handlers run there one
 //! at a time, the others waiting (packet IRQs first, in order).
 
-use super::{Host, Layout, Timer, Work};
+use super::{Feed, Host, Layout, Routed, Timer, Work};
 use crate::cpu::{Category, Level};
 use crate::moderation::Write;
 use crate::nic::{IrqDecision, Packet};
 use crate::rng::StreamId;
 use crate::scenario::Scheme;
 use crate::trace::Tracer;
-use crate::traffic::Arrival;
 
-impl<T: Tracer, L: Layout> Host<'_, T, L> {
-    /// The flow of the next packet: uniform, or by its cumulative popularity.
+impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     #[inline]
-    fn draw_flow(&mut self) -> u32 {
-        let n = self.s.traffic.flows;
-        if n == 1 {
-            return 0;
-        }
-        let u = self.streams[StreamId::Flows as usize].uniform();
-        match &self.s.traffic.flow_cum {
-            None => ((u * n as f64) as usize).min(n - 1) as u32,
-            Some(cum) => cum.partition_point(|c| *c <= u).min(n - 1) as u32,
-        }
-    }
-
-    /// The traffic class of the next packet, by the shares.
-    #[inline]
-    fn draw_class(&mut self) -> u16 {
-        let cum = &self.s.traffic.class_cum;
-        if cum.len() == 1 {
-            return 0;
-        }
-        let u = self.streams[StreamId::Classes as usize].uniform();
-        cum.partition_point(|c| *c <= u).min(cum.len() - 1) as u16
-    }
-
-    #[inline]
-    pub(super) fn arrival(&mut self, a: Arrival) {
+    pub(super) fn arrival(&mut self, a: Routed) {
         let id = self.next_id;
         self.next_id += 1;
-        let flow = self.draw_flow();
-        let class = self.draw_class();
+        let Routed {
+            flow,
+            class,
+            vector,
+            ..
+        } = a;
         let now = self.now;
         let Host {
             s,
@@ -52,11 +30,7 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
             tracer,
             ..
         } = self;
-        let v = if s.nic.queues == 1 {
-            0
-        } else {
-            s.topology.flow_queue[flow as usize] as usize
-        };
+        let v = vector as usize;
         let c = l.vector(v).core;
         let (core, vec) = l.both(c, v);
         let ring = &mut vec.rings[class as usize];
@@ -145,9 +119,9 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
             self.isr_with_first_packet(v)
         } else {
             let p = &s.platform;
-            let mut d = self.draw(p.irq, StreamId::IrqCost);
+            let mut d = self.draw(c, p.irq, StreamId::IrqCost);
             if s.scheme.masks_on_irq() && !p.mask.is_zero() {
-                d = d + self.draw(p.mask, StreamId::MaskCost);
+                d = d + self.draw(c, p.mask, StreamId::MaskCost);
             }
             d
         };
@@ -239,7 +213,7 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
         if cost.is_zero() {
             self.watchdog_done(c);
         } else {
-            let d = self.draw(cost, StreamId::PollTimerCost);
+            let d = self.draw(c, cost, StreamId::PollTimerCost);
             self.start(c, Level::HardIrq, d, Category::Irq, Work::NapiWatchdog);
         }
     }

@@ -22,8 +22,10 @@
 //!   processing in Salah's polling loop (`polling`).
 
 mod driver;
+mod feed;
 mod hardirq;
 mod layout;
+pub(crate) mod partition;
 mod polling;
 mod softirq;
 mod threads;
@@ -39,14 +41,14 @@ use crate::moderation::{AnyPolicy, Policy};
 use crate::nic::tx::{TxRing, Wire};
 use crate::nic::{IrqLine, Packet, Ring};
 use crate::queue::{Earliest, EventQueue};
-use crate::rng::{self, N_STREAMS, Stream, StreamId};
+use crate::rng::{N_STREAMS, Stream, StreamId};
 use crate::scenario::{Cost, Scenario};
 use crate::sched::{RunQueue, ThreadState};
 use crate::socket::Socket;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::Tracer;
-use crate::traffic::{Arrival, Source};
 
+pub(crate) use feed::{Buffer, Feed, Generator, Routed};
 pub(crate) use layout::{Layout, Many, One};
 pub(crate) use polling::PollLoop;
 
@@ -117,6 +119,8 @@ pub struct Core {
     pub vectors: Vec<u16>,
     /// The vector whose hard-IRQ job runs (ISR, polling-timer or NAPI-timer handler).
     pub hardirq: u16,
+    /// The random streams of the costs of the work done here (`rng::core_streams`).
+    pub streams: [Stream; N_STREAMS],
 }
 
 /// One queue vector.
@@ -157,13 +161,11 @@ pub struct App {
     pub holding: Option<Packet>,
 }
 
-/// The state of one run; `L` keeps its cores and vectors.
-pub(crate) struct Host<'s, T: Tracer, L: Layout> {
+/// The state of one run; `L` keeps its cores and vectors, `F` brings its packets.
+pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     pub now: SimTime,
     pub s: &'s Scenario,
-    pub streams: [Stream; N_STREAMS],
-    pub source: Source,
-    pub next_arrival: Arrival,
+    pub feed: F,
     pub next_id: u64,
     pub timers: EventQueue<Timer>,
     /// The cores and the queue vectors.
@@ -191,17 +193,31 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout> {
     pub tracer: T,
 }
 
-impl<'s, T: Tracer, L: Layout> Host<'s, T, L> {
+impl<'s, T: Tracer, L: Layout> Host<'s, T, L, Generator<'s>> {
+    /// The whole host of `s`, generating its own traffic.
     pub fn new(s: &'s Scenario, tracer: T) -> Self {
-        let mut streams = rng::streams(s.run.seed, s.run.replication);
-        let mut source = Source::new(&s.traffic);
-        let (arrivals, rest) = streams.split_at_mut(1);
-        let next_arrival = source.next_arrival(&mut arrivals[0], &mut rest[0]);
+        let streams = crate::rng::core_streams(s.run.seed, s.run.replication, s.host.cores);
+        let feed = Generator::new(s, &streams[0]);
+        Host::with_feed(s, tracer, feed, streams)
+    }
+}
+
+impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
+    /// The host of `s` fed by `feed`; core `c` draws its costs from `streams[c]`.
+    pub fn with_feed(
+        s: &'s Scenario,
+        tracer: T,
+        feed: F,
+        streams: Vec<[Stream; N_STREAMS]>,
+    ) -> Self {
         let p = &s.platform;
         let topo = &s.topology;
         let n_cores = s.host.cores;
-        let cores: Vec<Core> = (0..n_cores)
-            .map(|c| {
+        assert_eq!(streams.len(), n_cores, "one block of streams per core");
+        let cores: Vec<Core> = streams
+            .into_iter()
+            .enumerate()
+            .map(|(c, streams)| {
                 let vectors = topo.core_vectors[c].clone();
                 let apps_here = s.apps.iter().filter(|a| a.core == c).count();
                 Core {
@@ -219,6 +235,7 @@ impl<'s, T: Tracer, L: Layout> Host<'s, T, L> {
                     pending_isr: VecDeque::with_capacity(vectors.len()),
                     vectors,
                     hardirq: 0,
+                    streams,
                 }
             })
             .collect();
@@ -259,9 +276,7 @@ impl<'s, T: Tracer, L: Layout> Host<'s, T, L> {
         let mut host = Host {
             now: SimTime::ZERO,
             s,
-            streams,
-            source,
-            next_arrival,
+            feed,
             next_id: 0,
             timers: EventQueue::with_capacity(64),
             core_times: Earliest::new(n_cores),
@@ -307,6 +322,12 @@ impl<'s, T: Tracer, L: Layout> Host<'s, T, L> {
         (report, self.tracer)
     }
 
+    /// The counters and the end state of a run the caller drove to its end.
+    pub fn into_results(self) -> (Metrics, Snapshot) {
+        let snap = self.snapshot();
+        (self.metrics, snap)
+    }
+
     fn snapshot(&self) -> Snapshot {
         let mut in_ring = Vec::new();
         let mut in_poll = Vec::new();
@@ -340,18 +361,19 @@ impl<'s, T: Tracer, L: Layout> Host<'s, T, L> {
         self.metrics.measuring(self.now)
     }
 
+    /// Draws a cost of work on core `c`.
     #[inline]
-    fn draw(&mut self, cost: Cost, stream: StreamId) -> SimDuration {
-        sample(&cost, &mut self.streams[stream as usize])
+    fn draw(&mut self, c: usize, cost: Cost, stream: StreamId) -> SimDuration {
+        sample(&cost, &mut self.l.core_mut(c).streams[stream as usize])
     }
 
-    /// Draws a cost, or nothing if it is zero.
+    /// Draws a cost of work on core `c`, or nothing if it is zero.
     #[inline]
-    fn draw_or_zero(&mut self, cost: Cost, stream: StreamId) -> SimDuration {
+    fn draw_or_zero(&mut self, c: usize, cost: Cost, stream: StreamId) -> SimDuration {
         if cost.is_zero() {
             SimDuration::ZERO
         } else {
-            self.draw(cost, stream)
+            self.draw(c, cost, stream)
         }
     }
 
@@ -427,7 +449,7 @@ impl<'s, T: Tracer, L: Layout> Host<'s, T, L> {
     }
 }
 
-impl<T: Tracer, L: Layout> Model for Host<'_, T, L> {
+impl<T: Tracer, L: Layout, F: Feed> Model for Host<'_, T, L, F> {
     #[inline]
     fn next_completion_ps(&self) -> u64 {
         self.next_cpu_ps
@@ -440,7 +462,7 @@ impl<T: Tracer, L: Layout> Model for Host<'_, T, L> {
 
     #[inline]
     fn next_arrival_ps(&self) -> u64 {
-        self.next_arrival.time.ps()
+        self.feed.next_ps()
     }
 
     #[inline]
@@ -478,10 +500,7 @@ impl<T: Tracer, L: Layout> Model for Host<'_, T, L> {
     fn on_arrival(&mut self, now: SimTime) {
         debug_assert!(now >= self.now, "event in the past: {now} < {}", self.now);
         self.now = now;
-        let a = self.next_arrival;
-        let (arrivals, rest) = self.streams.split_at_mut(1);
-        self.next_arrival = self.source.next_arrival(&mut arrivals[0], &mut rest[0]);
-        debug_assert!(self.next_arrival.time >= a.time);
+        let a = self.feed.take();
         self.arrival(a);
     }
 

@@ -26,9 +26,9 @@
 //!   `hybrid.window_us` is below `hybrid.switch_pps`, pure polling from there until it falls
 //!   below `(1 − hybrid.hysteresis)` times it.
 
-use super::{Host, Layout, Timer, Work};
+use super::{Feed, Host, Layout, Timer, Work};
 use crate::cpu::{Category, Level};
-use crate::dist::{round_ps, sample};
+use crate::dist::round_ps;
 use crate::rng::StreamId;
 use crate::scenario::{CauseMode, Scheme};
 use crate::time::{SimDuration, SimTime};
@@ -82,7 +82,7 @@ impl PollLoop {
     }
 }
 
-impl<T: Tracer, L: Layout> Host<'_, T, L> {
+impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// The vector whose loop runs on core `c`.
     #[inline]
     fn loop_vector(&self, c: usize) -> usize {
@@ -135,7 +135,7 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
         if cost.is_zero() {
             self.tick_done(c);
         } else {
-            let d = self.draw(cost, StreamId::PollTimerCost);
+            let d = self.draw(c, cost, StreamId::PollTimerCost);
             self.start(c, Level::HardIrq, d, Category::Irq, Work::PollTimer);
         }
     }
@@ -171,7 +171,8 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
         cost.mean = p.irq.mean + p.mask.mean + p.proto.mean;
         cost.mean_ps = cost.mean.ps() as f64;
         let per_byte = p.proto_ps_per_byte;
-        let mut d = sample(&cost, &mut self.streams[StreamId::FirstPacketCost as usize]);
+        let c = self.l.vector(v).core;
+        let mut d = self.draw(c, cost, StreamId::FirstPacketCost);
         if per_byte > 0.0 {
             d = d + SimDuration(round_ps(f64::from(pkt.size_bytes) * per_byte));
         }
@@ -232,7 +233,7 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
             vec.poll_loop.left -= 1;
             let pkt = vec.rings[0].take();
             let c = vec.core;
-            let d = self.packet_cost(pkt);
+            let d = self.packet_cost(c, pkt);
             self.start(c, Level::SoftIrq, d, Category::Softirq, Work::LoopPacket);
         } else {
             self.poll_end(v);
@@ -287,8 +288,8 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
             self.loop_unmask_finish(v);
         } else {
             self.l.vector_mut(v).poll_loop.running = true;
-            let d = self.draw(cost, StreamId::UnmaskCost);
             let c = self.l.vector_mut(v).core;
+            let d = self.draw(c, cost, StreamId::UnmaskCost);
             self.start(c, Level::SoftIrq, d, Category::Softirq, Work::LoopUnmask);
         }
     }

@@ -2,7 +2,7 @@
 //! core's poll list, `napi_poll`, and the hand-off to ksoftirqd (the state and its rules are in
 //! `kernel`).
 
-use super::{Host, Layout, Work};
+use super::{Feed, Host, Layout, Work};
 use crate::kernel::SoftirqCtx;
 use crate::rng::StreamId;
 use crate::sched::Thread;
@@ -10,7 +10,7 @@ use crate::sched::ThreadState;
 use crate::time::SimDuration;
 use crate::trace::Tracer;
 
-impl<T: Tracer, L: Layout> Host<'_, T, L> {
+impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     #[inline]
     fn ctx(&self, c: usize) -> SoftirqCtx {
         self.l.core(c).kernel.ctx.expect("inside handle_softirqs")
@@ -46,7 +46,7 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
         if cost.is_zero() {
             self.net_rx_start(c);
         } else {
-            let d = self.draw(cost, StreamId::SoftirqCost);
+            let d = self.draw(c, cost, StreamId::SoftirqCost);
             self.start_softirq_job(c, d, Work::NetRxEntry);
         }
     }
@@ -106,7 +106,7 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
         if cost.is_zero() {
             self.driver_poll_begin(c);
         } else {
-            let d = self.draw(cost, StreamId::PollCost);
+            let d = self.draw(c, cost, StreamId::PollCost);
             self.start_softirq_job(c, d, Work::PollEntry);
         }
     }

@@ -1,7 +1,7 @@
 //! The thread level of each core: ksoftirqd and the apps' threads, switched by the run queue
 //! (`sched`); an app's blocking `recv` loop.
 
-use super::{Host, Layout, Work};
+use super::{Feed, Host, Layout, Work};
 use crate::cpu::{Category, Level};
 use crate::dist::round_ps;
 use crate::rng::StreamId;
@@ -9,7 +9,7 @@ use crate::sched::{Thread, ThreadState};
 use crate::time::SimDuration;
 use crate::trace::Tracer;
 
-impl<T: Tracer, L: Layout> Host<'_, T, L> {
+impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     fn state_mut(&mut self, c: usize, t: Thread) -> &mut ThreadState {
         match t {
             Thread::Ksoftirqd => &mut self.l.core_mut(c).ksoftirqd,
@@ -38,7 +38,7 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
         if self.measuring() {
             self.metrics.cores[c].context_switches += 1;
         }
-        let d = self.draw_or_zero(self.s.platform.ctx_switch, StreamId::CtxSwitchCost);
+        let d = self.draw_or_zero(c, self.s.platform.ctx_switch, StreamId::CtxSwitchCost);
         let cat = match t {
             Thread::Ksoftirqd => Category::Ksoftirqd,
             Thread::App(_) => Category::App,
@@ -99,7 +99,7 @@ impl<T: Tracer, L: Layout> Host<'_, T, L> {
         self.apps[a].holding = Some(pkt);
         let cfg = &self.s.apps[a];
         let (cost, per_byte) = (cfg.cost, cfg.cost_ps_per_byte);
-        let mut d = self.draw(cost, StreamId::AppCost);
+        let mut d = self.draw(c, cost, StreamId::AppCost);
         if per_byte > 0.0 {
             d = d + SimDuration(round_ps(f64::from(pkt.size_bytes) * per_byte));
         }

@@ -1,0 +1,227 @@
+//! A host whose cores do not interact, run core by core.
+//!
+//! On most multi-queue servers nothing couples one core to another once RSS has chosen a
+//! packet's queue: each vector's IRQ, NAPI and moderation run on its own core, and each app
+//! reads flows steered to its own core. Such a host is N one-core hosts fed by one traffic
+//! source. This module runs it that way: the traffic is generated in windows of a few thousand
+//! packets, routed to the cores' buffers by RSS, and each core then runs alone to the window's
+//! end, its state hot in the caches, instead of the cores' events interleaving packet by packet
+//! (which cost twice the time per packet at 16 cores; benches/README.md).
+//!
+//! The result is bit-identical to the interleaved run: a core's events are the same and come
+//! in the same order (the engine's order restricted to one core), its costs come from its own
+//! streams in both, and the counters it adds to are its own. The tests hold the two runs equal
+//! over random hosts.
+//!
+//! A host is run this way when it has several cores, each with at least one vector, no app
+//! reads a flow steered to another core, and it does not forward (its Tx rings share the
+//! port's wire). Tracers always see the interleaved run.
+
+use super::{Buffer, Feed, Generator, Host, Many, One};
+use crate::engine::Engine;
+use crate::metrics::{Metrics, Report, Snapshot};
+use crate::rng::{self, N_STREAMS, Stream};
+use crate::scenario::Scenario;
+use crate::time::SimTime;
+use crate::topology::{NO_APP, Topology};
+use crate::trace::NoTrace;
+
+/// Packets routed per core and window, on average, and at most in all: a core runs long enough
+/// for its state to come back into the caches once per window, and the buffers (24 bytes a
+/// packet, written and read in order) stay within a few MB.
+const WINDOW_PER_CORE: usize = 4096;
+const WINDOW_MAX: usize = 1 << 17;
+
+/// Whether `s` can be run core by core (see the module doc).
+pub(crate) fn applies(s: &Scenario) -> bool {
+    let t = &s.topology;
+    s.host.cores > 1
+        && !s.host.forward
+        && t.core_vectors.iter().all(|v| !v.is_empty())
+        && t.flow_app.iter().zip(&t.flow_queue).all(|(&a, &q)| {
+            a == NO_APP || s.apps[a as usize].core == t.vector_core[q as usize] as usize
+        })
+}
+
+/// One core with its vectors and apps, as a host of its own.
+struct Part {
+    scenario: Scenario,
+    /// Its vectors and apps in the whole host, in their order there.
+    vectors: Vec<usize>,
+    apps: Vec<usize>,
+}
+
+impl Part {
+    fn of(s: &Scenario, core: usize) -> Part {
+        let t = &s.topology;
+        let vectors: Vec<usize> = t.core_vectors[core].iter().map(|&v| v as usize).collect();
+        let apps: Vec<usize> = (0..s.apps.len())
+            .filter(|&a| s.apps[a].core == core)
+            .collect();
+        let local = |global: &[usize], g: usize, none: u16| {
+            global
+                .iter()
+                .position(|&x| x == g)
+                .map_or(none, |i| i as u16)
+        };
+        let mut p = s.clone();
+        p.host.cores = 1;
+        p.nic.queues = vectors.len();
+        p.apps = apps
+            .iter()
+            .map(|&a| {
+                let mut app = s.apps[a].clone();
+                app.core = 0;
+                app
+            })
+            .collect();
+        p.topology = Topology {
+            vector_core: vec![0; vectors.len()],
+            core_vectors: vec![(0..vectors.len() as u16).collect()],
+            // arrivals come routed; a flow of another core maps nowhere it could be used
+            flow_queue: t
+                .flow_queue
+                .iter()
+                .map(|&q| local(&vectors, q as usize, 0))
+                .collect(),
+            flow_app: t
+                .flow_app
+                .iter()
+                .map(|&a| {
+                    if a == NO_APP {
+                        NO_APP
+                    } else {
+                        local(&apps, a as usize, NO_APP)
+                    }
+                })
+                .collect(),
+            queue_flows: vectors.iter().map(|&v| t.queue_flows[v]).collect(),
+            app_flows: apps.iter().map(|&a| t.app_flows[a]).collect(),
+        };
+        Part {
+            scenario: p,
+            vectors,
+            apps,
+        }
+    }
+}
+
+/// A part's host, in the layout it needs.
+enum PartHost<'s> {
+    One(Box<Host<'s, NoTrace, One, Buffer>>),
+    Many(Box<Host<'s, NoTrace, Many, Buffer>>),
+}
+
+impl<'s> PartHost<'s> {
+    fn new(s: &'s Scenario, streams: [Stream; N_STREAMS]) -> PartHost<'s> {
+        let feed = Buffer::default();
+        if s.nic.queues == 1 {
+            PartHost::One(Box::new(Host::with_feed(s, NoTrace, feed, vec![streams])))
+        } else {
+            PartHost::Many(Box::new(Host::with_feed(s, NoTrace, feed, vec![streams])))
+        }
+    }
+
+    fn feed(&mut self) -> &mut Buffer {
+        match self {
+            PartHost::One(h) => &mut h.feed,
+            PartHost::Many(h) => &mut h.feed,
+        }
+    }
+
+    fn run_until(&mut self, e: &mut Engine, t: SimTime) {
+        match self {
+            PartHost::One(h) => e.run_until(&mut **h, t),
+            PartHost::Many(h) => e.run_until(&mut **h, t),
+        }
+    }
+
+    fn finish(self, e: &mut Engine, end: SimTime) -> (Metrics, Snapshot) {
+        match self {
+            PartHost::One(mut h) => {
+                e.finish(&mut *h, end);
+                h.into_results()
+            }
+            PartHost::Many(mut h) => {
+                e.finish(&mut *h, end);
+                h.into_results()
+            }
+        }
+    }
+}
+
+/// Runs `s` core by core ([`applies`] must hold).
+pub(crate) fn run(s: &Scenario) -> Report {
+    debug_assert!(applies(s));
+    let cores = s.host.cores;
+    let (warmup, end) = (s.run.warmup, s.run.end);
+    let streams = rng::core_streams(s.run.seed, s.run.replication, cores);
+    let mut traffic = Generator::new(s, &streams[0]);
+    let parts: Vec<Part> = (0..cores).map(|c| Part::of(s, c)).collect();
+    // each vector's core and its index there
+    let mut route = vec![(0usize, 0u16); s.nic.queues];
+    for (c, part) in parts.iter().enumerate() {
+        for (local, &v) in part.vectors.iter().enumerate() {
+            route[v] = (c, local as u16);
+        }
+    }
+    let mut hosts: Vec<PartHost> = parts
+        .iter()
+        .zip(streams)
+        .map(|(p, streams)| PartHost::new(&p.scenario, streams))
+        .collect();
+    let mut engines: Vec<Engine> = (0..cores).map(|_| Engine::new(warmup)).collect();
+    let window = (WINDOW_PER_CORE * cores).min(WINDOW_MAX);
+    loop {
+        for h in &mut hosts {
+            h.feed().compact();
+        }
+        let mut routed = 0;
+        while routed < window && traffic.next_ps() < end.ps() {
+            let mut r = traffic.take();
+            let (c, local) = route[r.vector as usize];
+            r.vector = local;
+            hosts[c].feed().push(r);
+            routed += 1;
+        }
+        // every arrival before `until` is routed
+        let until = SimTime(traffic.next_ps().min(end.ps()));
+        for (h, e) in hosts.iter_mut().zip(&mut engines) {
+            h.run_until(e, until);
+        }
+        if until >= end {
+            break;
+        }
+    }
+    let mut metrics = Metrics::new(s);
+    let classes = s.traffic.classes.len();
+    let mut snap = Snapshot {
+        in_ring: vec![0; s.nic.queues * classes],
+        in_poll: vec![0; s.nic.queues * classes],
+        in_socket: vec![0; s.apps.len()],
+        in_app: vec![0; s.apps.len()],
+        in_tx_ring: vec![0; s.nic.queues],
+        cpu_ps: Vec::with_capacity(cores),
+    };
+    for ((c, h), (part, e)) in hosts
+        .into_iter()
+        .enumerate()
+        .zip(parts.iter().zip(&mut engines))
+    {
+        let (m, p) = h.finish(e, end);
+        metrics.absorb(m, c, &part.vectors, &part.apps);
+        for (local, &v) in part.vectors.iter().enumerate() {
+            for class in 0..classes {
+                snap.in_ring[v * classes + class] = p.in_ring[local * classes + class];
+                snap.in_poll[v * classes + class] = p.in_poll[local * classes + class];
+            }
+            snap.in_tx_ring[v] = p.in_tx_ring[local];
+        }
+        for (local, &a) in part.apps.iter().enumerate() {
+            snap.in_socket[a] = p.in_socket[local];
+            snap.in_app[a] = p.in_app[local];
+        }
+        snap.cpu_ps.push(p.cpu_ps[0]);
+    }
+    metrics.report(s, &snap)
+}
