@@ -10,6 +10,7 @@ Usage: ``python benches/run_benchmarks.py [--packets N] [--quick] [--repeat R] [
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -17,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -108,13 +110,10 @@ def best_of(runs: list[dict]) -> dict:
     return {**best, "all_packets_per_second": [r["packets_per_second"] for r in runs]}
 
 
-def bench_c(binary: Path, n: int, repeat: int) -> dict:
-    runs = []
-    for _ in range(repeat):
-        cmd = [str(binary), str(n), repr(LOAD), str(BUFFER), str(SEED)]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
-        runs.append(json.loads(out.stdout))
-    r = best_of(runs)
+def run_c(binary: Path, n: int) -> dict:
+    cmd = [str(binary), str(n), repr(LOAD), str(BUFFER), str(SEED)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    r = json.loads(out.stdout)
     r["loss"] = r["dropped"] / r["offered"]
     return r
 
@@ -229,21 +228,30 @@ def rss_scenario(n: int, cores: int) -> dict:
     }
 
 
-def bench_irqlab(irqlab, scenario: dict, repeat: int) -> dict:
-    runs = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        res = irqlab.run(scenario)
-        wall = time.perf_counter() - t0
-        pk = res["packets"]
-        offered = pk["offered"]
-        run = {"offered": offered, "wall_seconds": wall, "packets_per_second": offered / wall}
-        dropped = pk.get("dropped_nic", pk.get("dropped"))
-        if dropped is not None and offered:
-            run["dropped"] = dropped
-            run["loss"] = dropped / offered
-        runs.append(run)
-    return best_of(runs)
+def run_irqlab(irqlab, scenario: dict) -> dict:
+    t0 = time.perf_counter()
+    res = irqlab.run(scenario)
+    wall = time.perf_counter() - t0
+    pk = res["packets"]
+    offered = pk["offered"]
+    run = {"offered": offered, "wall_seconds": wall, "packets_per_second": offered / wall}
+    dropped = pk.get("dropped_nic", pk.get("dropped"))
+    if dropped is not None and offered:
+        run["dropped"] = dropped
+        run["loss"] = dropped / offered
+    return run
+
+
+def bench_rounds(jobs: dict[str, Callable[[], dict]], repeat: int) -> dict[str, dict]:
+    """Best of `repeat` rounds, each round running every job once in turn: a machine whose
+    speed drifts (frequency scaling, a noisy neighbour) then slows every row alike, and the
+    ratios between rows stay fair."""
+    runs: dict[str, list[dict]] = {key: [] for key in jobs}
+    for r in range(repeat):
+        print(f"round {r + 1}/{repeat}", file=sys.stderr, flush=True)
+        for key, job in jobs.items():
+            runs[key].append(job())
+    return {key: best_of(v) for key, v in runs.items()}
 
 
 # --------------------------------------------------------------------------- report
@@ -307,18 +315,22 @@ def main() -> int:
     )
     print(f"packets: {n:,} (irqlab, C; best of {repeat}), {n_simpy:,} (SimPy)\n", flush=True)
 
-    results: dict[str, dict | None] = {}
+    results: dict[str, dict | None] = {"irqlab_ideal": None, "irqlab_napi": None}
+    results.update(dict.fromkeys(more_scenarios(n)))
+    results["c_mm1b"] = None
+    jobs: dict[str, Callable[[], dict]] = {}
     if irqlab is not None:
-        results["irqlab_ideal"] = bench_irqlab(irqlab, ideal_scenario(n), repeat)
-        results["irqlab_napi"] = bench_irqlab(irqlab, napi_scenario(n), repeat)
-        for key, (_, scenario) in more_scenarios(n).items():
-            results[key] = bench_irqlab(irqlab, scenario, repeat)
-    else:
-        results["irqlab_ideal"] = results["irqlab_napi"] = None
-        for key in more_scenarios(n):
-            results[key] = None
+        scenarios = {
+            "irqlab_ideal": ideal_scenario(n),
+            "irqlab_napi": napi_scenario(n),
+            **{key: scenario for key, (_, scenario) in more_scenarios(n).items()},
+        }
+        for key, scenario in scenarios.items():
+            jobs[key] = functools.partial(run_irqlab, irqlab, scenario)
     binary = build_c()
-    results["c_mm1b"] = bench_c(binary, n, repeat) if binary else None
+    if binary:
+        jobs["c_mm1b"] = functools.partial(run_c, binary, n)
+    results.update(bench_rounds(jobs, repeat))
     if a.no_simpy:
         results["simpy_mm1b"] = None
     elif versions["simpy"] is None:

@@ -5,7 +5,7 @@
 use crate::rng::{N_STREAMS, Stream, StreamId};
 use crate::scenario::Scenario;
 use crate::time::SimTime;
-use crate::traffic::Source;
+use crate::traffic::{Arrival, Source};
 
 /// One packet arriving at the NIC, classified.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,7 +27,10 @@ pub(crate) trait Feed {
 }
 
 /// The traffic of a scenario and the NIC's classification: times from the arrivals stream,
-/// sizes, flows and classes from their own streams, the vector from the RSS table.
+/// sizes, flows and classes from their own streams, the vector from the RSS table. The next
+/// arrival's time and size are drawn one ahead (the engine needs its time); its flow, class
+/// and vector when it is taken (cheaper than carrying a classified packet ahead, and the same
+/// numbers: each comes from its own stream).
 pub(crate) struct Generator<'s> {
     s: &'s Scenario,
     /// Flows (1: no draw), classes (1: no draw), and whether RSS has a choice (queues > 1).
@@ -39,52 +42,46 @@ pub(crate) struct Generator<'s> {
     sizes: Stream,
     flow_stream: Stream,
     class_stream: Stream,
-    next: Routed,
+    next: Arrival,
 }
 
 impl<'s> Generator<'s> {
     /// `streams`: block 0 of the run's streams (the traffic's).
     pub fn new(s: &'s Scenario, streams: &[Stream; N_STREAMS]) -> Generator<'s> {
-        let mut g = Generator {
+        let mut source = Source::new(&s.traffic);
+        let mut arrivals = streams[StreamId::Arrivals as usize].clone();
+        let mut sizes = streams[StreamId::Sizes as usize].clone();
+        let next = source.next_arrival(&mut arrivals, &mut sizes);
+        Generator {
             s,
             flows: s.traffic.flows,
             classes: s.traffic.class_cum.len(),
             rss: s.nic.queues > 1,
-            source: Source::new(&s.traffic),
-            arrivals: streams[StreamId::Arrivals as usize].clone(),
-            sizes: streams[StreamId::Sizes as usize].clone(),
+            source,
+            arrivals,
+            sizes,
             flow_stream: streams[StreamId::Flows as usize].clone(),
             class_stream: streams[StreamId::Classes as usize].clone(),
-            next: Routed {
-                time: SimTime::ZERO,
-                size_bytes: 0,
-                flow: 0,
-                class: 0,
-                vector: 0,
-            },
-        };
-        g.next = g.generate();
-        g
+            next,
+        }
     }
 
-    #[inline]
-    fn generate(&mut self) -> Routed {
-        let a = self
+    /// The next packet with its flow and class, before RSS (vector 0).
+    #[inline(always)]
+    pub fn take_unsteered(&mut self) -> Routed {
+        let a = self.next;
+        self.next = self
             .source
             .next_arrival(&mut self.arrivals, &mut self.sizes);
+        debug_assert!(self.next.time >= a.time);
         let flow = self.draw_flow();
         let class = self.draw_class();
-        let vector = if self.rss {
-            self.s.topology.flow_queue[flow as usize]
-        } else {
-            0
-        };
         Routed {
             time: a.time,
             size_bytes: a.size_bytes,
             flow,
             class,
-            vector,
+            vector: 0,
         }
     }
 
@@ -122,9 +119,10 @@ impl Feed for Generator<'_> {
 
     #[inline(always)]
     fn take(&mut self) -> Routed {
-        let r = self.next;
-        self.next = self.generate();
-        debug_assert!(self.next.time >= r.time);
+        let mut r = self.take_unsteered();
+        if self.rss {
+            r.vector = self.s.topology.flow_queue[r.flow as usize];
+        }
         r
     }
 }
@@ -132,15 +130,30 @@ impl Feed for Generator<'_> {
 /// Packets handed over by whoever generates them (a partitioned run), in time order: a batch
 /// is pushed, then taken from the front; [`Buffer::compact`] drops what was taken before the
 /// next batch (keeping the capacity: no allocation once the batches stop growing).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Buffer {
     items: Vec<Routed>,
     next: usize,
+    /// The time of `items[next]` (`u64::MAX`: none), read at every event.
+    next_ps: u64,
+}
+
+impl Default for Buffer {
+    fn default() -> Buffer {
+        Buffer {
+            items: Vec::new(),
+            next: 0,
+            next_ps: u64::MAX,
+        }
+    }
 }
 
 impl Buffer {
     #[inline(always)]
     pub fn push(&mut self, r: Routed) {
+        if self.next == self.items.len() {
+            self.next_ps = r.time.ps();
+        }
         self.items.push(r);
     }
 
@@ -154,13 +167,14 @@ impl Buffer {
 impl Feed for Buffer {
     #[inline(always)]
     fn next_ps(&self) -> u64 {
-        self.items.get(self.next).map_or(u64::MAX, |r| r.time.ps())
+        self.next_ps
     }
 
     #[inline(always)]
     fn take(&mut self) -> Routed {
         let r = self.items[self.next];
         self.next += 1;
+        self.next_ps = self.items.get(self.next).map_or(u64::MAX, |r| r.time.ps());
         r
     }
 }
