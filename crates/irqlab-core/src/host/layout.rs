@@ -8,6 +8,8 @@ use super::{Core, Vector};
 
 /// Access to the host's cores and vectors by index.
 pub(crate) trait Layout {
+    /// Always exactly one core.
+    const ONE_CORE: bool;
     fn new(cores: Vec<Core>, vectors: Vec<Vector>) -> Self;
     fn core(&self, c: usize) -> &Core;
     fn core_mut(&mut self, c: usize) -> &mut Core;
@@ -26,6 +28,7 @@ pub(crate) struct One {
 }
 
 impl Layout for One {
+    const ONE_CORE: bool = true;
     fn new(mut cores: Vec<Core>, mut vectors: Vec<Vector>) -> One {
         assert!(
             cores.len() == 1 && vectors.len() == 1,
@@ -78,6 +81,7 @@ pub(crate) struct Many {
 }
 
 impl Layout for Many {
+    const ONE_CORE: bool = false;
     fn new(cores: Vec<Core>, vectors: Vec<Vector>) -> Many {
         Many { cores, vectors }
     }

@@ -401,12 +401,18 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
     /// updated once, when its event ends.)
     #[inline(always)]
     fn cpu_changed(&mut self, c: usize, t: u64) {
-        if !self.multi_core {
+        if !self.multi_core() {
             self.next_cpu_ps = t;
         } else if c != self.completing {
             self.core_times.set(c, t);
             self.next_cpu_ps = self.core_times.time();
         }
+    }
+
+    /// More than one core (known at compile time for the one-core layout).
+    #[inline(always)]
+    fn multi_core(&self) -> bool {
+        !L::ONE_CORE && self.multi_core
     }
 
     #[inline]
@@ -469,21 +475,18 @@ impl<T: Tracer, L: Layout, F: Feed> Model for Host<'_, T, L, F> {
     fn on_completion(&mut self, now: SimTime) {
         debug_assert!(now >= self.now, "event in the past: {now} < {}", self.now);
         self.now = now;
-        let c = if self.multi_core {
-            self.core_times.min().1
-        } else {
-            0
-        };
+        let multi = self.multi_core();
+        let c = if multi { self.core_times.min().1 } else { 0 };
         let cpu = &mut self.l.core_mut(c).cpu;
         cpu.advance(now);
         let (_, work) = cpu.complete();
-        if self.multi_core {
+        if multi {
             self.completing = c;
         } else {
             self.next_cpu_ps = cpu.next_completion_ps();
         }
         self.dispatch(c, work);
-        if self.multi_core {
+        if multi {
             self.core_finished_event(c);
         }
     }
