@@ -1282,8 +1282,9 @@ mod conservation_and_determinism {
             )
     }
 
-    #[test]
-    fn random_hosts_conserve_and_repeat() {
+    /// Holds `check` on `TOPO_CASES` (default 150) random hosts it does not reject; a failure
+    /// panics with the minimal failing scenario.
+    pub(super) fn for_random_hosts(check: impl Fn(Pairs) -> Result<(), TestCaseError>) {
         let config = Config {
             cases: std::env::var("TOPO_CASES")
                 .ok()
@@ -1293,8 +1294,19 @@ mod conservation_and_determinism {
             ..Config::default()
         };
         let mut runner = TestRunner::new(config);
+        match runner.run(&host(), check) {
+            Ok(()) => {}
+            Err(TestError::Fail(why, pairs)) => {
+                panic!("{why}\nminimal failing scenario: {pairs:#?}")
+            }
+            Err(TestError::Abort(why)) => panic!("aborted: {why}"),
+        }
+    }
+
+    #[test]
+    fn random_hosts_conserve_and_repeat() {
         let (valid, invalid) = (Cell::new(0u32), Cell::new(0u32));
-        let outcome = runner.run(&host(), |pairs| {
+        for_random_hosts(|pairs| {
             let sc = match pairs.try_build() {
                 Ok(sc) => sc,
                 Err(e) => {
@@ -1309,14 +1321,6 @@ mod conservation_and_determinism {
             prop_assert_eq!(&a, &b, "the same scenario twice");
             Ok(())
         });
-        if let Err(e) = outcome {
-            match e {
-                TestError::Fail(why, pairs) => {
-                    panic!("{why}\nminimal failing scenario: {pairs:#?}")
-                }
-                TestError::Abort(why) => panic!("aborted: {why}"),
-            }
-        }
         eprintln!(
             "random hosts: {} valid, {} rejected by Scenario::from_pairs",
             valid.get(),
@@ -1330,7 +1334,7 @@ mod conservation_and_determinism {
 /// run's, bit for bit.
 mod core_by_core {
     use super::*;
-    use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
+    use proptest::test_runner::TestCaseError;
     use std::cell::Cell;
 
     fn same(sc: &Scenario) -> Result<(), String> {
@@ -1349,17 +1353,8 @@ mod core_by_core {
 
     #[test]
     fn random_independent_hosts_give_the_interleaved_report() {
-        let config = Config {
-            cases: std::env::var("TOPO_CASES")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(150),
-            failure_persistence: None,
-            ..Config::default()
-        };
-        let mut runner = TestRunner::new(config);
         let split = Cell::new(0u32);
-        let outcome = runner.run(&super::conservation_and_determinism::host(), |pairs| {
+        super::conservation_and_determinism::for_random_hosts(|pairs| {
             let Ok(sc) = pairs.with("host.forward", b(false)).try_build() else {
                 return Err(TestCaseError::reject("invalid"));
             };
@@ -1369,14 +1364,6 @@ mod core_by_core {
             split.set(split.get() + 1);
             same(&sc).map_err(TestCaseError::fail)
         });
-        if let Err(e) = outcome {
-            match e {
-                TestError::Fail(why, pairs) => {
-                    panic!("{why}\nminimal failing scenario: {pairs:#?}")
-                }
-                TestError::Abort(why) => panic!("aborted: {why}"),
-            }
-        }
         assert!(split.get() >= 150, "{} hosts run core by core", split.get());
     }
 
