@@ -136,18 +136,29 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     }
 
     /// Protocol processing of `pkt` on core `c`, and its transmit if it is forwarded.
-    #[inline]
+    #[inline(always)]
     pub(super) fn packet_cost(&mut self, c: usize, pkt: Packet) -> SimDuration {
         let p = &self.s.platform;
-        let (proto, per_byte, tx) = (p.proto, p.proto_ps_per_byte, p.tx);
+        let (proto, per_byte) = (p.proto, p.proto_ps_per_byte);
         let mut d = self.draw(c, proto, StreamId::ProtoCost);
         if per_byte > 0.0 {
             d = d + SimDuration(round_ps(f64::from(pkt.size_bytes) * per_byte));
         }
-        if !self.all_to_stack && !tx.is_zero() && self.sink_of(pkt.flow) == Sink::Tx {
-            d = d + self.draw(c, tx, StreamId::TxCost);
+        if !self.all_to_stack {
+            d = d + self.tx_cost(c, pkt);
         }
         d
+    }
+
+    /// The cost of transmitting `pkt`, if it is forwarded.
+    #[inline(never)]
+    fn tx_cost(&mut self, c: usize, pkt: Packet) -> SimDuration {
+        let tx = self.s.platform.tx;
+        if !tx.is_zero() && self.sink_of(pkt.flow) == Sink::Tx {
+            self.draw(c, tx, StreamId::TxCost)
+        } else {
+            SimDuration::ZERO
+        }
     }
 
     /// Protocol processing of the packet in service on core `c` has ended.
@@ -220,7 +231,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// Protocol processing of `pkt` (from vector `v`) has ended: it goes to its socket, its Tx
     /// ring or the stack. Returns the cost of waking its app, if it woke one (charged to the
     /// caller's context).
-    #[inline]
+    #[inline(always)]
     pub(super) fn deliver(&mut self, v: usize, pkt: Packet) -> SimDuration {
         let now = self.now;
         if self.all_to_stack {
@@ -231,6 +242,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.deliver_to_sink(v, pkt)
     }
 
+    #[inline(never)]
     fn deliver_to_sink(&mut self, v: usize, pkt: Packet) -> SimDuration {
         let now = self.now;
         match self.sink_of(pkt.flow) {
