@@ -2,6 +2,8 @@
 //!
 //! Build, validate, then run: every error surfaces here, naming its key, before time zero.
 
+use std::sync::Arc;
+
 use crate::error::Error;
 use crate::params::{Params, Value, field_key};
 use crate::time::{PS_PER_S, SimDuration, SimTime};
@@ -252,7 +254,7 @@ pub struct TrafficConfig {
     /// Number of flows.
     pub flows: usize,
     /// Cumulative flow popularity (Zipf); `None`: uniform.
-    pub flow_cum: Option<Vec<f64>>,
+    pub flow_cum: Option<Arc<[f64]>>,
     /// The traffic classes, at least one.
     pub classes: Vec<ClassConfig>,
     /// Cumulative class shares, the last exactly 1.
@@ -612,7 +614,7 @@ impl Scenario {
         }
         let flows = p.u64("traffic.flows") as usize;
         let zipf_s = p.f64("traffic.flow_zipf_s");
-        let flow_cum = (zipf_s > 0.0 && flows > 1).then(|| zipf_cum(flows, zipf_s));
+        let flow_cum = (zipf_s > 0.0 && flows > 1).then(|| Arc::from(zipf_cum(flows, zipf_s)));
         let (classes, class_cum) = parse_classes(&mut p)?;
         let hz = p.u64("kernel.hz");
         let jiffy = SimDuration(PS_PER_S / hz);

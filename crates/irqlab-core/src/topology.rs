@@ -1,6 +1,8 @@
 //! Where everything is: which core serves each queue vector, which queue RSS steers each flow
 //! to, and which app reads each flow. Built and checked once, with the scenario.
 
+use std::sync::Arc;
+
 use crate::error::Error;
 use crate::nic::rss;
 use crate::params::{Params, field_key};
@@ -16,10 +18,14 @@ pub struct Topology {
     pub vector_core: Vec<u16>,
     /// The vectors of each core, in vector order (the order their NAPIs are listed in).
     pub core_vectors: Vec<Vec<u16>>,
-    /// The queue RSS steers each flow to.
-    pub flow_queue: Vec<u16>,
+    /// The queue RSS steers each flow to (shared: a host run core by core gives each core a
+    /// copy of the topology, and flows can number a million).
+    pub flow_queue: Arc<[u16]>,
     /// The app that reads each flow, or [`NO_APP`].
-    pub flow_app: Vec<u16>,
+    pub flow_app: Arc<[u16]>,
+    /// In a part of a host run core by core (`host::partition`): the index here of each app of
+    /// the whole host ([`NO_APP`]: on another core); `None` for a whole host.
+    pub app_local: Option<Vec<u16>>,
     /// Flows steered to each queue.
     pub queue_flows: Vec<u32>,
     /// Flows each app reads.
@@ -27,6 +33,19 @@ pub struct Topology {
 }
 
 impl Topology {
+    /// The app reading `flow`, by its index in this host's apps, if any.
+    #[inline]
+    pub fn app_of(&self, flow: u32) -> Option<u16> {
+        let a = self.flow_app[flow as usize];
+        if a == NO_APP {
+            return None;
+        }
+        match &self.app_local {
+            None => Some(a),
+            Some(local) => Some(local[a as usize]).filter(|&l| l != NO_APP),
+        }
+    }
+
     pub fn build(
         p: &Params,
         host: &HostConfig,
@@ -156,8 +175,9 @@ impl Topology {
         Ok(Topology {
             vector_core,
             core_vectors,
-            flow_queue,
-            flow_app,
+            flow_queue: flow_queue.into(),
+            flow_app: flow_app.into(),
+            app_local: None,
             queue_flows,
             app_flows,
         })

@@ -13,7 +13,6 @@ use crate::rng::StreamId;
 use crate::scenario::CauseMode;
 use crate::sched::{Thread, ThreadState};
 use crate::time::SimDuration;
-use crate::topology::NO_APP;
 use crate::trace::Tracer;
 
 /// Where a packet goes when its protocol processing ends.
@@ -33,8 +32,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         if self.all_to_stack {
             return Sink::Stack;
         }
-        let app = self.s.topology.flow_app[flow as usize];
-        if app != NO_APP {
+        if let Some(app) = self.s.topology.app_of(flow) {
             Sink::App(app)
         } else if self.s.host.forward {
             Sink::Tx

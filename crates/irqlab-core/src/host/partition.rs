@@ -37,7 +37,7 @@ pub(crate) fn applies(s: &Scenario) -> bool {
     s.host.cores > 1
         && !s.host.forward
         && t.core_vectors.iter().all(|v| !v.is_empty())
-        && t.flow_app.iter().zip(&t.flow_queue).all(|(&a, &q)| {
+        && t.flow_app.iter().zip(t.flow_queue.iter()).all(|(&a, &q)| {
             a == NO_APP || s.apps[a as usize].core == t.vector_core[q as usize] as usize
         })
 }
@@ -57,12 +57,10 @@ impl Part {
         let apps: Vec<usize> = (0..s.apps.len())
             .filter(|&a| s.apps[a].core == core)
             .collect();
-        let local = |global: &[usize], g: usize, none: u16| {
-            global
-                .iter()
-                .position(|&x| x == g)
-                .map_or(none, |i| i as u16)
-        };
+        let mut app_local = vec![NO_APP; s.apps.len()];
+        for (local, &a) in apps.iter().enumerate() {
+            app_local[a] = local as u16;
+        }
         let mut p = s.clone();
         p.host.cores = 1;
         p.nic.queues = vectors.len();
@@ -77,23 +75,10 @@ impl Part {
         p.topology = Topology {
             vector_core: vec![0; vectors.len()],
             core_vectors: vec![(0..vectors.len() as u16).collect()],
-            // arrivals come routed; a flow of another core maps nowhere it could be used
-            flow_queue: t
-                .flow_queue
-                .iter()
-                .map(|&q| local(&vectors, q as usize, 0))
-                .collect(),
-            flow_app: t
-                .flow_app
-                .iter()
-                .map(|&a| {
-                    if a == NO_APP {
-                        NO_APP
-                    } else {
-                        local(&apps, a as usize, NO_APP)
-                    }
-                })
-                .collect(),
+            // the whole host's (shared); arrivals come routed, so it is not read here
+            flow_queue: t.flow_queue.clone(),
+            flow_app: t.flow_app.clone(),
+            app_local: Some(app_local),
             queue_flows: vectors.iter().map(|&v| t.queue_flows[v]).collect(),
             app_flows: apps.iter().map(|&a| t.app_flows[a]).collect(),
         };
