@@ -1,7 +1,7 @@
 # One target per chore; CI (.ci/run) and people use the same ones.
 PYTHON ?= python3
 
-.PHONY: help install dev lint fmt test test-rust test-python bench ci clean
+.PHONY: help install dev lint fmt test test-rust test-python test-lower-bounds bench ci clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -30,6 +30,12 @@ test-python:  ## the README's test command
 	$(PYTHON) -m pip install '.[test]' && pytest
 
 test: test-rust test-python  ## all tests
+
+test-lower-bounds:  ## the tests against the oldest dependencies pyproject.toml allows (a fresh venv)
+	rm -rf .venv-lower && $(PYTHON) -m venv .venv-lower
+	.venv-lower/bin/python -m pip install --quiet --upgrade 'pip>=23'
+	PIP_CONSTRAINT= .venv-lower/bin/python -m pip install --quiet -c .ci/lower-bounds.txt '.[test]'
+	.venv-lower/bin/python -m pytest -q
 
 bench:  ## simulated packets per second against the C and SimPy references
 	$(PYTHON) -m pip install '.[bench]'
