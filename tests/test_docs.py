@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 
 import irqlab
 from irqlab.scenario import schema

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
-import tomllib
 
 import irqlab
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import tomllib
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from irqlab import _irqlab
 from irqlab.errors import ConfigError
