@@ -143,15 +143,21 @@ def run(
     consumed, their goodput and latency. Several cores add a table per core, several traffic
     classes a table per class (--format json: per_core, per_queue, per_class, per_app).
     The same scenario and seed always give the same output.
+
+    A run of more than 1e9 packets (traffic.rate_pps × (warm-up + duration); a minute or
+    more) is announced with a warning line on stderr. Ctrl-C stops any run within about a
+    second: one line on stderr, nothing written, exit status 130.
     """
     from irqlab.report import render
     from irqlab.scenario import resolve
+    from irqlab.simulate import expected_packets
     from irqlab.simulate import run as run_scenario
 
     overrides = parse_sets(sets)
     params = resolve(scenario, overrides, seed=seed)
+    _warn_if_large(params)
     seconds = (params["run.warmup_ms"] + params["run.duration_ms"]) / 1e3
-    packets = params["traffic.rate_pps"] * seconds
+    packets = expected_packets(params)
     status = Console(stderr=True)
     if packets > 2e7 and status.is_terminal:
         # Long runs (seconds of wall time): say what is happening while the core works.
@@ -172,6 +178,15 @@ def run(
             Console(file=fh, width=100, color_system=None).print(table)
     else:
         Console().print(table)
+
+
+def _warn_if_large(params: dict[str, Any]) -> None:
+    """One line on stderr before a run of more than ``LARGE_RUN_PACKETS`` packets."""
+    from irqlab.simulate import large_run_warning
+
+    warning = large_run_warning(params)
+    if warning:
+        click.echo(f"irqlab: warning: {warning}", err=True)
 
 
 def _default(value: Any) -> str:
@@ -229,10 +244,15 @@ def keys(prefix: str) -> None:
 @overrides_option
 @user_errors
 def check(scenario: Path, seed: int | None, sets: tuple[str, ...]) -> None:
-    """Validate SCENARIO without running it; print every key with its resolved value."""
+    """Validate SCENARIO without running it; print every key with its resolved value.
+
+    A scenario of more than 1e9 packets (traffic.rate_pps × (warm-up + duration)) gets a
+    warning line on stderr saying how long its run would take.
+    """
     from irqlab.scenario import resolve
 
     params = resolve(scenario, parse_sets(sets), seed=seed)
+    _warn_if_large(params)
     for key, value in params.items():
         click.echo(f"{key} = {json.dumps(value)}")
 

@@ -1,13 +1,26 @@
-"""Running scenarios: the Python face of the core's one call."""
+"""Running scenarios: the Python face of the core's one call.
+
+A run can be stopped at any time by a signal: Ctrl-C (SIGINT) raises ``KeyboardInterrupt``
+from :func:`run` within about a second, however long the run would have taken (the core looks
+for signals between slices of the run, every 50 ms of wall time). Nothing is reported then.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from irqlab import _irqlab
 from irqlab.scenario import load_scenario
+
+#: A run of more packets than this is large enough to be said so before it starts (``irqlab
+#: run`` and ``irqlab check``): a minute or more of wall time (docs/scenario.md, "Long runs").
+LARGE_RUN_PACKETS = 1e9
+#: Packets simulated per second of wall time, slow and fast: the range of the benchmarks' rows
+#: (benches/README.md: 12-24 M/s on one machine core), for telling how long a large run takes.
+PACKETS_PER_S = (10e6, 25e6)
 
 
 def run(
@@ -21,7 +34,8 @@ def run(
     ``scenario`` is a TOML path, a nested dict shaped like the file, or a flat dict of dotted
     keys; ``overrides`` are dotted keys applied on top; ``seed`` overrides ``run.seed``.
     Raises :class:`irqlab.ConfigError` (naming the key) before anything runs if the scenario is
-    invalid. The report is bit-identical for the same scenario and seed.
+    invalid, and ``KeyboardInterrupt`` within about a second of Ctrl-C. The report is
+    bit-identical for the same scenario and seed.
     """
     params = load_scenario(scenario, overrides, seed=seed)
     return _irqlab.run(params)
@@ -41,3 +55,51 @@ def run_traced(
     """
     params = load_scenario(scenario, overrides, seed=seed)
     return _irqlab.run_traced(params)
+
+
+def expected_packets(params: Mapping[str, Any]) -> float:
+    """Packets a resolved scenario (:func:`irqlab.scenario.resolve`) offers from time zero to
+    its end: ``traffic.rate_pps`` × (warm-up + duration). ON/OFF traffic is calibrated to that
+    mean rate, so the estimate holds for every ``traffic.kind``.
+
+    >>> expected_packets({"traffic.rate_pps": 1e5, "run.warmup_ms": 10, "run.duration_ms": 90})
+    10000.0
+    """
+    seconds = (params["run.warmup_ms"] + params["run.duration_ms"]) / 1e3
+    return params["traffic.rate_pps"] * seconds
+
+
+def _short(x: float) -> str:
+    """Two significant digits, exponents written short: ``"24"``, ``"1.5"``, ``"3.6e10"``,
+    ``"1,500"`` (no exponent below 10^4)."""
+    if x >= 100:
+        return f"{x:,.0f}" if x < 1e4 else re.sub(r"e\+0*", "e", f"{x:.2g}")
+    return f"{x:.2g}"
+
+
+def _wall(low_s: float, high_s: float) -> str:
+    """A range of wall times in one unit: ``"50-67 s"``, ``"24-60 min"``, ``"2.1-2.8 days"``."""
+    for unit, per in (("s", 1), ("min", 60), ("h", 3600)):
+        if high_s < 100 * per:
+            return f"{_short(low_s / per)}-{_short(high_s / per)} {unit}"
+    return f"{_short(low_s / 86400)}-{_short(high_s / 86400)} days"
+
+
+def large_run_warning(params: Mapping[str, Any]) -> str | None:
+    """One line saying how large a resolved scenario's run is, if it comes to more than
+    :data:`LARGE_RUN_PACKETS` packets; else None. An hour of 10 Mpps gives
+    ``about 3.6e10 packets to simulate (10,000,000 pps for 3,600 s): 24-60 min at 10-25 M
+    packets/s; Ctrl-C stops the run``.
+    """
+    packets = expected_packets(params)
+    if packets <= LARGE_RUN_PACKETS:
+        return None
+    slow, fast = PACKETS_PER_S
+    seconds = (params["run.warmup_ms"] + params["run.duration_ms"]) / 1e3
+    rate = params["traffic.rate_pps"]
+    wall = _wall(packets / fast, packets / slow)
+    speed = f"{slow / 1e6:.0f}-{fast / 1e6:.0f} M packets/s"
+    return (
+        f"about {_short(packets)} packets to simulate ({rate:,.0f} pps for {seconds:,.6g} s): "
+        f"{wall} at {speed}; Ctrl-C stops the run"
+    )

@@ -5,9 +5,13 @@
 //!     nic.ring_descriptors=64 platform.proto_ns=1000 run.duration_ms=11111
 //! ```
 //!
-//! Arguments are `dotted.key=value`; prints the report as JSON and the speed on stderr.
+//! Arguments are `dotted.key=value`; prints the report as JSON and the speed on stderr. The run
+//! is interruptible, as the Python binding's, asking a `stop` function the compiler cannot see
+//! through (it never stops here).
 
-use irqlab_core::{Scenario, Value, run};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use irqlab_core::{Scenario, Value, run_interruptible};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let pairs: Vec<(String, Value)> = args
@@ -32,7 +36,10 @@ fn main() {
         }
     };
     let t = std::time::Instant::now();
-    let r = run(&s);
+    let stop = std::hint::black_box(AtomicBool::new(false));
+    let Ok(r) = run_interruptible(&s, &mut || stop.load(Ordering::Relaxed)) else {
+        unreachable!("nothing sets the stop flag");
+    };
     let dt = t.elapsed().as_secs_f64();
     println!("{}", serde_json::to_string_pretty(&r).unwrap());
     eprintln!(

@@ -5,7 +5,9 @@
 //! ksoftirqd) and what latency, CPU load, IRQ rate, throughput and loss that gives.
 //!
 //! One call is one run: a [`Scenario`] and its seed in, a [`Report`] out. Runs are pure and
-//! deterministic: the same scenario gives a bit-identical report on any machine.
+//! deterministic: the same scenario gives a bit-identical report on any machine. A run can be
+//! stopped before its end ([`run_interruptible`]); one that is not stopped gives the same
+//! report as [`run`].
 //!
 //! ```
 //! use irqlab_core::{Scenario, Value, run};
@@ -51,6 +53,7 @@ pub mod topology;
 pub mod trace;
 pub mod traffic;
 
+pub use engine::Interrupted;
 pub use error::Error;
 pub use metrics::Report;
 pub use params::{PARAMS, ParamSpec, Params, Value};
@@ -63,10 +66,47 @@ pub use trace::{NoTrace, PacketTrace, Series, Tracer};
 /// vectors, no forwarding) is run core by core, which is faster and gives the same report as
 /// [`run_with`] (see `host::partition`).
 pub fn run(scenario: &Scenario) -> Report {
+    match run_interruptible(scenario, &mut || false) {
+        Ok(report) => report,
+        Err(_) => unreachable!("a run told never to stop was interrupted"),
+    }
+}
+
+/// Runs one scenario to its end, or until `stop` returns true: then it returns
+/// [`Interrupted`] and no report.
+///
+/// `stop` is asked before every millisecond of simulated time and after at most 65,536 timer
+/// events, which is at most a fraction of a second of wall time apart (on a core-by-core run,
+/// once per core and window too). Asking costs nothing on the hot path, and a run that is not
+/// stopped gives the same report as [`run`], bit for bit. `stop` may look at a flag another
+/// thread sets, a deadline, or pending signals.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use irqlab_core::{Scenario, Value, run_interruptible};
+///
+/// // an hour of 10 Mpps: minutes of wall time
+/// let scenario = Scenario::from_pairs([
+///     ("traffic.rate_pps", Value::Float(1e7)),
+///     ("run.duration_ms", Value::Float(3.6e6)),
+/// ])?;
+/// let stop = AtomicBool::new(false);
+/// std::thread::scope(|s| {
+///     let run = s.spawn(|| run_interruptible(&scenario, &mut || stop.load(Ordering::Relaxed)));
+///     stop.store(true, Ordering::Relaxed); // on Ctrl-C, say
+///     let stopped = run.join().unwrap().unwrap_err();
+///     assert!(stopped.at < scenario.run.end);
+/// });
+/// # Ok::<(), irqlab_core::Error>(())
+/// ```
+pub fn run_interruptible(
+    scenario: &Scenario,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<Report, Interrupted> {
     if runs_core_by_core(scenario) {
-        host::partition::run(scenario)
+        host::partition::run(scenario, stop)
     } else {
-        run_with(scenario, NoTrace).0
+        run_with_interruptible(scenario, NoTrace, stop).map(|(report, _)| report)
     }
 }
 
@@ -90,10 +130,34 @@ pub fn runs_core_by_core(scenario: &Scenario) -> bool {
 
 /// Runs one scenario with any tracer, its cores' events interleaved in time order.
 pub fn run_with<T: Tracer>(scenario: &Scenario, tracer: T) -> (Report, T) {
+    match run_with_interruptible(scenario, tracer, &mut || false) {
+        Ok(out) => out,
+        Err(_) => unreachable!("a run told never to stop was interrupted"),
+    }
+}
+
+/// [`run_with`], stopped when `stop` returns true (see [`run_interruptible`]).
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use irqlab_core::{NoTrace, Scenario, Value, run_with_interruptible};
+///
+/// // an hour of traffic, given a tenth of a second of wall time
+/// let scenario = Scenario::from_pairs([("run.duration_ms", Value::Float(3.6e6))])?;
+/// let deadline = Instant::now() + Duration::from_millis(100);
+/// let out = run_with_interruptible(&scenario, NoTrace, &mut || Instant::now() > deadline);
+/// assert!(out.is_err());
+/// # Ok::<(), irqlab_core::Error>(())
+/// ```
+pub fn run_with_interruptible<T: Tracer>(
+    scenario: &Scenario,
+    tracer: T,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<(Report, T), Interrupted> {
     if scenario.host.cores == 1 && scenario.nic.queues == 1 {
-        host::Host::<T, host::One, _>::new(scenario, tracer).run()
+        host::Host::<T, host::One, _>::new(scenario, tracer).run(stop)
     } else {
-        host::Host::<T, host::Many, _>::new(scenario, tracer).run()
+        host::Host::<T, host::Many, _>::new(scenario, tracer).run(stop)
     }
 }
 

@@ -308,3 +308,188 @@ mod series {
         assert_eq!(run(&sc), r);
     }
 }
+
+mod interrupted {
+    //! A run stops when its `stop` function says so — on every scheme, interleaved or core by
+    //! core — within a millisecond of simulated time, and reports nothing.
+    use super::*;
+    use irqlab_core::params::SCHEMES;
+    use irqlab_core::time::SimTime;
+    use irqlab_core::{Tracer, run_interruptible, run_with_interruptible, runs_core_by_core};
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    const MS_PS: u64 = 1_000_000_000;
+
+    /// Sets the stop flag at the `n`-th arrival, as Ctrl-C would in the middle of a run, and
+    /// notes when.
+    struct StopAt<'a> {
+        stop: &'a AtomicBool,
+        n: u64,
+        set_at: &'a Cell<Option<SimTime>>,
+    }
+
+    impl Tracer for StopAt<'_> {
+        fn arrival(&mut self, id: u64, t: SimTime, _: bool) {
+            if id + 1 == self.n {
+                self.stop.store(true, Ordering::Relaxed);
+                self.set_at.set(Some(t));
+            }
+        }
+        fn delivered(&mut self, _: u64, _: SimTime, _: SimTime) {}
+    }
+
+    /// An hour of simulated time: minutes to hours of wall time.
+    fn an_hour(mut pairs: Vec<(&'static str, Value)>) -> Scenario {
+        pairs.push(("run.warmup_ms", f(0.0)));
+        pairs.push(("run.duration_ms", f(3.6e6)));
+        scenario(&pairs)
+    }
+
+    /// Runs `sc` interleaved, setting its flag at the 5000th arrival: it must stop at the end
+    /// of that millisecond slice.
+    fn stops_within_a_millisecond(sc: &Scenario) {
+        let stop = AtomicBool::new(false);
+        let set_at = Cell::new(None);
+        let tracer = StopAt {
+            stop: &stop,
+            n: 5000,
+            set_at: &set_at,
+        };
+        let Err(e) = run_with_interruptible(sc, tracer, &mut || stop.load(Ordering::Relaxed))
+        else {
+            panic!("a run whose flag was set ran to its end");
+        };
+        let set_at = set_at.get().expect("the flag was set");
+        assert!(
+            set_at <= e.at && e.at.ps() <= set_at.ps() + MS_PS,
+            "flag set at {set_at}, {e}"
+        );
+    }
+
+    #[test]
+    fn every_scheme_stops_within_a_millisecond_of_simulated_time() {
+        for &scheme in SCHEMES {
+            stops_within_a_millisecond(&an_hour(salah(scheme, 100_000.0)));
+        }
+    }
+
+    #[test]
+    fn an_interleaved_host_of_several_cores_stops() {
+        let mut pairs = salah("napi", 400_000.0);
+        pairs.extend([
+            ("host.cores", i(4)),
+            ("nic.queues", i(4)),
+            ("traffic.flows", i(64)),
+            ("host.forward", Value::Bool(true)),
+        ]);
+        let sc = an_hour(pairs);
+        assert!(!runs_core_by_core(&sc));
+        stops_within_a_millisecond(&sc);
+    }
+
+    #[test]
+    fn a_host_run_core_by_core_stops() {
+        let mut pairs = salah("napi", 1e7);
+        pairs.extend([
+            ("host.cores", i(4)),
+            ("nic.queues", i(4)),
+            ("traffic.flows", i(64)),
+            ("platform.proto_ns", f(100.0)),
+        ]);
+        let sc = an_hour(pairs);
+        assert!(runs_core_by_core(&sc));
+        // told to stop before it starts: nothing runs
+        let e = run_interruptible(&sc, &mut || true).unwrap_err();
+        assert_eq!(e.at, SimTime::ZERO);
+        // asked once per core and slice: told to stop at the 100th question
+        let mut asked = 0;
+        let e = run_interruptible(&sc, &mut || {
+            asked += 1;
+            asked == 100
+        })
+        .unwrap_err();
+        assert!(SimTime::ZERO < e.at && e.at < sc.run.end, "{e}");
+        assert_eq!(asked, 100);
+        // a flag set from another thread while it runs (3.6e10 packets: hours)
+        let stop = AtomicBool::new(false);
+        let started = Instant::now();
+        let e = std::thread::scope(|s| {
+            let run = s.spawn(|| run_interruptible(&sc, &mut || stop.load(Ordering::Relaxed)));
+            std::thread::sleep(Duration::from_millis(200));
+            stop.store(true, Ordering::Relaxed);
+            run.join().unwrap()
+        })
+        .unwrap_err();
+        assert!(e.at < sc.run.end);
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+}
+
+mod never_interrupted {
+    //! Asking whether to stop changes nothing: a run whose flag is never set gives the report
+    //! of `run`, bit for bit, having been asked at least once per millisecond of simulated
+    //! time. (That `run` itself gives the reports it gave before runs could be stopped is held
+    //! by the golden scenarios, tests/golden/.)
+    use super::*;
+    use irqlab_core::params::SCHEMES;
+    use irqlab_core::{NoTrace, run_interruptible, run_with, runs_core_by_core};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Runs `sc` with a flag nobody sets, counting the questions; returns the report as JSON
+    /// and how many times the flag was looked at.
+    fn never_set(sc: &Scenario) -> (String, u64) {
+        let flag = AtomicBool::new(false);
+        let mut asked = 0;
+        let r = run_interruptible(sc, &mut || {
+            asked += 1;
+            flag.load(Ordering::Relaxed)
+        })
+        .expect("a flag never set does not stop the run");
+        (serde_json::to_string(&r).unwrap(), asked)
+    }
+
+    fn same_as_run(sc: &Scenario, ms: u64) {
+        let (r, asked) = never_set(sc);
+        assert_eq!(r, serde_json::to_string(&run(sc)).unwrap());
+        assert!(asked >= ms, "asked {asked} times in {ms} ms");
+    }
+
+    #[test]
+    fn every_scheme_gives_the_report_of_run() {
+        for &scheme in SCHEMES {
+            let mut pairs = salah(scheme, 150_000.0);
+            pairs.push(("run.duration_ms", f(20.0)));
+            same_as_run(&scenario(&pairs), 70);
+        }
+    }
+
+    #[test]
+    fn several_cores_give_the_report_of_run_interleaved_or_core_by_core() {
+        let mut pairs = salah("napi", 400_000.0);
+        pairs.extend([
+            ("host.cores", i(4)),
+            ("nic.queues", i(4)),
+            ("traffic.flows", i(64)),
+            ("run.duration_ms", f(20.0)),
+        ]);
+        let core_by_core = scenario(&pairs);
+        assert!(runs_core_by_core(&core_by_core));
+        same_as_run(&core_by_core, 4 * 70);
+        // the interleaved run of the same host gives the same report too
+        let (r, _) = never_set(&core_by_core);
+        assert_eq!(
+            r,
+            serde_json::to_string(&run_with(&core_by_core, NoTrace).0).unwrap()
+        );
+        pairs.push(("host.forward", Value::Bool(true)));
+        let interleaved = scenario(&pairs);
+        assert!(!runs_core_by_core(&interleaved));
+        same_as_run(&interleaved, 70);
+    }
+}

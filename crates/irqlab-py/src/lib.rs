@@ -1,13 +1,17 @@
 //! Python bindings for irqlab-core. Conversion only: Python values in, a core call, Python
 //! values out. Errors become `irqlab.errors.ConfigError` (naming the key); a panic in the core
 //! is caught here and becomes `irqlab.errors.InternalError`, never a crash or a
-//! `PanicException`.
+//! `PanicException`. A run can be stopped by a signal (Ctrl-C): see [`interruptible`].
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
 
 use irqlab_core::params::{Kind, ParamSpec, TABLES};
-use irqlab_core::{Error, PARAMS, Report, Scenario, Value};
-use pyo3::exceptions::PyRuntimeError;
+use irqlab_core::{
+    Error, Interrupted, PARAMS, PacketTrace, Report, Scenario, Series, Value, run_interruptible,
+    run_with_interruptible,
+};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
@@ -30,6 +34,48 @@ fn config_error(py: Python<'_>, e: &Error) -> PyErr {
 
 const RUN_FAILED: &str =
     "irqlab core failed during the run (this is a bug; please report the scenario)";
+
+/// How often a run looks for signals, wall time.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Runs `run` (a core run given its `stop` function) with the GIL released, looking for
+/// signals every [`SIGNAL_POLL`]: Python runs its signal handlers only when asked, so a run
+/// that held this thread would ignore Ctrl-C for hours. The core asks `stop` between slices of
+/// the run (at most a fraction of a second apart); once `SIGNAL_POLL` has passed, `stop` takes
+/// the GIL and runs the pending handlers. When one raises (Ctrl-C: `KeyboardInterrupt`), the
+/// run stops there and the handler's exception is returned. A panic in the core becomes
+/// `InternalError`.
+fn interruptible<R: Send>(
+    py: Python<'_>,
+    run: impl FnOnce(&mut dyn FnMut() -> bool) -> Result<R, Interrupted> + Send,
+) -> PyResult<R> {
+    let mut raised: Option<PyErr> = None;
+    let out = py.detach(|| {
+        let mut next_look = Instant::now() + SIGNAL_POLL;
+        let mut stop = || {
+            let now = Instant::now();
+            if now < next_look {
+                return false;
+            }
+            next_look = now + SIGNAL_POLL;
+            match Python::attach(|py| py.check_signals()) {
+                Ok(()) => false,
+                Err(e) => {
+                    raised = Some(e);
+                    true
+                }
+            }
+        };
+        catch_unwind(AssertUnwindSafe(|| run(&mut stop)))
+    });
+    match (out, raised) {
+        (Ok(Ok(r)), None) => Ok(r),
+        // a handler raised: that is the answer, whether the run stopped or had just ended
+        (Ok(_), Some(e)) => Err(e),
+        (Ok(Err(stopped)), None) => Err(PyKeyboardInterrupt::new_err(stopped.to_string())),
+        (Err(_), _) => Err(py_err(py, "InternalError", (RUN_FAILED,))),
+    }
+}
 
 /// Converts one Python value; `bool` is checked before `int` (it is a subclass).
 fn to_value(py: Python<'_>, key: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
@@ -143,14 +189,12 @@ fn resolve<'py>(py: Python<'py>, params: &Bound<'py, PyDict>) -> PyResult<Bound<
 }
 
 /// Runs one scenario given as a flat `{dotted key: value}` dict; returns the report as a dict.
+/// A signal stops it within about a second, raising what its handler raised.
 #[pyfunction]
 fn run<'py>(py: Python<'py>, params: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
     let s = build(py, params)?;
-    let report = py.detach(|| catch_unwind(AssertUnwindSafe(|| irqlab_core::run(&s))));
-    match report {
-        Ok(r) => report_to_py(py, &r),
-        Err(_) => Err(py_err(py, "InternalError", (RUN_FAILED,))),
-    }
+    let r = interruptible(py, |stop| run_interruptible(&s, stop))?;
+    report_to_py(py, &r)
 }
 
 /// Like `run`, and also returns per-packet outcomes: `{arrival_ps, accepted, done_ps}` lists
@@ -161,8 +205,9 @@ fn run_traced<'py>(
     params: &Bound<'py, PyDict>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
     let s = build(py, params)?;
-    let out = py.detach(|| catch_unwind(AssertUnwindSafe(|| irqlab_core::run_traced(&s))));
-    let (r, trace) = out.map_err(|_| py_err(py, "InternalError", (RUN_FAILED,)))?;
+    let (r, trace) = interruptible(py, |stop| {
+        run_with_interruptible(&s, PacketTrace::default(), stop)
+    })?;
     let d = PyDict::new(py);
     d.set_item("arrival_ps", PyList::new(py, &trace.arrival_ps)?)?;
     d.set_item("accepted", PyList::new(py, &trace.accepted)?)?;
@@ -189,8 +234,9 @@ fn run_series<'py>(
         ));
     }
     let s = build(py, params)?;
-    let out = py.detach(|| catch_unwind(AssertUnwindSafe(|| irqlab_core::run_series(&s, buckets))));
-    let (r, series) = out.map_err(|_| py_err(py, "InternalError", (RUN_FAILED,)))?;
+    let (r, series) = interruptible(py, |stop| {
+        run_with_interruptible(&s, Series::new(s.run.end, buckets), stop)
+    })?;
     let d = PyDict::new(py);
     d.set_item("bucket_ps", series.bucket.ps())?;
     d.set_item("offered", PyList::new(py, &series.offered)?)?;
@@ -271,10 +317,18 @@ fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
     Ok(list)
 }
 
-/// Deliberately panics inside the core boundary guard (for the no-panic-crosses test).
+/// Deliberately panics inside the core boundary guard, or in a run's worker thread with
+/// `in_run` (for the no-panic-crosses tests).
 #[pyfunction]
-fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
-    guard(py, || panic!("deliberate test panic"))
+#[pyo3(signature = (in_run = false))]
+fn _panic_for_test(py: Python<'_>, in_run: bool) -> PyResult<()> {
+    if in_run {
+        interruptible(py, |_| -> Result<(), Interrupted> {
+            panic!("deliberate test panic")
+        })
+    } else {
+        guard(py, || panic!("deliberate test panic"))
+    }
 }
 
 #[pymodule]

@@ -34,7 +34,7 @@ use std::collections::VecDeque;
 
 use crate::cpu::{Category, Cpu, Level, N_CATEGORIES};
 use crate::dist::sample;
-use crate::engine::Model;
+use crate::engine::{Interrupted, Model};
 use crate::kernel::{Kernel, Napi};
 use crate::metrics::{Metrics, Report, Snapshot};
 use crate::moderation::{AnyPolicy, Policy};
@@ -313,13 +313,13 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
         host
     }
 
-    /// Runs to the end and returns the report.
-    pub fn run(mut self) -> (Report, T) {
+    /// Runs to the end and returns the report, unless `stop` says to stop first.
+    pub fn run(mut self, stop: &mut dyn FnMut() -> bool) -> Result<(Report, T), Interrupted> {
         let (warmup, end) = (self.s.run.warmup, self.s.run.end);
-        crate::engine::run(&mut self, warmup, end);
+        crate::engine::run(&mut self, warmup, end, stop)?;
         let snap = self.snapshot();
         let report = self.metrics.report(self.s, &snap);
-        (report, self.tracer)
+        Ok((report, self.tracer))
     }
 
     /// The counters and the end state of a run the caller drove to its end.

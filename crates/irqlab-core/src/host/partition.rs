@@ -16,9 +16,12 @@
 //! A host is run this way when it has several cores, each with at least one vector, no app
 //! reads a flow steered to another core, and it does not forward (its Tx rings share the
 //! port's wire). Tracers always see the interleaved run.
+//!
+//! Each core's engine asks the `stop` function as in the interleaved run: before each slice of
+//! simulated time, so at least once per core and window.
 
 use super::{Buffer, Feed, Generator, Host, Many, One};
-use crate::engine::Engine;
+use crate::engine::{Engine, Interrupted};
 use crate::metrics::{Metrics, Report, Snapshot};
 use crate::rng::{self, N_STREAMS, Stream};
 use crate::scenario::Scenario;
@@ -106,18 +109,27 @@ impl<'s> PartHost<'s> {
         }
     }
 
-    /// Runs the host to `t` on the packets of `buffer` (which it leaves there, taken or not).
-    fn run_until(&mut self, e: &mut Engine, t: SimTime, buffer: &mut Buffer) {
+    /// Runs the host to `t` on the packets of `buffer` (which it leaves there, taken or not),
+    /// unless `stop` says to stop first.
+    fn run_until(
+        &mut self,
+        e: &mut Engine,
+        t: SimTime,
+        buffer: &mut Buffer,
+        stop: &mut dyn FnMut() -> bool,
+    ) -> Result<(), Interrupted> {
         match self {
             PartHost::One(h) => {
                 std::mem::swap(&mut h.feed, buffer);
-                e.run_until(&mut **h, t);
+                let done = e.run_until(&mut **h, t, stop);
                 std::mem::swap(&mut h.feed, buffer);
+                done
             }
             PartHost::Many(h) => {
                 std::mem::swap(&mut h.feed, buffer);
-                e.run_until(&mut **h, t);
+                let done = e.run_until(&mut **h, t, stop);
                 std::mem::swap(&mut h.feed, buffer);
+                done
             }
         }
     }
@@ -136,8 +148,8 @@ impl<'s> PartHost<'s> {
     }
 }
 
-/// Runs `s` core by core ([`applies`] must hold).
-pub(crate) fn run(s: &Scenario) -> Report {
+/// Runs `s` core by core ([`applies`] must hold), unless `stop` says to stop first.
+pub(crate) fn run(s: &Scenario, stop: &mut dyn FnMut() -> bool) -> Result<Report, Interrupted> {
     debug_assert!(applies(s));
     let cores = s.host.cores;
     let (warmup, end) = (s.run.warmup, s.run.end);
@@ -164,6 +176,8 @@ pub(crate) fn run(s: &Scenario) -> Report {
         .map(|(p, streams)| PartHost::new(&p.scenario, streams))
         .collect();
     let mut engines: Vec<Engine> = (0..cores).map(|_| Engine::new(warmup)).collect();
+    // every core has handled every event before this time
+    let mut reached = SimTime::ZERO;
     loop {
         for b in &mut buffers {
             b.compact();
@@ -179,8 +193,10 @@ pub(crate) fn run(s: &Scenario) -> Report {
         // every arrival before `until` is routed
         let until = SimTime(traffic.next_ps().min(end.ps()));
         for ((h, e), b) in hosts.iter_mut().zip(&mut engines).zip(&mut buffers) {
-            h.run_until(e, until, b);
+            h.run_until(e, until, b, stop)
+                .map_err(|_| Interrupted { at: reached })?;
         }
+        reached = until;
         if until >= end {
             break;
         }
@@ -215,5 +231,5 @@ pub(crate) fn run(s: &Scenario) -> Report {
         }
         snap.cpu_ps.push(p.cpu_ps[0]);
     }
-    metrics.report(s, &snap)
+    Ok(metrics.report(s, &snap))
 }
