@@ -11,6 +11,7 @@ import json
 import math
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -44,8 +45,28 @@ def user_errors(f: F) -> F:
         except KeyboardInterrupt:
             click.echo("irqlab: interrupted", err=True)
             sys.exit(130)
+        except Exception as e:
+            from irqlab.policy import raised_by_policy
+
+            if not raised_by_policy(e):
+                raise
+            # the user's own code failed: their traceback is what they need
+            what = f"{type(e).__name__}: {e}"
+            click.echo(f"irqlab: error: the moderation policy raised {what}", err=True)
+            click.echo(_user_traceback(e), err=True)
+            sys.exit(EXIT_USER_ERROR)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _user_traceback(e: BaseException) -> str:
+    """The traceback of an exception raised in the user's code, without irqlab's frames."""
+    own = str(Path(__file__).resolve().parent)
+    tb = traceback.TracebackException.from_exception(e)
+    tb.stack = traceback.StackSummary.from_list(
+        [f for f in tb.stack if not str(Path(f.filename).resolve()).startswith(own)]
+    )
+    return "".join(tb.format()).rstrip()
 
 
 def overrides_option(f: F) -> F:
@@ -247,11 +268,14 @@ def check(scenario: Path, seed: int | None, sets: tuple[str, ...]) -> None:
     """Validate SCENARIO without running it; print every key with its resolved value.
 
     A scenario of more than 1e9 packets (traffic.rate_pps × (warm-up + duration)) gets a
-    warning line on stderr saying how long its run would take.
+    warning line on stderr saying how long its run would take. With driver.moderation =
+    "python", the class that driver.policy names is imported (and so checked) too.
     """
+    from irqlab.policy import resolve_policy
     from irqlab.scenario import resolve
 
     params = resolve(scenario, parse_sets(sets), seed=seed)
+    resolve_policy(params)
     _warn_if_large(params)
     for key, value in params.items():
         click.echo(f"{key} = {json.dumps(value)}")

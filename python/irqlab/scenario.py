@@ -223,6 +223,22 @@ def parse_override(text: str) -> tuple[str, Value]:
     return key, value
 
 
+def _policy_paths(tree: dict[str, Any], here: Path) -> dict[str, Any]:
+    """A file's ``driver.policy = "file.py:Class"`` made absolute (a relative file is the
+    file's neighbour), in a scenario and in a sweep file's ``[base]``."""
+    from irqlab.policy import absolute
+
+    for table in (tree, tree.get("base")):
+        if not isinstance(table, dict):
+            continue
+        driver = table.get("driver")
+        if isinstance(driver, dict) and isinstance(driver.get("policy"), str):
+            driver["policy"] = absolute(driver["policy"], here)
+        if isinstance(table.get("driver.policy"), str):
+            table["driver.policy"] = absolute(table["driver.policy"], here)
+    return tree
+
+
 def load_toml(path: str | Path) -> dict[str, Any]:
     """Reads a TOML file, turning I/O and syntax errors into :class:`ConfigError`."""
     p = Path(path)
@@ -233,7 +249,7 @@ def load_toml(path: str | Path) -> dict[str, Any]:
     except OSError as e:
         raise ConfigError(f"{p}: cannot read ({e.strerror})", None) from None
     try:
-        return tomllib.loads(text)
+        return _policy_paths(tomllib.loads(text), p.parent)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{p}: not valid TOML: {e}", None) from None
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from irqlab import _irqlab
+from irqlab.policy import resolve_policy
 from irqlab.scenario import load_scenario
 
 #: A run of more packets than this is large enough to be said so before it starts (``irqlab
@@ -28,17 +29,21 @@ def run(
     overrides: Iterable[tuple[str, Any]] | Mapping[str, Any] = (),
     *,
     seed: int | None = None,
+    policy: Any = None,
 ) -> dict[str, Any]:
     """Runs one scenario and returns its report as a nested dict.
 
     ``scenario`` is a TOML path, a nested dict shaped like the file, or a flat dict of dotted
     keys; ``overrides`` are dotted keys applied on top; ``seed`` overrides ``run.seed``.
-    Raises :class:`irqlab.ConfigError` (naming the key) before anything runs if the scenario is
-    invalid, and ``KeyboardInterrupt`` within about a second of Ctrl-C. The report is
-    bit-identical for the same scenario and seed.
+    ``policy`` runs the scenario with a moderation policy written in Python
+    (``driver.moderation = "python"``; :mod:`irqlab.policy`): a class, a callable making one,
+    or a policy object. Raises :class:`irqlab.ConfigError` (naming the key) before anything
+    runs if the scenario is invalid, ``KeyboardInterrupt`` within about a second of Ctrl-C, and
+    what a Python policy raised, with its traceback. The report is bit-identical for the same
+    scenario and seed.
     """
-    params = load_scenario(scenario, overrides, seed=seed)
-    return _irqlab.run(params)
+    params, make = resolve_policy(load_scenario(scenario, overrides, seed=seed), policy)
+    return _irqlab.run(params, make)
 
 
 def run_traced(
@@ -46,6 +51,7 @@ def run_traced(
     overrides: Iterable[tuple[str, Any]] | Mapping[str, Any] = (),
     *,
     seed: int | None = None,
+    policy: Any = None,
 ) -> tuple[dict[str, Any], dict[str, list]]:
     """Like :func:`run`, plus every packet's arrival and completion time in picoseconds.
 
@@ -53,8 +59,8 @@ def run_traced(
     (None if dropped or still in flight) per packet, in arrival order. Memory grows with the
     run: for tests and small studies.
     """
-    params = load_scenario(scenario, overrides, seed=seed)
-    return _irqlab.run_traced(params)
+    params, make = resolve_policy(load_scenario(scenario, overrides, seed=seed), policy)
+    return _irqlab.run_traced(params, make)
 
 
 def expected_packets(params: Mapping[str, Any]) -> float:

@@ -257,6 +257,7 @@ pub const MODERATION: &[&str] = &[
     "ixgbe",
     "i40e",
     "dim",
+    "python",
 ];
 /// Cost distributions.
 pub const DISTS: &[&str] = &["deterministic", "exponential"];
@@ -721,6 +722,12 @@ pub const PARAMS: &[ParamSpec] = &[
         Kind::OneOf(MODERATION),
         S("static"),
         "interrupt moderation policy (static: a fixed ITR; the others adapt it after each NAPI session)",
+    ),
+    p(
+        "driver.policy",
+        Kind::Text("\"module:Class\" or \"file.py:Class\" (a file relative to the scenario's)"),
+        S(""),
+        "python: the policy class, made once per vector (irqlab.run(..., policy=...) overrides it)",
     ),
     p(
         "driver.itr_rate",

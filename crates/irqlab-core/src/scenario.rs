@@ -364,6 +364,9 @@ pub enum Moderation {
     Dim {
         cqe: bool,
     },
+    /// `python`: a policy from outside the core, made per vector by the factory the bindings
+    /// attach ([`Scenario::with_policy`]); without one, a policy that never writes.
+    External(Option<crate::moderation::external::Factory>),
 }
 
 impl Moderation {
@@ -387,6 +390,7 @@ impl Moderation {
             "dim" => Moderation::Dim {
                 cqe: p.str("driver.dim_mode") == "cqe",
             },
+            "python" => Moderation::External(None),
             _ => match p.f64("driver.itr_rate") {
                 0.0 => Moderation::Static(itr),
                 rate => Moderation::Static(crate::moderation::interval_of_rate(rate)),
@@ -397,7 +401,7 @@ impl Moderation {
     /// The policy of one vector; `has_tx`: the vector has a Tx ring (a TxRx vector).
     pub fn policy(&self, has_tx: bool) -> crate::moderation::AnyPolicy {
         use crate::moderation::{
-            AnyPolicy as P, Off, Static, dim, i40e, ixgbe, ixgbe_legacy, linear,
+            AnyPolicy as P, Off, Static, dim, external, i40e, ixgbe, ixgbe_legacy, linear,
         };
         match self {
             Moderation::Off => P::Off(Off),
@@ -435,6 +439,8 @@ impl Moderation {
             } else {
                 dim::DimMode::Eqe
             })),
+            Moderation::External(Some(f)) => P::External(f.make()),
+            Moderation::External(None) => P::External(external::ExternalPolicy::absent()),
         }
     }
 }
@@ -574,6 +580,15 @@ fn to_jiffies(value: f64, per_second: f64, hz: u64) -> u64 {
 }
 
 impl Scenario {
+    /// The same scenario with its `python` moderation policy made by `factory`, one per
+    /// vector. A scenario with another `driver.moderation` does not change.
+    pub fn with_policy(mut self, factory: crate::moderation::external::Factory) -> Scenario {
+        if let Moderation::External(f) = &mut self.moderation {
+            *f = Some(factory);
+        }
+        self
+    }
+
     /// Builds a scenario from `(dotted key, value)` pairs (missing keys take their defaults).
     pub fn from_pairs<K: AsRef<str>>(
         pairs: impl IntoIterator<Item = (K, Value)>,

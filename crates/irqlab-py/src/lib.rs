@@ -4,6 +4,7 @@
 //! `PanicException`. A run can be stopped by a signal (Ctrl-C): see [`interruptible`].
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use irqlab_core::params::{Kind, ParamSpec, TABLES};
@@ -14,6 +15,10 @@ use irqlab_core::{
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+mod policy;
+
+use policy::Failure;
 
 /// The Python exception `irqlab.errors.<name>(*args)`.
 fn py_err<'py, A: pyo3::call::PyCallArgs<'py>>(py: Python<'py>, name: &str, args: A) -> PyErr {
@@ -49,10 +54,23 @@ fn interruptible<R: Send>(
     py: Python<'_>,
     run: impl FnOnce(&mut dyn FnMut() -> bool) -> Result<R, Interrupted> + Send,
 ) -> PyResult<R> {
+    interruptible_with(py, &Failure::default(), run)
+}
+
+/// [`interruptible`] for a run with a Python moderation policy: the run also stops at its
+/// next slice once the policy has raised, and the policy's exception is the answer.
+fn interruptible_with<R: Send>(
+    py: Python<'_>,
+    failure: &Failure,
+    run: impl FnOnce(&mut dyn FnMut() -> bool) -> Result<R, Interrupted> + Send,
+) -> PyResult<R> {
     let mut raised: Option<PyErr> = None;
     let out = py.detach(|| {
         let mut next_look = Instant::now() + SIGNAL_POLL;
         let mut stop = || {
+            if failure.happened() {
+                return true;
+            }
             let now = Instant::now();
             if now < next_look {
                 return false;
@@ -68,6 +86,9 @@ fn interruptible<R: Send>(
         };
         catch_unwind(AssertUnwindSafe(|| run(&mut stop)))
     });
+    if let Some(e) = failure.take() {
+        return Err(e);
+    }
     match (out, raised) {
         (Ok(Ok(r)), None) => Ok(r),
         // a handler raised: that is the answer, whether the run stopped or had just ended
@@ -139,6 +160,23 @@ fn build(py: Python<'_>, params: &Bound<'_, PyDict>) -> PyResult<Scenario> {
     guard(py, || Scenario::from_pairs(pairs))?.map_err(|e| config_error(py, &e))
 }
 
+/// [`build`], with the scenario's `python` moderation policies made by `policy()` (a
+/// zero-argument callable, one call per vector); their first error goes to the returned
+/// [`Failure`].
+fn build_with(
+    py: Python<'_>,
+    params: &Bound<'_, PyDict>,
+    policy: Option<Bound<'_, PyAny>>,
+) -> PyResult<(Scenario, Arc<Failure>)> {
+    let s = build(py, params)?;
+    let failure = Arc::new(Failure::default());
+    let s = match policy {
+        Some(make) => s.with_policy(policy::factory(make.unbind(), Arc::clone(&failure))),
+        None => s,
+    };
+    Ok((s, failure))
+}
+
 /// Runs `f`, turning a panic into `InternalError`.
 fn guard<T>(py: Python<'_>, f: impl FnOnce() -> T) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
@@ -189,23 +227,31 @@ fn resolve<'py>(py: Python<'py>, params: &Bound<'py, PyDict>) -> PyResult<Bound<
 }
 
 /// Runs one scenario given as a flat `{dotted key: value}` dict; returns the report as a dict.
-/// A signal stops it within about a second, raising what its handler raised.
+/// A signal stops it within about a second, raising what its handler raised. `policy`: a
+/// zero-argument callable making the `python` moderation policy of each vector.
 #[pyfunction]
-fn run<'py>(py: Python<'py>, params: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
-    let s = build(py, params)?;
-    let r = interruptible(py, |stop| run_interruptible(&s, stop))?;
+#[pyo3(signature = (params, policy = None))]
+fn run<'py>(
+    py: Python<'py>,
+    params: &Bound<'py, PyDict>,
+    policy: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (s, failure) = build_with(py, params, policy)?;
+    let r = interruptible_with(py, &failure, |stop| run_interruptible(&s, stop))?;
     report_to_py(py, &r)
 }
 
 /// Like `run`, and also returns per-packet outcomes: `{arrival_ps, accepted, done_ps}` lists
 /// (`done_ps` is None for dropped packets and packets still in flight).
 #[pyfunction]
+#[pyo3(signature = (params, policy = None))]
 fn run_traced<'py>(
     py: Python<'py>,
     params: &Bound<'py, PyDict>,
+    policy: Option<Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
-    let s = build(py, params)?;
-    let (r, trace) = interruptible(py, |stop| {
+    let (s, failure) = build_with(py, params, policy)?;
+    let (r, trace) = interruptible_with(py, &failure, |stop| {
         run_with_interruptible(&s, PacketTrace::default(), stop)
     })?;
     let d = PyDict::new(py);
@@ -218,10 +264,12 @@ fn run_traced<'py>(
 /// Like `run`, and also returns the run as a time series of `buckets` equal buckets from time
 /// zero (warm-up included): `{bucket_ps, offered, dropped, delivered, latency_sum_us}` lists.
 #[pyfunction]
+#[pyo3(signature = (params, buckets, policy = None))]
 fn run_series<'py>(
     py: Python<'py>,
     params: &Bound<'py, PyDict>,
     buckets: usize,
+    policy: Option<Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
     if !(1..=10_000_000).contains(&buckets) {
         return Err(py_err(
@@ -233,8 +281,8 @@ fn run_series<'py>(
             ),
         ));
     }
-    let s = build(py, params)?;
-    let (r, series) = interruptible(py, |stop| {
+    let (s, failure) = build_with(py, params, policy)?;
+    let (r, series) = interruptible_with(py, &failure, |stop| {
         run_with_interruptible(&s, Series::new(s.run.end, buckets), stop)
     })?;
     let d = PyDict::new(py);
@@ -340,6 +388,7 @@ fn _irqlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(frame_sizes, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    policy::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

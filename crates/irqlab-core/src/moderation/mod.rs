@@ -13,9 +13,10 @@
 //! apply to the next interrupt.
 //!
 //! One file per policy: `off` and `static` here, [`ixgbe_legacy`], [`linear`], [`ixgbe`],
-//! [`i40e`], [`dim`].
+//! [`i40e`], [`dim`], and [`external`] for policies written outside the core (Python).
 
 pub mod dim;
+pub mod external;
 pub mod i40e;
 pub mod ixgbe;
 pub mod ixgbe_legacy;
@@ -139,6 +140,7 @@ pub enum AnyPolicy {
     Ixgbe(ixgbe::Ixgbe),
     I40e(i40e::I40e),
     Dim(dim::Dim),
+    External(external::ExternalPolicy),
 }
 
 macro_rules! each {
@@ -151,6 +153,7 @@ macro_rules! each {
             AnyPolicy::Ixgbe($p) => $e,
             AnyPolicy::I40e($p) => $e,
             AnyPolicy::Dim($p) => $e,
+            AnyPolicy::External($p) => $e,
         }
     };
 }
