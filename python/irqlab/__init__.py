@@ -18,6 +18,7 @@ from irqlab.errors import ConfigError, InternalError, IrqlabError
 from irqlab.experiments import load_results, summary_table, sweep
 from irqlab.scenario import load_scenario, resolve
 from irqlab.simulate import run, run_traced
+from irqlab.tuning import tune
 
 if TYPE_CHECKING:
     import pandas
@@ -50,4 +51,5 @@ __all__ = [
     "run_traced",
     "summarize",
     "sweep",
+    "tune",
 ]
