@@ -1086,7 +1086,7 @@ def summary(p: Probe) -> list[Any]:
     t.add_column("source", overflow="fold")
     order = {name: i for i, name in enumerate(["", *SECTIONS])}
     for s in sorted(p.settings.values(), key=lambda s: order.get(_section(s.key), len(order))):
-        t.add_row(s.key, _toml_value(s.value), s.source)
+        t.add_row(s.key, _toml_value(s.value), s.source.rstrip(":"))
     if p.rx_pps is not None:
         t.add_row("(observed)", f"{p.rx_pps:,.0f} pps", f"{p.iface} received, not written")
     for name, value, what, source in p.unmodelled:
