@@ -23,7 +23,18 @@ def invoke(*args: str):
 
 @pytest.mark.parametrize(
     "sub",
-    [[], ["run"], ["keys"], ["check"], ["sweep"], ["plot"], ["rerun"], ["analytic"], ["reproduce"]],
+    [
+        [],
+        ["run"],
+        ["keys"],
+        ["check"],
+        ["sweep"],
+        ["plot"],
+        ["rerun"],
+        ["analytic"],
+        ["reproduce"],
+        ["probe"],
+    ],
 )
 def test_every_subcommand_has_help(sub):
     r = invoke(*sub, "--help")

@@ -137,6 +137,7 @@ def main() -> None:
       irqlab plot results/livelock --x traffic.rate_pps --y throughput_pps --hue scheme
       irqlab analytic irq --set platform.preset=salah2007
       irqlab reproduce salah2007 --out results/salah2007
+      irqlab probe eth0 --out host.toml   # a scenario of this host's NIC, IRQs and NAPI
     """
 
 
@@ -886,6 +887,85 @@ def _tune_progress(enabled: bool) -> Any:
         console=Console(stderr=True),
         disable=not enabled,
     )
+
+
+@main.command()
+@click.argument("iface", required=False)
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Write the scenario to FILE (default: print it on stdout, the summary on stderr).",
+)
+@click.option("--force", is_flag=True, help="Replace --out if it exists (else: an error).")
+@click.option(
+    "--interval",
+    default="1s",
+    show_default=True,
+    metavar="DURATION",
+    help="Time between the two samples of /proc/interrupts and of the interface's packet "
+    "counters that give the IRQ and packet rates: 1s, 500ms, or 0 (one sample, no rates).",
+)
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("/"),
+    show_default=True,
+    metavar="ROOT",
+    help="Probe a recorded host instead of this one: ROOT/proc and ROOT/sys as the host had "
+    "them, ethtool's output in ROOT/ethtool/IFACE/{driver,show-coalesce,show-ring,"
+    "show-channels}, second samples as FILE.2 (docs/probe.md).",
+)
+@user_errors
+def probe(iface: str | None, out: Path | None, force: bool, interval: str, root: Path) -> None:
+    """Write a scenario of this host's receive path for IFACE (default: the interface of the
+    default route).
+
+    Reads the interface's coalescing, ring sizes and channels (`ethtool -c/-g/-l/-i`), the
+    NAPI sysctls (netdev_budget, netdev_budget_usecs, busy_read, busy_poll) and per-device
+    settings (napi_defer_hard_irqs, gro_flush_timeout), its IRQs with their affinity and
+    rates (/proc/interrupts sampled twice), the CPUs, their clock and the kernel's tick rate,
+    and the driver. Each value in the scenario names its source in a comment; the costs a
+    host cannot tell (how long an IRQ or a packet takes) are irqlab's defaults marked
+    "default — calibrate". No root needed; whatever cannot be read (no ethtool, an old
+    kernel) becomes a note in the file and the summary.
+
+    \b
+    Examples:
+      irqlab probe eth0 --out host.toml
+      irqlab run host.toml --set traffic.rate_pps=5e5 --set traffic.flows=64
+      irqlab probe > host.toml             # the default route's interface, to stdout
+      irqlab probe ens4 --root recorded/   # a host recorded elsewhere (docs/probe.md)
+    """
+    from irqlab.probe import parse_interval, summary, write
+    from irqlab.probe import probe as run_probe
+
+    seconds = parse_interval(interval)
+    if out is not None:
+        if out.exists() and not force:
+            raise ConfigError(f"{out} exists; --force to overwrite it", None)
+        if not out.parent.is_dir():
+            raise ConfigError(f"{out}: no directory {out.parent}", None)
+    if not root.is_dir():
+        raise ConfigError(f"--root {root}: no such directory", None)
+    console = Console(stderr=out is None)
+    if seconds > 0 and console.is_terminal:
+        with console.status(f"sampling /proc/interrupts for {seconds:g} s…"):
+            result = run_probe(iface, root=root, interval_s=seconds)
+    else:
+        result = run_probe(iface, root=root, interval_s=seconds)
+    if out is None:
+        click.echo(result.toml(), nl=False)
+    else:
+        write(result, out, force=force)
+    for table in summary(result):
+        console.print(table)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=out is None)
+    if out is not None:
+        click.echo(f"wrote {out}")
 
 
 if __name__ == "__main__":  # pragma: no cover

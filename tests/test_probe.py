@@ -1,0 +1,602 @@
+"""`irqlab probe`: recorded hosts (ixgbe, i40e, mlx5, virtio_net, a host without the
+interface) give exactly the scenario their files say, absent data gives notes and never an
+exception, the scenario written passes `irqlab check` and runs — and on this machine too."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import irqlab
+from irqlab.cli import main
+from irqlab.probe import (
+    Host,
+    Probe,
+    _validate,
+    parse_cpulist,
+    parse_ethtool,
+    parse_interrupts,
+    parse_interval,
+    probe,
+)
+from irqlab.scenario import flatten, resolve
+
+TREES = Path(__file__).resolve().parent / "data" / "probe"
+SHORT = {"run.duration_ms": 2.0, "run.warmup_ms": 0.5}
+
+#: The platform costs no host can tell: every probed scenario leaves them to the defaults.
+NOT_WRITTEN = {"platform.irq_ns", "platform.proto_ns", "traffic.rate_pps", "run.duration_ms"}
+
+# What each recorded host's files say, key by key (see tests/data/probe/HOST).
+EXPECTED = {
+    # Ubuntu 20.04 (5.4, HZ 250), 8 CPUs, an 82599 at 10G: ixgbe's dynamic ITR (rx-usecs 1),
+    # ethtool 5.4's ioctl format (zeros, no n/a), no napi_defer_hard_irqs yet (kernel 5.4)
+    "ixgbe": {
+        "iface": "enp3s0f0",
+        "scenario": {
+            "scheme": "napi",
+            "host.cores": 8,
+            "nic.link_gbps": 10.0,
+            "nic.queues": 8,
+            "nic.ring_descriptors": 512,
+            "nic.tx_ring_descriptors": 512,
+            "nic.cause_mode": "latched",
+            "nic.irq_affinity": [0, 1, 2, 3, 4, 5, 6, 7],
+            "driver.moderation": "ixgbe",
+            "driver.tx_work_limit": 256,
+            "kernel.gro_flush_timeout_ns": 0,
+            "kernel.netdev_budget": 300,
+            "kernel.netdev_budget_usecs": 8000,
+            "kernel.hz": 250,
+            "socket.rcvbuf_bytes": 212992,
+            "platform.cpu_ghz": 3.0,
+        },
+        "driver": "ixgbe",
+        "bus": "0000:03:00.0",
+        "vectors": [(125 + q, f"enp3s0f0-TxRx-{q}") for q in range(8)],
+        "rates": [21040, 20110, 22872, 19877, 20350, 21999, 20460, 19310],
+        "others": [(133, "enp3s0f0")],
+        "rx_pps": 812_334,
+        "bytes_per_packet": 60,
+        "unmodelled": {"net.core.busy_read": "0", "net.core.busy_poll": "0"},
+        "notes": ["napi_defer_hard_irqs: not present"],
+    },
+    # RHEL 9 (5.14, HZ 1000), 16 CPUs, an XL710 at 40G with 12 of 16 channels: adaptive ITR on
+    # at 50 µs, ethtool 6.2's netlink format (n/a), two vectors left to the kernel's choice of
+    # CPU (effective_affinity_list), busy polling on, tuned budgets
+    "i40e": {
+        "iface": "ens1f0",
+        "scenario": {
+            "scheme": "napi",
+            "host.cores": 16,
+            "nic.link_gbps": 40.0,
+            "nic.queues": 12,
+            "nic.ring_descriptors": 1024,
+            "nic.tx_ring_descriptors": 1024,
+            "nic.cause_mode": "latched",
+            "nic.itr_us": 50,
+            "nic.irq_affinity": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14],
+            "driver.moderation": "i40e",
+            "driver.tx_work_limit": 256,
+            "kernel.napi_defer_hard_irqs": 0,
+            "kernel.gro_flush_timeout_ns": 0,
+            "kernel.netdev_budget": 600,
+            "kernel.netdev_budget_usecs": 4000,
+            "kernel.hz": 1000,
+            "socket.rcvbuf_bytes": 262144,
+            "platform.cpu_ghz": 3.4,
+        },
+        "driver": "i40e",
+        "bus": "0000:3b:00.0",
+        "vectors": [(141 + k, f"i40e-ens1f0-TxRx-{k}") for k in range(12)],
+        "rates": [7935, 8012, 7990, 8001, 7960, 8100, 7899, 8050, 7911, 8020, 7988, 8003],
+        "others": [(140, "i40e-0000:3b:00.0:misc")],
+        "rx_pps": 1_201_000,
+        "bytes_per_packet": 1448,
+        "unmodelled": {"threaded": "0", "net.core.busy_read": "50", "net.core.busy_poll": "50"},
+        "notes": [],
+    },
+    # Ubuntu 24.04 (6.8), 8 CPUs, a ConnectX-5 at 100G: DIM in CQE mode, CQ moderation 8 µs /
+    # 128 frames, software IRQ coalescing on (2 deferrals of 20 µs), the second port's
+    # vectors in /proc/interrupts, HZ told by netdev_budget_usecs alone
+    "mlx5": {
+        "iface": "enp65s0f0np0",
+        "scenario": {
+            "scheme": "napi",
+            "host.cores": 8,
+            "nic.link_gbps": 100.0,
+            "nic.queues": 8,
+            "nic.ring_descriptors": 1024,
+            "nic.tx_ring_descriptors": 1024,
+            "nic.cause_mode": "armed",
+            "nic.rx_usecs": 8,
+            "nic.rx_frames": 128,
+            "nic.irq_affinity": [0, 1, 2, 3, 4, 5, 6, 7],
+            "driver.moderation": "dim",
+            "driver.dim_mode": "cqe",
+            "kernel.napi_defer_hard_irqs": 2,
+            "kernel.gro_flush_timeout_ns": 20000,
+            "kernel.netdev_budget": 300,
+            "kernel.netdev_budget_usecs": 2000,
+            "kernel.hz": 1000,
+            "socket.rcvbuf_bytes": 212992,
+            "platform.cpu_ghz": 3.2,
+        },
+        "driver": "mlx5_core",
+        "bus": "0000:41:00.0",
+        "vectors": [(61 + k, f"mlx5_comp{k}@pci:0000:41:00.0") for k in range(8)],
+        "rates": [3845, 3801, 3912, 3777, 3866, 3820, 3840, 3799],
+        "others": [(60, "mlx5_async0@pci:0000:41:00.0")],
+        "rx_pps": 2_000_000,
+        "bytes_per_packet": 1500,
+        "unmodelled": {"threaded": "0", "net.core.busy_read": "0", "net.core.busy_poll": "0"},
+        "notes": [],
+    },
+    # a cloud VM (Debian 12, 6.1, HZ 250 in /proc/config.gz), 4 vCPUs, virtio_net with 4 queue
+    # pairs: no link speed, no cpufreq, a single sample of /proc/interrupts
+    "virtio_net": {
+        "iface": "ens4",
+        "scenario": {
+            "scheme": "napi",
+            "host.cores": 4,
+            "nic.queues": 4,
+            "nic.ring_descriptors": 256,
+            "nic.tx_ring_descriptors": 256,
+            "nic.rx_usecs": 0,
+            "nic.rx_frames": 1,
+            "nic.irq_affinity": [0, 1, 2, 3],
+            "driver.moderation": "off",
+            "kernel.napi_defer_hard_irqs": 0,
+            "kernel.gro_flush_timeout_ns": 0,
+            "kernel.netdev_budget": 300,
+            "kernel.netdev_budget_usecs": 8000,
+            "kernel.hz": 250,
+            "socket.rcvbuf_bytes": 212992,
+            "platform.cpu_ghz": 2.2,
+        },
+        "driver": "virtio_net",
+        "bus": "0000:00:04.0",
+        "vectors": [(28 + 2 * k, f"virtio1-input.{k}") for k in range(4)],
+        "rates": [None] * 4,
+        "others": [(27, "virtio1-config")]
+        + [(29 + 2 * k, f"virtio1-output.{k}") for k in range(4)],
+        "rx_pps": None,
+        "bytes_per_packet": None,
+        "unmodelled": {"threaded": "0", "net.core.busy_read": "0", "net.core.busy_poll": "0"},
+        "notes": ["speed: -1", "no second sample"],
+    },
+}
+
+
+def probe_tree(host: str, **kwargs):
+    return probe(EXPECTED[host]["iface"], root=TREES / host, **kwargs)
+
+
+@pytest.mark.parametrize("host", list(EXPECTED))
+def test_every_field_of_a_recorded_host_is_parsed(host):
+    want = EXPECTED[host]
+    p = probe_tree(host)
+    assert p.scenario() == want["scenario"]
+    assert p.driver == want["driver"]
+    assert p.bus == want["bus"]
+    assert [(v.irq, v.name) for v in p.vectors] == want["vectors"]
+    assert [v.queue for v in p.vectors] == list(range(len(want["vectors"])))
+    assert [v.rate_per_s for v in p.vectors] == want["rates"]
+    assert [(v.irq, v.name) for v in p.other_vectors] == want["others"]
+    if want["rx_pps"] is None:
+        assert p.rx_pps is None and p.rx_bytes_per_packet is None
+    else:
+        assert p.rx_pps == pytest.approx(want["rx_pps"])
+        assert p.rx_bytes_per_packet == pytest.approx(want["bytes_per_packet"])
+    assert {name: value for name, value, _, _ in p.unmodelled} == want["unmodelled"]
+    assert len(p.notes) == len(want["notes"]), p.notes
+    for fragment, note in zip(want["notes"], p.notes, strict=True):
+        assert fragment in note
+
+
+def test_each_recorded_host_names_its_system():
+    hosts = {h: probe_tree(h) for h in EXPECTED}
+    assert (hosts["ixgbe"].hostname, hosts["ixgbe"].kernel) == ("fw1", "5.4.0-150-generic")
+    assert hosts["i40e"].kernel == "5.14.0-427.13.1.el9_4.x86_64"
+    assert hosts["mlx5"].driver_version == "6.8.0-45-generic"
+    assert hosts["virtio_net"].driver_version == "1.0.0"
+    # the driver from its sysfs link, or from the device's uevent when the recording has none
+    assert hosts["ixgbe"].driver_source.endswith("device/driver → ixgbe")
+    assert hosts["i40e"].driver_source.endswith("device/uevent: DRIVER=i40e")
+    # the tick rate: a kernel config, /proc/config.gz, or the default netdev_budget_usecs
+    assert hosts["ixgbe"].settings["kernel.hz"].source.startswith("/boot/config-5.4.0-150")
+    assert hosts["virtio_net"].settings["kernel.hz"].source.startswith("/proc/config.gz")
+    assert hosts["mlx5"].settings["kernel.hz"].source == (
+        "inferred: netdev_budget_usecs 2000 is the default 2 jiffies at HZ=1000"
+    )
+
+
+def test_affinity_follows_the_effective_cpu_where_the_mask_allows_many():
+    p = probe_tree("i40e")
+    v10, v11 = p.vectors[10], p.vectors[11]
+    assert (v10.affinity, v10.effective, v10.core) == ("0-15", "13", 13)
+    assert (v11.affinity, v11.effective, v11.core) == ("0-15", "14", 14)
+    assert v10.busiest_cpu == 13
+    assert "effective_affinity_list" in v10.core_source
+
+
+@pytest.mark.parametrize("host", list(EXPECTED))
+def test_the_file_says_what_the_probe_read_with_a_source_for_each_value(host):
+    p = probe_tree(host)
+    text = p.toml()
+    data = tomllib.loads(text)
+    flat = flatten(data)
+    written = {k: v for k, v in flat.items() if not k.startswith("platform.") or k.endswith("ghz")}
+    assert written == p.scenario()
+    for line in text.splitlines():
+        if line and not line.startswith(("#", "[")):
+            assert "  # " in line, f"no source for: {line}"
+    # every cost is there, at its default, marked for calibration
+    costs = [line for line in text.splitlines() if "# default — calibrate" in line]
+    assert "irq_ns = 3730  # default — calibrate" in costs
+    assert "proto_ns = 5340  # default — calibrate" in costs
+    assert len(costs) == 25
+    # the observed IRQ rates are in the comments next to the affinity
+    for v in p.vectors:
+        assert v.name in text
+    assert not NOT_WRITTEN & set(p.scenario())
+
+
+def test_busy_polling_is_written_as_not_modelled_yet():
+    text = probe_tree("i40e").toml()
+    assert "# Read, but not modelled yet" in text
+    assert "#   net.core.busy_read = 50" in text
+    assert "#   net.core.busy_poll = 50" in text
+    assert "busy_read =" not in text.replace("#   net.core.busy_read =", "")
+
+
+@pytest.mark.parametrize("host", [*EXPECTED, "no_interface"])
+def test_the_written_scenario_passes_irqlab_check_and_runs(host, tmp_path):
+    iface = EXPECTED[host]["iface"] if host in EXPECTED else "lo"
+    out = tmp_path / f"{host}.toml"
+    r = CliRunner().invoke(main, ["probe", iface, "--root", str(TREES / host), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert f"wrote {out}" in r.output
+    check = CliRunner().invoke(main, ["check", str(out)])
+    assert check.exit_code == 0, check.output
+    assert "kernel.netdev_budget = " in check.output
+    if host == "mlx5":  # once in a process of its own, as a person runs it
+        p = subprocess.run(
+            [sys.executable, "-m", "irqlab.cli", "check", str(out)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert p.returncode == 0, p.stderr
+        assert p.stdout == check.output
+    report = irqlab.run(out, SHORT)
+    assert report["packets"]["offered"] > 0
+    assert report["scheme"] == "napi"
+
+
+def test_a_host_without_the_interface_is_one_clear_error():
+    tree = TREES / "no_interface"
+    with pytest.raises(irqlab.ConfigError, match="no interface 'eth0'") as e:
+        probe("eth0", root=tree)
+    assert str(e.value).endswith("interfaces found: docker0, lo")
+    # no default route through a device, none with a device: name one
+    with pytest.raises(irqlab.ConfigError, match="name one of: docker0, lo"):
+        probe(root=tree)
+    r = CliRunner().invoke(main, ["probe", "eth0", "--root", str(tree)])
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines() == [
+        f"irqlab: error: no interface 'eth0' in {tree}; interfaces found: docker0, lo"
+    ]
+
+
+def test_absent_files_and_tools_are_notes_not_exceptions():
+    # an arm64 box: no ethtool output, no cpufreq nor 'cpu MHz', no busy-poll sysctls, no
+    # netdev_budget_usecs, no kernel config, one sample of /proc/interrupts; lo has no device
+    p = probe("lo", root=TREES / "no_interface")
+    assert p.scenario() == {
+        "scheme": "napi",
+        "host.cores": 2,
+        "nic.queues": 1,
+        "kernel.napi_defer_hard_irqs": 0,
+        "kernel.gro_flush_timeout_ns": 0,
+        "kernel.netdev_budget": 300,
+        "socket.rcvbuf_bytes": 180224,
+    }
+    assert p.driver is None and p.vectors == [] and p.unmodelled == []
+    for fragment in (
+        "lo has no device",
+        "/sys/class/net/lo/speed: unreadable",
+        "no recorded ethtool output",
+        "CPU clock unknown",
+        "netdev_budget_usecs: not present",
+        "busy_read: not present",
+        "busy_poll: not present",
+        "kernel tick rate unknown",
+        "no second sample",
+    ):
+        assert any(fragment in n for n in p.notes), (fragment, p.notes)
+    assert len(p.notes) == 9
+    # the notes head the file
+    text = p.toml()
+    assert "# Notes:\n# - lo has no device" in text
+    resolve(p.scenario())
+
+
+def test_the_default_interface_is_the_one_of_the_default_route():
+    for host, want in EXPECTED.items():
+        assert probe(root=TREES / host).iface == want["iface"]
+
+
+def copy_tree(host: str, tmp_path: Path) -> Path:
+    target = tmp_path / host
+    shutil.copytree(TREES / host, target, symlinks=True)
+    return target
+
+
+def test_a_value_irqlab_cannot_take_is_a_note_and_is_not_written(tmp_path):
+    tree = copy_tree("ixgbe", tmp_path)
+    (tree / "proc/sys/net/core/netdev_budget").write_text("0\n")
+    (tree / "proc/sys/net/core/netdev_budget_usecs").write_text("2000\n")  # < 2 jiffies at 250
+    (tree / "proc/irq/125/smp_affinity_list").write_text("garbage\n")
+    (tree / "proc/irq/125/effective_affinity_list").unlink()
+    p = probe("enp3s0f0", root=tree)
+    assert "kernel.netdev_budget" not in p.scenario()
+    assert any(n.startswith("kernel.netdev_budget = 0: must be an integer") for n in p.notes)
+    assert p.scenario()["kernel.netdev_budget_usecs"] == 0
+    assert any("under 2 jiffies (8000 µs)" in n for n in p.notes)
+    assert "nic.irq_affinity" not in p.scenario()
+    assert any("affinity is unreadable" in n for n in p.notes)
+    resolve(p.scenario())
+
+
+def test_a_combination_the_core_rejects_is_dropped_with_a_note():
+    p = Probe(iface="eth0")
+    p.set("host.cores", 2, "test")
+    p.set("nic.queues", 2, "test")
+    p.set("nic.irq_affinity", [0, 5], "test")
+    _validate(p)
+    assert "nic.irq_affinity" not in p.scenario()
+    assert "vector 1 is pinned to core 5" in p.notes[-1]
+
+
+def test_ixgbe_before_4_15_gets_the_legacy_dynamic_itr(tmp_path):
+    tree = copy_tree("ixgbe", tmp_path)
+    (tree / "proc/sys/kernel/osrelease").write_text("4.4.0-210-generic\n")
+    p = probe("enp3s0f0", root=tree)
+    assert p.get("driver.moderation") == "ixgbe-legacy"
+    assert p.get("driver.legacy_bulk_rate") == 12000
+
+
+@pytest.mark.parametrize(
+    ("coalesce", "want"),
+    [
+        ("rx-usecs: 0\n", {"driver.moderation": "off"}),
+        ("rx-usecs: 20\n", {"driver.moderation": "static", "nic.itr_us": 20}),
+    ],
+)
+def test_ixgbe_rx_usecs_is_its_itr(tmp_path, coalesce, want):
+    tree = copy_tree("ixgbe", tmp_path)
+    path = tree / "ethtool/enp3s0f0/show-coalesce"
+    path.write_text(path.read_text().replace("rx-usecs: 1\n", coalesce))
+    p = probe("enp3s0f0", root=tree)
+    assert {k: p.get(k) for k in want} == want
+    assert "nic.itr_us" in p.scenario() or "nic.itr_us" not in want
+
+
+def fake_ethtool(tmp_path: Path, host: str, body: str | None = None) -> Path:
+    """An `ethtool` that prints the recorded output of HOST (or runs ``body``)."""
+    recorded = TREES / host / "ethtool" / EXPECTED[host]["iface"]
+    script = tmp_path / "ethtool"
+    script.write_text(
+        "#!/bin/sh\n"
+        + (
+            body
+            or f'case "$1" in\n  -i) cat "{recorded}/driver";;\n'
+            f'  -c) cat "{recorded}/show-coalesce";;\n  -g) cat "{recorded}/show-ring";;\n'
+            f'  -l) cat "{recorded}/show-channels";;\n  *) exit 1;;\nesac\n'
+        )
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell script stands for ethtool")
+def test_the_ethtool_command_is_run_and_parsed_as_its_recording(tmp_path):
+    script = fake_ethtool(tmp_path, "mlx5")
+    p = probe_tree("mlx5", ethtool=str(script))
+    assert p.scenario() == EXPECTED["mlx5"]["scenario"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell script stands for ethtool")
+def test_an_ethtool_that_fails_or_hangs_is_a_note(tmp_path):
+    failing = fake_ethtool(
+        tmp_path, "mlx5", 'echo "netlink error: Operation not supported" >&2\nexit 76\n'
+    )
+    host = Host(TREES / "mlx5", ethtool=str(failing))
+    text, why = host.ethtool("show-coalesce", "enp65s0f0np0")
+    assert text is None
+    assert why == "`ethtool -c enp65s0f0np0` failed: netlink error: Operation not supported"
+    hanging = tmp_path / "slow" / "ethtool"
+    hanging.parent.mkdir()
+    hanging.write_text("#!/bin/sh\nexec sleep 10\n")
+    hanging.chmod(0o755)
+    host = Host(TREES / "mlx5", ethtool=str(hanging), timeout_s=0.3)
+    assert host.ethtool("show-ring", "x") == (None, "`ethtool -g x` did not answer within 0.3 s")
+    p = probe_tree("mlx5", ethtool=str(tmp_path / "nowhere" / "ethtool"))
+    assert any("not found: coalescing, ring sizes and channels unknown" in n for n in p.notes)
+    assert "driver.moderation" not in p.scenario()
+    assert p.get("nic.queues") == 8  # from /sys/class/net/IFACE/queues instead
+
+
+def test_ethtool_parser_reads_both_output_formats():
+    ioctl = (TREES / "ixgbe/ethtool/enp3s0f0/show-coalesce").read_text()
+    netlink = (TREES / "i40e/ethtool/ens1f0/show-coalesce").read_text()
+    old, new = parse_ethtool(ioctl), parse_ethtool(netlink)
+    assert (old["adaptive rx"], old["rx-usecs"], old["tx-frames-irq"]) == ("off", "1", "256")
+    assert (new["adaptive rx"], new["rx-usecs"], new["rx-frames"]) == ("on", "50", None)
+    assert new["cqe mode rx"] is None and new["tx-aggr-time-usecs"] is None
+    ring = parse_ethtool((TREES / "mlx5/ethtool/enp65s0f0np0/show-ring").read_text())
+    assert (ring["max rx"], ring["rx"], ring["rx mini"], ring["tcp data split"]) == (
+        "8192",
+        "1024",
+        None,
+        "off",
+    )
+    info = parse_ethtool((TREES / "virtio_net/ethtool/ens4/driver").read_text())
+    assert info["bus-info"] == "0000:00:04.0" and info["firmware-version"] is None
+
+
+def test_interrupts_parser_reads_old_new_and_arm_formats():
+    old = parse_interrupts(
+        "           CPU0       CPU1       \n"
+        "  45:    1000000          3   PCI-MSI-edge      eth0-TxRx-0\n"
+        "  46:          7          0   IO-APIC-fasteoi   uhci_hcd:usb3, eth1\n"
+        " NMI:          0          0   Non-maskable interrupts\n"
+    )
+    assert old.cpus == [0, 1]
+    assert old.counts == {45: [1000000, 3], 46: [7, 0]}
+    assert old.names == {45: "eth0-TxRx-0", 46: "uhci_hcd:usb3, eth1"}
+    arm = parse_interrupts((TREES / "no_interface/proc/interrupts").read_text())
+    assert arm.names[23] == "mmc1, mmc0" and arm.counts[11] == [1873310, 1730145]
+    # offline CPUs have no column: the header names the CPU of each
+    gap = parse_interrupts(
+        "      CPU0       CPU2\n 30:   5   9   PCI-MSIX-0000:00:03.0  1-edge  x\n"
+    )
+    assert gap.cpus == [0, 2] and gap.counts[30] == [5, 9]
+
+
+def test_small_parsers():
+    assert parse_cpulist("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
+    assert parse_interval("1s") == 1.0
+    assert parse_interval("250ms") == 0.25
+    assert parse_interval("0") == 0.0
+    for bad in ("fast", "-1s", "2h", "120s"):
+        with pytest.raises(irqlab.ConfigError, match="--interval"):
+            parse_interval(bad)
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_cli_prints_the_scenario_and_the_summary(tmp_path):
+    r = CliRunner().invoke(main, ["probe", "--root", str(TREES / "mlx5")])
+    assert r.exit_code == 0, r.output
+    # CliRunner mixes stdout and stderr: the TOML comes first, then the tables
+    text = r.output.split("irqlab probe — ")[0]
+    assert flatten(tomllib.loads(text))["driver.moderation"] == "dim"
+    assert "enp65s0f0np0 (mlx5_core) on cache7" in r.output
+    assert "mlx5_comp7@pci:0000:41:00.0" in r.output
+    assert "3,799" in r.output  # the observed rate of vector 7
+
+
+def test_cli_refuses_to_overwrite_without_force(tmp_path):
+    out = tmp_path / "host.toml"
+    out.write_text("# mine\n")
+    tree = str(TREES / "ixgbe")
+    r = invoke("probe", "--root", tree, "--out", str(out))
+    assert r.exit_code == 2
+    assert r.output.strip() == f"irqlab: error: {out} exists; --force to overwrite it"
+    assert out.read_text() == "# mine\n"
+    r = invoke("probe", "--root", tree, "--out", str(out), "--force")
+    assert r.exit_code == 0, r.output
+    assert '\n[driver]\nmoderation = "ixgbe"  # ethtool -c enp3s0f0' in out.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--out", "{tmp}/no/such/dir/h.toml"], "h.toml: no directory"),
+        (["--out", "{tmp}", "--force"], "cannot write (Is a directory)"),
+        (["--interval", "soon"], "--interval 'soon': expected a duration"),
+        (["--root", "{tmp}/nowhere"], "nowhere: no such directory"),
+        (["--root", "{tmp}"], "no network interfaces in"),
+        (["wlan9"], "no interface 'wlan9' in"),
+    ],
+)
+def test_cli_user_errors_are_one_line(tmp_path, args, message):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    root = [] if "--root" in args else ["--root", str(TREES / "virtio_net")]
+    r = invoke("probe", *root, *args)
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1, r.output
+    assert lines[0].startswith("irqlab: error: ") and message in lines[0]
+
+
+# --- this machine -------------------------------------------------------------------------
+
+
+def this_machines_interface() -> str | None:
+    """An interface of this machine, one with a device behind it if there is one."""
+    base = Path("/sys/class/net")
+    if not base.is_dir():
+        return None
+    names = sorted(os.listdir(base))
+    devices = [n for n in names if (base / n / "device").exists()]
+    return (devices or names or [None])[0]
+
+
+MINE = this_machines_interface()
+
+
+@pytest.mark.skipif(MINE is None, reason="not a Linux host: no /sys/class/net")
+def test_probe_on_this_machine(tmp_path):
+    p = probe(MINE, interval_s=0.2)
+    scenario = p.scenario()
+    assert scenario["host.cores"] == min(os.cpu_count() or 1, 1024)
+    assert scenario["kernel.netdev_budget"] >= 1
+    resolve(scenario)
+    report = irqlab.run(scenario, SHORT)
+    assert report["packets"]["offered"] > 0
+    # and through the command line, as a person would run it, then `irqlab check`
+    out = tmp_path / "mine.toml"
+    cmd = [sys.executable, "-m", "irqlab.cli", "probe", MINE, "--interval", "0.2", "--out"]
+    r = subprocess.run([*cmd, str(out)], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+    assert f"wrote {out}" in r.stdout
+    check = CliRunner().invoke(main, ["check", str(out)])
+    assert check.exit_code == 0, check.output
+
+
+DOC = (Path(__file__).resolve().parents[1] / "docs" / "probe.md").read_text()
+
+
+def test_the_docs_name_only_keys_that_exist():
+    from irqlab.scenario import schema
+
+    named = set(re.findall(r"`((?:host|nic|driver|kernel|socket|platform)\.[a-z_]+)`", DOC))
+    assert {"nic.irq_affinity", "kernel.hz", "driver.moderation"} <= named
+    assert named <= set(schema()), named - set(schema())
+
+
+@pytest.mark.skipif(
+    MINE is None or shutil.which("bash") is None, reason="needs Linux's /sys and bash"
+)
+def test_the_recording_script_of_the_docs_records_what_the_probe_reads(tmp_path):
+    script = re.search(r"### Recording a host.*?```bash\n(.*?)```", DOC, re.S)
+    assert script is not None
+    recorded = tmp_path / "recorded"
+    env = {**os.environ, "IF": MINE, "R": str(recorded), "INTERVAL": "0.2"}
+    r = subprocess.run(
+        ["bash", "-c", script[1]], env=env, capture_output=True, text=True, check=False
+    )
+    assert r.returncode == 0, r.stderr
+    assert (recorded / "proc/interrupts.2").is_file()
+    live = probe(MINE, interval_s=0.2).scenario()
+    again = probe(MINE, root=recorded, interval_s=0.2).scenario()
+    # the same scenario, but for a clock read from /proc/cpuinfo, which moves on some hosts
+    assert {k: v for k, v in again.items() if k != "platform.cpu_ghz"} == {
+        k: v for k, v in live.items() if k != "platform.cpu_ghz"
+    }
+    assert ("platform.cpu_ghz" in again) == ("platform.cpu_ghz" in live)
