@@ -142,6 +142,29 @@ fn resolve<'py>(py: Python<'py>, params: &Bound<'py, PyDict>) -> PyResult<Bound<
     Ok(out)
 }
 
+/// `(key, message)` of each setting that has no effect in a scenario.
+type Warnings = Vec<(String, String)>;
+
+/// Like `resolve`, and also returns the settings that have no effect in the scenario, as
+/// `[(key, message), ...]` (the Python layer shows them as `irqlab.ConfigWarning`).
+#[pyfunction]
+fn check<'py>(
+    py: Python<'py>,
+    params: &Bound<'py, PyDict>,
+) -> PyResult<(Bound<'py, PyDict>, Warnings)> {
+    let s = build(py, params)?;
+    let out = PyDict::new(py);
+    for (k, v) in s.params.iter() {
+        out.set_item(k, value_to_py(py, v)?)?;
+    }
+    let warnings = s
+        .warnings
+        .iter()
+        .map(|w| (w.key.clone(), w.to_string()))
+        .collect();
+    Ok((out, warnings))
+}
+
 /// Runs one scenario given as a flat `{dotted key: value}` dict; returns the report as a dict.
 #[pyfunction]
 fn run<'py>(py: Python<'py>, params: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
@@ -280,6 +303,7 @@ fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
 #[pymodule]
 fn _irqlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_traced, m)?)?;
     m.add_function(wrap_pyfunction!(run_series, m)?)?;
