@@ -7,6 +7,7 @@ CPU: the picoseconds of every category sum exactly to the measured time.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -49,7 +50,10 @@ scenarios = st.fixed_dictionaries(
         "hybrid.switch_pps": st.floats(0, 1_000_000),
         "hybrid.window_us": st.floats(5, 500),
         "hybrid.hysteresis": st.floats(0, 0.5),
-        "driver.moderation": st.sampled_from(schema()["driver.moderation"]["choices"]),
+        # "python" needs a policy object: tests/test_policy_python.py
+        "driver.moderation": st.sampled_from(
+            [m for m in schema()["driver.moderation"]["choices"] if m != "python"]
+        ),
         "driver.dim_mode": st.sampled_from(["eqe", "cqe"]),
         "driver.legacy_elapsed": st.sampled_from(["itr", "measured"]),
         "kernel.napi_defer_hard_irqs": st.integers(0, 4),
@@ -60,7 +64,20 @@ scenarios = st.fixed_dictionaries(
         "kernel.netdev_budget": st.integers(1, 300),
         "kernel.max_softirq_restart": st.integers(1, 10),
     }
-)
+).filter(lambda p: not turns_the_scheme_into_another(p))
+
+
+def turns_the_scheme_into_another(p: dict) -> bool:
+    """The combinations that are errors (docs/scenario.md, "Settings a scheme ignores")."""
+    return (
+        (p["scheme"] == "coalesce-count" and p["nic.rx_frames"] == 0)
+        or (p["scheme"].startswith("coalesce-") and p["driver.moderation"] == "dim")
+        or (
+            p["scheme"] == "ideal"
+            and p["kernel.napi_defer_hard_irqs"] > 0
+            and p["kernel.gro_flush_timeout_ns"] > 0
+        )
+    )
 
 
 def assert_conserved(rep: dict) -> None:
@@ -75,12 +92,15 @@ def assert_conserved(rep: dict) -> None:
     assert rep["counts"]["polled_packets"] >= 0
 
 
+# random settings include many a scheme ignores (an ITR with ideal): warned, and conserved
+@pytest.mark.filterwarnings("ignore::irqlab.ConfigWarning")
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios)
 def test_packets_and_cpu_time_are_conserved(params):
     assert_conserved(irqlab.run(params))
 
 
+@pytest.mark.filterwarnings("ignore::irqlab.ConfigWarning")
 @settings(max_examples=50, deadline=None)
 @given(scenarios)
 def test_without_warmup_offered_is_delivered_plus_dropped_plus_in_flight(params):

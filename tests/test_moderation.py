@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 import irqlab
+import irqlab.policy
 from irqlab.scenario import schema
 
 EMMERICH = {"platform.preset": "emmerich2015", "scheme": "napi", "traffic.kind": "cbr"}
@@ -30,6 +31,7 @@ def test_moderation_names_and_default():
         "ixgbe",
         "i40e",
         "dim",
+        "python",
     ]
     assert irqlab.resolve({})["driver.moderation"] == "static"
 
@@ -44,7 +46,9 @@ def test_static_rate_caps_the_irq_rate(rate):
 
 
 def test_off_ignores_a_configured_itr():
-    off = run(driver__moderation="off", nic__itr_us=100, traffic__rate_pps=3e5)
+    ignored = 'nic.itr_us = 100.0: has no effect: driver.moderation = "off" runs without an ITR'
+    with pytest.warns(irqlab.ConfigWarning, match=ignored):
+        off = run(driver__moderation="off", nic__itr_us=100, traffic__rate_pps=3e5)
     assert off["irq_per_s"] > 2.5e5
     assert off["counts"]["moderation_writes"] == 0
 
@@ -134,8 +138,11 @@ def test_gro_flush_timeout_alone_changes_nothing():
         return r
 
     plain = outcome()
-    assert outcome(kernel__gro_flush_timeout_ns=20_000) == plain
-    assert outcome(kernel__napi_defer_hard_irqs=10) == plain
+    # and the scenario says so
+    with pytest.warns(irqlab.ConfigWarning, match="kernel.gro_flush_timeout_ns = 20000.0: has no"):
+        assert outcome(kernel__gro_flush_timeout_ns=20_000) == plain
+    with pytest.warns(irqlab.ConfigWarning, match="kernel.napi_defer_hard_irqs = 10: has no"):
+        assert outcome(kernel__napi_defer_hard_irqs=10) == plain
 
 
 def test_wakeup_cost_is_paid_after_long_idle_periods_only():
@@ -176,7 +183,9 @@ def test_every_policy_repeats_exactly_and_conserves(policy):
         "run.duration_ms": 10,
         "run.seed": 4,
     }
-    a, b = irqlab.run(params), irqlab.run(params)
+    # "python": a policy written in Python, here the built-in linear's twin
+    kw = {"policy": irqlab.policy.Linear} if policy == "python" else {}
+    a, b = irqlab.run(params, **kw), irqlab.run(params, **kw)
     assert a == b
     p = a["packets"]
     assert (

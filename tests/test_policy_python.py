@@ -63,7 +63,9 @@ def without_scenario(report: dict) -> dict:
 )
 def test_python_linear_gives_the_report_of_the_builtin_bit_for_bit(overrides, python_linear):
     builtin = irqlab.run(EMMERICH, {**overrides, "driver.moderation": "linear"})
-    python = irqlab.run(EMMERICH, overrides, policy=python_linear)
+    # the Python twin takes the linear_* settings as its own arguments
+    theirs = {k: v for k, v in overrides.items() if not k.startswith("driver.linear_")}
+    python = irqlab.run(EMMERICH, theirs, policy=python_linear)
     assert builtin["counts"]["moderation_writes"] > 0, "the policy must act for this to test it"
     assert without_scenario(python) == without_scenario(builtin)
     assert python["scenario"]["driver.moderation"] == "python"

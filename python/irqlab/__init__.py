@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from irqlab._irqlab import __version__
-from irqlab.errors import ConfigError, InternalError, IrqlabError
+from irqlab.errors import ConfigError, ConfigWarning, InternalError, IrqlabError, IrqlabWarning
 from irqlab.experiments import load_results, summary_table, sweep
 from irqlab.scenario import load_scenario, resolve
 from irqlab.simulate import run, run_traced
@@ -40,8 +40,10 @@ def plot(results: Any, x: str, y: str | list[str], hue: str | None = None, **kwa
 
 __all__ = [
     "ConfigError",
+    "ConfigWarning",
     "InternalError",
     "IrqlabError",
+    "IrqlabWarning",
     "__version__",
     "load_results",
     "load_scenario",

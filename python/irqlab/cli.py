@@ -1,17 +1,20 @@
 """The ``irqlab`` command line.
 
-Every subcommand has ``--help``. User errors (bad scenario, missing file) print one line on
-stderr and exit with status 2; they never print a traceback.
+Every subcommand has ``--help``. User errors (bad scenario, a file that cannot be read, an
+output that cannot be written) print one line on stderr and exit with status 2; they never
+print a traceback. A setting that has no effect in its scenario prints one warning line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from irqlab import __version__
-from irqlab.errors import ConfigError, InternalError, IrqlabError
+from irqlab.errors import ConfigError, InternalError, IrqlabError, IrqlabWarning
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,34 +32,69 @@ EXIT_USER_ERROR = 2
 EXIT_INTERNAL = 3
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line: newlines and other control characters escaped."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
 def user_errors(f: F) -> F:
-    """Turns irqlab's errors into one line on stderr and an exit status."""
+    """Turns irqlab's errors into one line on stderr and an exit status, and its warnings into
+    one line each."""
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        shown = warnings.showwarning
+        said: set[str] = set()
+
+        def show(message: Any, category: Any, *rest: Any, **kw: Any) -> None:
+            if not issubclass(category, IrqlabWarning):
+                shown(message, category, *rest, **kw)
+            elif (line := f"irqlab: warning: {one_line(str(message))}") not in said:
+                said.add(line)  # once, though checking and running both find it
+                click.echo(line, err=True)
+
         try:
-            return f(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.simplefilter("default", IrqlabWarning)  # each once, never an error
+                warnings.showwarning = show
+                return f(*args, **kwargs)
         except InternalError as e:
-            click.echo(f"irqlab: internal error: {e}", err=True)
+            click.echo(f"irqlab: internal error: {one_line(str(e))}", err=True)
             sys.exit(EXIT_INTERNAL)
         except (ConfigError, IrqlabError) as e:
-            click.echo(f"irqlab: error: {e}", err=True)
+            click.echo(f"irqlab: error: {one_line(str(e))}", err=True)
+            sys.exit(EXIT_USER_ERROR)
+        except BrokenPipeError:  # `irqlab run … | head`: the reader left, nothing to say
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
+        except OSError as e:  # a file the command reads or writes, where it did not check
+            _exit_if_policy_raised(e)
+            where = f"{one_line(str(e.filename))}: " if e.filename else ""
+            click.echo(f"irqlab: error: {where}{one_line(e.strerror or str(e))}", err=True)
             sys.exit(EXIT_USER_ERROR)
         except KeyboardInterrupt:
             click.echo("irqlab: interrupted", err=True)
             sys.exit(130)
         except Exception as e:
-            from irqlab.policy import raised_by_policy
-
-            if not raised_by_policy(e):
-                raise
-            # the user's own code failed: their traceback is what they need
-            what = f"{type(e).__name__}: {e}"
-            click.echo(f"irqlab: error: the moderation policy raised {what}", err=True)
-            click.echo(_user_traceback(e), err=True)
-            sys.exit(EXIT_USER_ERROR)
+            _exit_if_policy_raised(e)
+            raise
 
     return wrapper  # type: ignore[return-value]
+
+
+def _exit_if_policy_raised(e: BaseException) -> None:
+    """A Python moderation policy's exception: the user's own code failed, and its traceback
+    is what they need (without irqlab's frames); exit status 2."""
+    from irqlab.policy import raised_by_policy
+
+    if raised_by_policy(e):
+        what = one_line(f"{type(e).__name__}: {e}")
+        click.echo(f"irqlab: error: the moderation policy raised {what}", err=True)
+        click.echo(_user_traceback(e), err=True)
+        sys.exit(EXIT_USER_ERROR)
 
 
 def _user_traceback(e: BaseException) -> str:
@@ -67,6 +105,37 @@ def _user_traceback(e: BaseException) -> str:
         [f for f in tb.stack if not str(Path(f.filename).resolve()).startswith(own)]
     )
     return "".join(tb.format()).rstrip()
+
+
+def check_output_file(path: Path, option: str) -> None:
+    """Checks, before anything runs, that ``path`` can be written: not a directory, in a
+    directory that exists and takes files. Nothing is left behind or truncated."""
+    verb = "write it" if os.path.lexists(path) else "create it there"
+    try:
+        if path.is_dir():
+            raise ConfigError(
+                f"{option} {path}: is a directory; give a file name, e.g. {path / 'out.json'}",
+                option,
+            )
+        parent = path.parent
+        if not parent.is_dir():
+            what = "is not a directory" if parent.exists() else "does not exist"
+            raise ConfigError(
+                f"{option} {path}: the directory {parent} {what} "
+                f"(a file's directory is not created: mkdir -p {parent})",
+                option,
+            )
+        existed = os.path.lexists(path)
+        if existed and not path.is_file():  # a device or pipe: opening it could block
+            if not os.access(path, os.W_OK):
+                raise PermissionError(13, "Permission denied")
+            return
+        with path.open("a"):
+            pass
+        if not existed:
+            path.unlink()
+    except OSError as e:
+        raise ConfigError(f"{option} {path}: cannot {verb} ({e.strerror or e})", option) from None
 
 
 def overrides_option(f: F) -> F:
@@ -142,15 +211,17 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenario", type=click.Path(path_type=Path))
 @click.option("--seed", type=int, default=None, help="Override run.seed.")
 @overrides_option
 @format_option
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
-    help="Write the output to FILE instead of stdout.",
+    metavar="FILE",
+    help="Write the output to FILE instead of stdout. FILE's directory must exist (it is not "
+    "created); an existing FILE is replaced. Checked before the run.",
 )
 @user_errors
 def run(
@@ -178,6 +249,8 @@ def run(
     overrides = parse_sets(sets)
     params = resolve(scenario, overrides, seed=seed)
     _warn_if_large(params)
+    if out:
+        check_output_file(out, "--out")
     seconds = (params["run.warmup_ms"] + params["run.duration_ms"]) / 1e3
     packets = expected_packets(params)
     status = Console(stderr=True)
@@ -190,14 +263,13 @@ def run(
     if fmt == "json":
         text = json.dumps(report, indent=2) + "\n"
         if out:
-            out.write_text(text, encoding="utf-8")
+            _write(out, lambda fh: fh.write(text))
         else:
             click.echo(text, nl=False)
         return
     table = render(report, params)
     if out:
-        with out.open("w", encoding="utf-8") as fh:
-            Console(file=fh, width=100, color_system=None).print(table)
+        _write(out, lambda fh: Console(file=fh, width=100, color_system=None).print(table))
     else:
         Console().print(table)
 
@@ -209,6 +281,15 @@ def _warn_if_large(params: dict[str, Any]) -> None:
     warning = large_run_warning(params)
     if warning:
         click.echo(f"irqlab: warning: {warning}", err=True)
+
+
+def _write(path: Path, write: Callable[[Any], Any]) -> None:
+    """Writes ``path`` with ``write(file)``; a failure (a full disk) is one line."""
+    try:
+        with path.open("w", encoding="utf-8") as fh:
+            write(fh)
+    except OSError as e:
+        raise ConfigError(f"--out {path}: cannot write ({e.strerror or e})", "--out") from None
 
 
 def _default(value: Any) -> str:
@@ -261,7 +342,7 @@ def keys(prefix: str) -> None:
 
 
 @main.command()
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenario", type=click.Path(path_type=Path))
 @click.option("--seed", type=int, default=None, help="Override run.seed.")
 @overrides_option
 @user_errors
@@ -283,7 +364,7 @@ def check(scenario: Path, seed: int | None, sets: tuple[str, ...]) -> None:
 
 
 @main.command()
-@click.argument("sweep_file", metavar="SWEEP", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("sweep_file", metavar="SWEEP", type=click.Path(path_type=Path))
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -565,7 +646,7 @@ def _parse_rates(text: str) -> list[float]:
 
 @main.command()
 @click.argument("scheme")
-@click.argument("scenario", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenario", required=False, type=click.Path(path_type=Path))
 @overrides_option
 @click.option(
     "--rates",

@@ -1,4 +1,5 @@
-"""Exceptions irqlab raises. The CLI turns each into one line on stderr and a non-zero exit."""
+"""Exceptions and warnings irqlab raises. The CLI turns each error into one line on stderr and
+a non-zero exit, and each warning into one line on stderr."""
 
 from __future__ import annotations
 
@@ -17,3 +18,16 @@ class ConfigError(IrqlabError, ValueError):
 
 class InternalError(IrqlabError, RuntimeError):
     """A bug in irqlab (the core failed); the message asks for a report."""
+
+
+class IrqlabWarning(UserWarning):
+    """Base class of irqlab's warnings."""
+
+
+class ConfigWarning(IrqlabWarning):
+    """A setting that has no effect in its scenario (or not the one its name says): names the
+    key, its value and why. The scenario is valid and runs."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key

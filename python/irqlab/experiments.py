@@ -68,7 +68,18 @@ from irqlab.report import (
     list_indices,
     template,
 )
-from irqlab.scenario import check_value, flatten, load_scenario, load_toml, schema, spec_of, tables
+from irqlab.scenario import (
+    check_key,
+    check_value,
+    flatten,
+    load_scenario,
+    load_toml,
+    plain,
+    schema,
+    show_key,
+    spec_of,
+    tables,
+)
 from irqlab.stats import precision_met, replications_needed, summarize
 from irqlab.tasks import run_pilot, run_replication
 
@@ -165,12 +176,14 @@ def _close(word: str, choices: Iterable[str]) -> str:
 
 
 def _int(name: str, value: Any, low: int, high: int) -> int:
+    value = plain(value)  # numpy integers are integers
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ConfigError(f"{name} = {value!r}: must be an integer in [{low}, {high}]", name)
     return value
 
 
 def _number(name: str, value: Any, low: float, high: float, *, open_low: bool = True) -> float:
+    value = plain(value)
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     if ok:
         x = float(value)
@@ -191,7 +204,7 @@ def _range(key: str, spec: Mapping[str, Any]) -> list[Any]:
     unknown = [k for k in spec if k not in RANGE_KEYS]
     if unknown:
         raise ConfigError(
-            f"{name}.{unknown[0]}: unknown range key{_close(unknown[0], RANGE_KEYS)}; "
+            f"{name}.{show_key(unknown[0])}: unknown range key{_close(unknown[0], RANGE_KEYS)}; "
             f"a range is {{from, to, step}} or {{from, to, num, log}}",
             name,
         )
@@ -244,8 +257,15 @@ def _axis_leaves(tree: Mapping[str, Any], prefix: str = "") -> list[tuple[str, A
 
 def parse_axes(tree: Mapping[str, Any] | None) -> list[Axis]:
     """``{key: [values] | {from, to, step|num, log} | value}`` → checked axes, in order."""
+    if tree is not None and not isinstance(tree, Mapping):
+        raise ConfigError(
+            "axes: expected a dict {key: [values] or {from, to, step|num}}, "
+            f"got {type(tree).__name__}",
+            "axes",
+        )
     axes: list[Axis] = []
     for key, spec in _axis_leaves(tree or {}):
+        check_key(key)
         if key in RESERVED:
             raise ConfigError(
                 f"axes.{key}: a sweep sets {key} itself "
@@ -253,6 +273,8 @@ def parse_axes(tree: Mapping[str, Any] | None) -> list[Axis]:
                 key,
             )
         listed = (spec_of(key) or {}).get("type") == "int_list"
+        if not isinstance(spec, Mapping):
+            spec = plain(spec)  # a numpy array of values is a list
         if isinstance(spec, Mapping):
             values = _range(key, spec)
         elif isinstance(spec, list | tuple):
@@ -294,23 +316,29 @@ def _suggest_metric(metric: str, known: Sequence[str]) -> str:
 
 def parse_precision(tree: Mapping[str, Any], replications: int) -> Precision:
     name = "sweep.precision"
+    if not isinstance(tree, Mapping):
+        raise ConfigError(
+            f"{name}: expected a table {{{', '.join(PRECISION_KEYS)}}}, got {type(tree).__name__}",
+            name,
+        )
     for k in tree:
         if k not in PRECISION_KEYS:
             raise ConfigError(
-                f"{name}.{k}: unknown key{_close(k, PRECISION_KEYS)}; "
+                f"{name}.{show_key(k)}: unknown key{_close(k, PRECISION_KEYS)}; "
                 f"allowed: {', '.join(PRECISION_KEYS)}",
                 f"{name}.{k}",
             )
     metrics = tree.get("metrics")
     if isinstance(metrics, str):
         metrics = [metrics]
-    if not metrics or not all(isinstance(m, str) for m in metrics):
+    listed = isinstance(metrics, list | tuple) and all(isinstance(m, str) for m in metrics)
+    if not metrics or not listed:
         raise ConfigError(f"{name}.metrics: give a list of metric names", f"{name}.metrics")
     known = metric_templates()
     for m in metrics:
         if template(m) not in known or is_entry_label(m):
             raise ConfigError(
-                f"{name}.metrics: '{m}' is not a metric{_suggest_metric(m, known)}",
+                f"{name}.metrics: '{show_key(m)}' is not a metric{_suggest_metric(m, known)}",
                 f"{name}.metrics",
             )
     relative = _number(f"{name}.relative", tree.get("relative", 0.01), 0.0, 1.0)
@@ -328,7 +356,7 @@ def parse_sweep(
     source: str | Path | Mapping[str, Any], base_overrides: Iterable[tuple[str, Any]] = ()
 ) -> SweepSpec:
     """Reads a sweep file (or a dict shaped like one) and checks every key in it."""
-    if isinstance(source, str | Path):
+    if isinstance(source, str | os.PathLike):
         path = Path(source)
         tree: Mapping[str, Any] = load_toml(path)
         here = path.parent
@@ -337,15 +365,19 @@ def parse_sweep(
     for k in tree:
         if k not in ("sweep", "base", "axes"):
             raise ConfigError(
-                f"'{k}': unknown section{_close(k, ('sweep', 'base', 'axes'))}; "
+                f"'{show_key(k)}': unknown section{_close(k, ('sweep', 'base', 'axes'))}; "
                 "a sweep file has [sweep], [base] and [axes]",
                 k,
             )
+    for section in ("sweep", "base"):
+        if not isinstance(tree.get(section, {}), Mapping):
+            raise ConfigError(f"{section}: expected a table ([{section}])", section)
     settings = dict(tree.get("sweep", {}))
     for k in settings:
         if k not in SWEEP_KEYS:
             raise ConfigError(
-                f"sweep.{k}: unknown key{_close(k, SWEEP_KEYS)}; allowed: {', '.join(SWEEP_KEYS)}",
+                f"sweep.{show_key(k)}: unknown key{_close(k, SWEEP_KEYS)}; "
+                f"allowed: {', '.join(SWEEP_KEYS)}",
                 f"sweep.{k}",
             )
     base: dict[str, Any] = {}
@@ -779,18 +811,35 @@ def sweep(
     """
     if isinstance(spec, SweepSpec):
         parsed = spec
+    elif isinstance(spec, str | os.PathLike | Mapping) or spec is None:
+        parsed = parse_sweep({} if spec is None else spec)
     else:
-        tree: dict[str, Any] = {}
-        if isinstance(spec, Mapping):
-            tree = dict(spec)
-        parsed = parse_sweep(spec if isinstance(spec, str | Path) else tree)
+        raise ConfigError(
+            "spec: expected a sweep file's path (str or pathlib.Path), a dict shaped like one "
+            f"or None, got {type(spec).__name__}",
+            "spec",
+        )
     if base is not None:
-        extra = load_toml(base) if isinstance(base, str | Path) else base
+        if isinstance(base, str | os.PathLike):
+            extra = load_toml(base)
+        elif isinstance(base, Mapping):
+            extra = base
+        else:
+            raise ConfigError(
+                "base: expected a scenario file's path (str or pathlib.Path) or a dict of "
+                f"keys, got {type(base).__name__}",
+                "base",
+            )
         parsed.base = load_scenario({**parsed.base, **flatten(extra)})
     if axes is not None:
         parsed.axes = parse_axes(axes)
     parsed.override(replications=replications, seed=seed, warmup=warmup, precision=precision)
     target = out if out is not None else parsed.out
+    if target is not None and not isinstance(target, str | os.PathLike):
+        raise ConfigError(
+            f"out: expected a directory's path (str or pathlib.Path), got {type(target).__name__}",
+            "out",
+        )
     return execute(
         parsed,
         None if target is None else Path(target),
@@ -804,6 +853,12 @@ def sweep(
 
 def load_results(path: str | Path, kind: str = "summary") -> pd.DataFrame:
     """A sweep's ``summary`` or ``runs`` table from its directory (or a .parquet/.csv file)."""
+    if not isinstance(path, str | os.PathLike):
+        raise ConfigError(
+            "path: expected a sweep's directory or a .parquet or .csv file (str or "
+            f"pathlib.Path), got {type(path).__name__}",
+            "path",
+        )
     p = Path(path)
     if p.is_dir():
         for candidate in (p / f"{kind}.parquet", p / f"{kind}.csv"):

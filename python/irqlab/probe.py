@@ -23,11 +23,12 @@ import re
 import shutil
 import subprocess
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irqlab.errors import ConfigError
+from irqlab.errors import ConfigError, ConfigWarning
 from irqlab.scenario import check_value, resolve, schema
 
 #: ethtool's long options whose output the probe reads, and the short flag run for each. A
@@ -911,13 +912,23 @@ def _validate(p: Probe) -> None:
     rejects in combination with the others is dropped with a note."""
     for _ in range(len(p.settings) + 1):
         try:
-            resolve(p.scenario())
-            return
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always", ConfigWarning)
+                resolve(p.scenario())
         except ConfigError as e:
             if e.key is None or e.key not in p.settings:
                 raise
             s = p.settings.pop(e.key)
             p.notes.append(f"{e} — read from {s.source}; not written")
+            continue
+        # a value the scenario would ignore (an ITR under an adaptive policy) is not a setting
+        ignored = [w.message for w in said if isinstance(w.message, ConfigWarning)]
+        for w in ignored:
+            if w.key in p.settings:
+                s = p.settings.pop(w.key)
+                p.notes.append(f"{w} — read from {s.source}; not written")
+        if not any(w.key in p.settings for w in ignored):
+            return
 
 
 # --- the scenario file --------------------------------------------------------------------

@@ -7,14 +7,14 @@ for signals between slices of the run, every 50 ms of wall time). Nothing is rep
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from irqlab import _irqlab
 from irqlab.policy import resolve_policy
-from irqlab.scenario import load_scenario
+from irqlab.scenario import Overrides, checked, load_scenario
 
 #: A run of more packets than this is large enough to be said so before it starts (``irqlab
 #: run`` and ``irqlab check``): a minute or more of wall time (docs/scenario.md, "Long runs").
@@ -25,8 +25,8 @@ PACKETS_PER_S = (10e6, 25e6)
 
 
 def run(
-    scenario: str | Path | Mapping[str, Any] | None = None,
-    overrides: Iterable[tuple[str, Any]] | Mapping[str, Any] = (),
+    scenario: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    overrides: Overrides = (),
     *,
     seed: int | None = None,
     policy: Any = None,
@@ -34,21 +34,24 @@ def run(
     """Runs one scenario and returns its report as a nested dict.
 
     ``scenario`` is a TOML path, a nested dict shaped like the file, or a flat dict of dotted
-    keys; ``overrides`` are dotted keys applied on top; ``seed`` overrides ``run.seed``.
-    ``policy`` runs the scenario with a moderation policy written in Python
-    (``driver.moderation = "python"``; :mod:`irqlab.policy`): a class, a callable making one,
-    or a policy object. Raises :class:`irqlab.ConfigError` (naming the key) before anything
-    runs if the scenario is invalid, ``KeyboardInterrupt`` within about a second of Ctrl-C, and
-    what a Python policy raised, with its traceback. The report is bit-identical for the same
-    scenario and seed.
+    keys; ``overrides`` are dotted keys applied on top (a dict, ``(key, value)`` pairs or
+    ``"key=value"`` strings); ``seed`` overrides ``run.seed``. ``policy`` runs the scenario
+    with a moderation policy written in Python (``driver.moderation = "python"``;
+    :mod:`irqlab.policy`): a class, a callable making one, or a policy object. Raises
+    :class:`irqlab.ConfigError` (naming the key or argument) before anything runs if the
+    scenario is invalid, ``KeyboardInterrupt`` within about a second of Ctrl-C, and what a
+    Python policy raised, with its traceback; issues a :class:`irqlab.ConfigWarning` for each
+    setting that has no effect in it. The report is bit-identical for the same scenario and
+    seed.
     """
     params, make = resolve_policy(load_scenario(scenario, overrides, seed=seed), policy)
+    checked(params, stacklevel=2)
     return _irqlab.run(params, make)
 
 
 def run_traced(
-    scenario: str | Path | Mapping[str, Any] | None = None,
-    overrides: Iterable[tuple[str, Any]] | Mapping[str, Any] = (),
+    scenario: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    overrides: Overrides = (),
     *,
     seed: int | None = None,
     policy: Any = None,
@@ -60,6 +63,7 @@ def run_traced(
     run: for tests and small studies.
     """
     params, make = resolve_policy(load_scenario(scenario, overrides, seed=seed), policy)
+    checked(params, stacklevel=2)
     return _irqlab.run_traced(params, make)
 
 

@@ -188,6 +188,31 @@ def knob_candidates(knobs: Sequence[tuple[str, list[Any]]]) -> list[dict[str, An
     ]
 
 
+def _effective(
+    settings: list[dict[str, Any]], base: Mapping[str, Any], loads: Sequence[float]
+) -> list[dict[str, Any]]:
+    """The candidates, each checked at every load before anything runs (a bad value is a
+    :class:`ConfigError` naming its key), without the knobs that have no effect in it (an ITR
+    under an adaptive policy) and without the duplicates that leaves, in their first order."""
+    import warnings
+
+    from irqlab.errors import ConfigWarning
+    from irqlab.scenario import resolve
+
+    out: list[dict[str, Any]] = []
+    for s in settings:
+        idle: set[str] = set()
+        for load in loads:
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always", ConfigWarning)
+                resolve({**base, **s, "traffic.rate_pps": load})
+            idle |= {w.message.key for w in said if isinstance(w.message, ConfigWarning)}
+        s = {k: v for k, v in s.items() if k not in idle}
+        if s not in out:
+            out.append(s)
+    return out
+
+
 def label(candidate: Mapping[str, Any]) -> str:
     """A short name: ``static itr_us=24 defer=2/20000 budget=600``."""
     parts = []
@@ -448,10 +473,7 @@ def tune(
         raise ConfigError(f"loads {loads}: every load must be a positive rate", "load_range")
     parsed = [parse_knob(k) if isinstance(k, str) else (k[0], list(k[1])) for k in knobs]
     settings = knob_candidates(parsed) if parsed else default_candidates(base)
-    # every candidate at every load is a valid scenario, checked before anything runs
-    for s in settings:
-        for load in loads:
-            resolve({**base, **s, "traffic.rate_pps": load})
+    settings = _effective(settings, base, loads)
     # the metrics exist: a short run of the base scenario tells the report's keys
     probe = dict(load_scenario(base))
     probe["run.duration_ms"] = min(float(base["run.duration_ms"]), 0.1)

@@ -29,22 +29,41 @@ pub enum Value {
     List(Vec<Value>),
 }
 
+/// Longest string and list a message shows whole; longer ones are cut, so that an error stays
+/// one readable line whatever it was given.
+const SHOWN_CHARS: usize = 64;
+const SHOWN_ITEMS: usize = 16;
+
+/// As a message shows it: strings quoted with control characters escaped, long strings and
+/// lists cut (`"aaaa…" (1000 characters)`, `[0, 1, …] (1024 entries)`).
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{}", fmt_float(*x)),
-            Value::Str(s) => write!(f, "\"{s}\""),
+            Value::Str(s) => {
+                let n = s.chars().count();
+                if n > SHOWN_CHARS {
+                    let head: String = s.chars().take(SHOWN_CHARS - 16).collect();
+                    write!(f, "\"{}…\" ({n} characters)", head.escape_debug())
+                } else {
+                    write!(f, "\"{}\"", s.escape_debug())
+                }
+            }
             Value::List(items) => {
                 write!(f, "[")?;
-                for (i, v) in items.iter().enumerate() {
+                for (i, v) in items.iter().take(SHOWN_ITEMS).enumerate() {
                     if i > 0 {
                         write!(f, ", ")?;
                     }
                     write!(f, "{v}")?;
                 }
-                write!(f, "]")
+                if items.len() > SHOWN_ITEMS {
+                    write!(f, ", …] ({} entries)", items.len())
+                } else {
+                    write!(f, "]")
+                }
             }
         }
     }
@@ -1207,6 +1226,17 @@ impl Params {
     /// The defaults alone.
     pub fn defaults() -> Params {
         Self::from_pairs(std::iter::empty::<(&str, Value)>()).expect("defaults are valid")
+    }
+
+    /// What every key would be if this scenario set nothing but its scheme and platform
+    /// preset: the defaults with the presets those bring. A key whose value differs from this
+    /// was set to something of its own.
+    pub fn unset(&self) -> Params {
+        Self::from_pairs([
+            ("scheme", self.get("scheme").clone()),
+            ("platform.preset", self.get("platform.preset").clone()),
+        ])
+        .expect("a scheme and a platform preset alone are valid")
     }
 
     pub fn get(&self, key: &str) -> &Value {

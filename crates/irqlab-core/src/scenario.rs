@@ -2,6 +2,7 @@
 //!
 //! Build, validate, then run: every error surfaces here, naming its key, before time zero.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::error::Error;
@@ -184,16 +185,17 @@ fn parse_sizes(p: &Params) -> Result<SizeDist, Error> {
         .map_or(text, |(_, t)| t);
     let bad = |reason: String| Error::OutOfRange {
         key: "traffic.sizes".into(),
-        value: format!("\"{text}\""),
+        value: Value::Str(text.to_string()).to_string(),
         allowed: reason,
     };
     let mut sizes = Vec::new();
     let mut weights = Vec::new();
     for item in table.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let shown = Value::Str(item.to_string());
         let (b, w) = item.split_once(':').ok_or_else(|| {
             let names: Vec<&str> = SIZE_TABLES.iter().map(|(n, _)| *n).collect();
             bad(format!(
-                "expected \"fixed\", a table name ({}) or \"bytes:weight, ...\" pairs; '{item}' has no ':'",
+                "expected \"fixed\", a table name ({}) or \"bytes:weight, ...\" pairs; {shown} has no ':'",
                 names.join(", ")
             ))
         })?;
@@ -204,7 +206,7 @@ fn parse_sizes(p: &Params) -> Result<SizeDist, Error> {
             .filter(|b| (1..=65_535).contains(b))
             .ok_or_else(|| {
                 bad(format!(
-                    "'{item}': the size must be an integer in 1 … 65535 bytes"
+                    "{shown}: the size must be an integer in 1 … 65535 bytes"
                 ))
             })?;
         let w: f64 = w
@@ -212,7 +214,7 @@ fn parse_sizes(p: &Params) -> Result<SizeDist, Error> {
             .parse()
             .ok()
             .filter(|w: &f64| w.is_finite() && *w >= 0.0)
-            .ok_or_else(|| bad(format!("'{item}': the weight must be a number >= 0")))?;
+            .ok_or_else(|| bad(format!("{shown}: the weight must be a number >= 0")))?;
         sizes.push(b);
         weights.push(w);
     }
@@ -551,6 +553,8 @@ pub struct Scenario {
     pub first_packet_in_isr: bool,
     /// The validated key/value pairs it was built from (echoed into the result).
     pub params: Params,
+    /// Settings that have no effect in this scenario ([`Warning`]); the run is valid.
+    pub warnings: Vec<Warning>,
 }
 
 fn cost(p: &Params, name: &str) -> Cost {
@@ -599,6 +603,8 @@ impl Scenario {
     /// Builds a scenario from validated params, checking the constraints between keys.
     pub fn build(mut p: Params) -> Result<Scenario, Error> {
         let scheme = Scheme::from_name(p.str("scheme"));
+        // the keys set to a value of their own, before the scenario resolves automatic ones
+        let set = set_keys(&p);
         let warmup = SimTime::ZERO + SimDuration::from_ms(p.f64("run.warmup_ms"));
         let end = warmup + SimDuration::from_ms(p.f64("run.duration_ms"));
         if end <= warmup {
@@ -725,13 +731,13 @@ impl Scenario {
                 allowed: "must be at least one picosecond".into(),
             });
         }
+        // free protocol processing has no cliff: the largest rate the key allows
+        let auto_switch_pps = (0.95 * cliff_point_pps(&platform, sizes.mean())).min(1e9);
         let switch_pps = match p.f64("hybrid.switch_pps") {
             0.0 => {
                 // resolved, so that the result says which switching point was used
-                // free protocol processing has no cliff: the largest rate the key allows
-                let x = (0.95 * cliff_point_pps(&platform, sizes.mean())).min(1e9);
-                p.set("hybrid.switch_pps", Value::Float(x));
-                x
+                p.set("hybrid.switch_pps", Value::Float(auto_switch_pps));
+                auto_switch_pps
             }
             x => x,
         };
@@ -826,6 +832,14 @@ impl Scenario {
                 reason: "host.forward = true needs a Tx ring on each vector".into(),
             });
         }
+        check_scheme_settings(&p, scheme, classes.len())?;
+        let warnings = Effect {
+            p: &p,
+            scheme,
+            set,
+            auto_switch_pps,
+        }
+        .warnings();
         Ok(Scenario {
             scheme,
             run: RunConfig {
@@ -857,6 +871,7 @@ impl Scenario {
             moderation,
             first_packet_in_isr: p.str("driver.first_packet") == "isr",
             params: p,
+            warnings,
         })
     }
 }
@@ -905,14 +920,14 @@ fn parse_classes(p: &mut Params) -> Result<(Vec<ClassConfig>, Vec<f64>), Error> 
         if !valid {
             return Err(Error::OutOfRange {
                 key,
-                value: format!("\"{name}\""),
+                value: Value::Str(name).to_string(),
                 allowed: "must be at most 32 letters, digits, '-' and '_'".into(),
             });
         }
         if classes.iter().any(|c: &ClassConfig| c.name == name) {
             return Err(Error::Inconsistent {
                 key,
-                value: format!("\"{name}\""),
+                value: Value::Str(name).to_string(),
                 reason: "class names must be unique; another class has this name".into(),
             });
         }
@@ -968,9 +983,554 @@ pub fn cliff_point_pps(platform: &PlatformConfig, mean_size: f64) -> f64 {
     r / 2.0 * x / ((1.0 + x).sqrt() + 1.0)
 }
 
+// ----- settings that contradict the scheme, and settings without effect ----------------------
+//
+// A scheme is a preset of one host model, so every key can be set with every scheme, and many
+// keys mean nothing to some schemes (an ITR to a host without interrupts, a polling period to
+// NAPI). Two kinds of such settings:
+//
+// - a setting that would make the run something else than its scheme says (count coalescing
+//   that never counts, DIM replacing a coalescing scheme's preset, interrupts on the ideal
+//   host, traffic classes whose packets are never polled) is an error, found here before
+//   time zero;
+// - a setting the scenario ignores, or that does not do what its name says (an adaptive
+//   policy under Salah's polling loop, which never runs it), is a [`Warning`] naming the key:
+//   the run is valid, and a sweep that crosses schemes with keys only some of them use runs as
+//   it always did.
+//
+// Only a key set to a value of its own is reported: a key left out, set to the value it
+// would have anyway (its default, or a preset's), or set to the value the scenario resolves
+// for it (an echo of a previous run: `hybrid.switch_pps`, `driver.link_gbps`) is not. Nor is
+// a `platform.*` key: the platform describes the machine (its costs are a preset of their
+// own, applied to every scheme), not a choice of the receive path. The decisions are recorded
+// in docs/scenario.md ("Settings a scheme ignores").
+
+/// The keys set to a value other than the one they would have if the scenario left them out.
+fn set_keys(p: &Params) -> BTreeSet<&'static str> {
+    let unset = p.unset();
+    crate::params::PARAMS
+        .iter()
+        .map(|s| s.key)
+        .filter(|k| p.get(k) != unset.get(k))
+        .collect()
+}
+
+/// The adaptive moderation policies: they reprogram the NIC after each NAPI session.
+const ADAPTIVE: &[&str] = &["ixgbe-legacy", "linear", "ixgbe", "i40e", "dim"];
+
+/// Settings valid alone that would turn the scheme into another.
+fn check_scheme_settings(p: &Params, scheme: Scheme, classes: usize) -> Result<(), Error> {
+    let moderation = p.str("driver.moderation");
+    if scheme == Scheme::CoalesceCount && p.u64("nic.rx_frames") == 0 {
+        return Err(Error::Inconsistent {
+            key: "nic.rx_frames".into(),
+            value: "0".into(),
+            reason: "scheme \"coalesce-count\" interrupts once nic.rx_frames packets wait, so it needs at least 1 (1 is scheme \"irq\"); 0 turns count coalescing off".into(),
+        });
+    }
+    if matches!(scheme, Scheme::CoalesceCount | Scheme::CoalesceTime) && moderation == "dim" {
+        return Err(Error::Inconsistent {
+            key: "driver.moderation".into(),
+            value: "\"dim\"".into(),
+            reason: format!(
+                "DIM programs nic.rx_usecs and nic.rx_frames itself, replacing the coalescing of scheme \"{}\"; run DIM with scheme \"irq\" or \"napi\"",
+                scheme.name()
+            ),
+        });
+    }
+    let defer = p.u64("kernel.napi_defer_hard_irqs") > 0;
+    if scheme == Scheme::Ideal && defer && p.f64("kernel.gro_flush_timeout_ns") > 0.0 {
+        return Err(Error::Inconsistent {
+            key: "kernel.napi_defer_hard_irqs".into(),
+            value: p.get("kernel.napi_defer_hard_irqs").to_string(),
+            reason: "scheme \"ideal\" has no interrupt cost, and software IRQ coalescing would add the NAPI timer's interrupts (platform.poll_timer_ns); use it with scheme \"napi\"".into(),
+        });
+    }
+    if scheme.uses_poll_loop() && classes > 1 {
+        return Err(Error::Inconsistent {
+            key: "traffic.classes".into(),
+            value: format!("{classes} classes"),
+            reason: format!(
+                "scheme \"{}\" runs Salah's polling loop, which polls one Rx ring per vector, so the packets of every class but the first would never be processed; use one class, or a NAPI scheme (napi, irq, coalesce-count, coalesce-time, ideal)",
+                scheme.name()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// A setting that has no effect in its scenario, or not the one its name says. The scenario is
+/// valid and runs; the Python layer shows it as a warning (`irqlab.ConfigWarning`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Warning {
+    pub key: String,
+    /// The value as given, formatted as in errors.
+    pub value: String,
+    /// Why it has no effect, and what would use it.
+    pub reason: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} = {}: {}", self.key, self.value, self.reason)
+    }
+}
+
+/// Keys that shape when packet interrupts fire.
+const NIC_IRQ: &[&str] = &[
+    "nic.itr_us",
+    "nic.rx_usecs",
+    "nic.rx_frames",
+    "nic.cause_mode",
+];
+/// The driver's moderation policy and its parameters.
+const MODERATION: &[&str] = &[
+    "driver.moderation",
+    "driver.itr_rate",
+    "driver.link_gbps",
+    "driver.legacy_bulk_rate",
+    "driver.legacy_elapsed",
+    "driver.linear_rate_max",
+    "driver.linear_rate_min",
+    "driver.linear_pps_max",
+    "driver.linear_min_update_us",
+    "driver.linear_elapsed",
+    "driver.dim_mode",
+    "driver.policy",
+];
+/// The kernel's softirq and NAPI, which Salah's polling loop replaces.
+const SOFTIRQ: &[&str] = &[
+    "kernel.napi_weight",
+    "kernel.netdev_budget",
+    "kernel.netdev_budget_usecs",
+    "kernel.hz",
+    "kernel.max_softirq_restart",
+    "kernel.max_softirq_time_ms",
+    "kernel.napi_defer_hard_irqs",
+    "kernel.gro_flush_timeout_ns",
+];
+const SOFT_COALESCING: &[&str] = &["kernel.napi_defer_hard_irqs", "kernel.gro_flush_timeout_ns"];
+const POLL: &[&str] = &["poll.period_us", "poll.quota"];
+const HYBRID: &[&str] = &["hybrid.switch_pps", "hybrid.window_us", "hybrid.hysteresis"];
+/// What only forwarded packets use (their costs, `platform.tx_*`, describe the machine and are
+/// not reported, as no `platform.*` key is).
+const TX: &[&str] = &["driver.tx_work_limit", "nic.tx_irq"];
+const ONOFF: &[&str] = &[
+    "traffic.sources",
+    "traffic.alpha_on",
+    "traffic.alpha_off",
+    "traffic.on_min_bytes",
+    "traffic.line_rate_gbps",
+];
+
+/// Finds the settings without effect, one warning per key: the first rule that applies to a
+/// key gives its reason (the rules go from the scheme's machinery to single keys).
+struct Effect<'a> {
+    p: &'a Params,
+    scheme: Scheme,
+    /// Keys set to a value of their own, not yet reported.
+    set: BTreeSet<&'static str>,
+    /// The switching point `hybrid.switch_pps = 0` resolves to.
+    auto_switch_pps: f64,
+}
+
+impl Effect<'_> {
+    fn warnings(mut self) -> Vec<Warning> {
+        let mut out = Vec::new();
+        let p = self.p;
+        let name = self.scheme.name();
+        let moderation = p.str("driver.moderation");
+        let forward = p.bool("host.forward");
+        let defer = p.u64("kernel.napi_defer_hard_irqs") > 0;
+        let gro = p.f64("kernel.gro_flush_timeout_ns") > 0.0;
+        // an echo of a resolved value is not a setting of its own
+        if p.f64("hybrid.switch_pps") == self.auto_switch_pps {
+            self.set.remove("hybrid.switch_pps");
+        }
+        if p.f64("driver.link_gbps") == p.f64("nic.link_gbps") {
+            self.set.remove("driver.link_gbps");
+        }
+        let mut rule = |keys: &[&'static str], applies: bool, reason: &dyn Fn() -> String| {
+            if !applies {
+                return;
+            }
+            for k in keys {
+                if self.set.remove(k) {
+                    out.push(Warning {
+                        key: (*k).to_string(),
+                        value: p.get(k).to_string(),
+                        reason: reason(),
+                    });
+                }
+            }
+        };
+        // the scheme's machinery
+        let ideal = self.scheme == Scheme::Ideal;
+        let poll = self.scheme == Scheme::Poll;
+        for keys in [NIC_IRQ, MODERATION, &["driver.first_packet", "nic.tx_irq"]] {
+            rule(keys, ideal, &|| {
+                no_effect(
+                    "scheme \"ideal\" has no interrupts (an arrival starts protocol processing at no cost)",
+                )
+            });
+            rule(keys, poll, &|| {
+                no_effect(
+                    "scheme \"poll\" never enables packet interrupts (the polling timer starts every poll)",
+                )
+            });
+        }
+        let masks = self.scheme.masks_on_irq();
+        rule(&["nic.cause_mode"], !masks, &|| {
+            no_effect(&format!(
+                "scheme \"{name}\" never masks the vector, so never re-enables it"
+            ))
+        });
+        let in_loop = self.scheme.uses_poll_loop();
+        rule(SOFTIRQ, in_loop, &|| {
+            no_effect(&format!(
+                "scheme \"{name}\" runs Salah's polling loop, not the kernel's softirq and NAPI"
+            ))
+        });
+        // the loop never completes a NAPI session, so an adaptive policy never runs
+        rule(
+            &["driver.moderation"],
+            in_loop && ADAPTIVE.contains(&moderation),
+            &|| {
+                format!(
+                    "never adapts: scheme \"{name}\" runs Salah's polling loop, which never runs the driver's moderation, so the NIC keeps the policy's initial setting all run; use \"static\" (nic.itr_us) or \"off\", or a NAPI scheme (napi, irq, coalesce-count, coalesce-time)"
+                )
+            },
+        );
+        // software IRQ coalescing defers re-enabling a masked vector to a timer's poll
+        rule(SOFT_COALESCING, !masks && defer && gro, &|| {
+            format!(
+                "defers nothing: scheme \"{name}\" never masks the vector, so the NAPI timer only adds polls and interrupts (platform.poll_timer_ns) of its own; software IRQ coalescing is for scheme \"napi\""
+            )
+        });
+        rule(&["kernel.napi_defer_hard_irqs"], !gro, &|| {
+            no_effect(
+                "it needs kernel.gro_flush_timeout_ns > 0, the timer that polls instead of the interrupt",
+            )
+        });
+        rule(&["kernel.gro_flush_timeout_ns"], !defer, &|| {
+            no_effect("it needs kernel.napi_defer_hard_irqs > 0 (no GRO is modelled)")
+        });
+        let polling = matches!(
+            self.scheme,
+            Scheme::Poll | Scheme::NapiPoll | Scheme::Hybrid
+        );
+        rule(POLL, !polling, &|| {
+            no_effect("only the polling schemes use it (poll, napi-poll, hybrid)")
+        });
+        rule(HYBRID, self.scheme != Scheme::Hybrid, &|| {
+            no_effect("only scheme \"hybrid\" uses it")
+        });
+        rule(
+            &["driver.first_packet"],
+            !matches!(self.scheme, Scheme::DisableEnable | Scheme::Hybrid),
+            &|| no_effect("only schemes \"disable-enable\" and \"hybrid\" use it"),
+        );
+        // the driver's moderation policy
+        let only = |m: &str| no_effect(&format!("only driver.moderation = \"{m}\" uses it"));
+        rule(&["driver.itr_rate"], moderation != "static", &|| {
+            only("static")
+        });
+        rule(
+            &["driver.legacy_bulk_rate", "driver.legacy_elapsed"],
+            moderation != "ixgbe-legacy",
+            &|| only("ixgbe-legacy"),
+        );
+        rule(
+            &[
+                "driver.linear_rate_max",
+                "driver.linear_rate_min",
+                "driver.linear_pps_max",
+                "driver.linear_min_update_us",
+                "driver.linear_elapsed",
+            ],
+            moderation != "linear",
+            &|| only("linear"),
+        );
+        rule(&["driver.dim_mode"], moderation != "dim", &|| only("dim"));
+        rule(&["driver.policy"], moderation != "python", &|| {
+            only("python")
+        });
+        let link_speed_policy = matches!(moderation, "ixgbe" | "i40e");
+        // the policy reads the NIC's speed unless driver.link_gbps names one of its own
+        let policy_reads_nic_link =
+            link_speed_policy && p.f64("driver.link_gbps") == p.f64("nic.link_gbps");
+        rule(&["driver.link_gbps"], !link_speed_policy, &|| {
+            no_effect("only driver.moderation = \"ixgbe\" and \"i40e\" use it")
+        });
+        rule(
+            &["nic.itr_us"],
+            !matches!(moderation, "static" | "dim"),
+            &|| {
+                let does = if moderation == "off" {
+                    "runs without an ITR"
+                } else {
+                    "programs the ITR itself"
+                };
+                no_effect(&format!(
+                    "driver.moderation = \"{moderation}\" {does} (nic.itr_us is the ITR of \"static\")"
+                ))
+            },
+        );
+        rule(&["nic.itr_us"], p.f64("driver.itr_rate") > 0.0, &|| {
+            no_effect("driver.itr_rate sets the ITR instead")
+        });
+        rule(
+            &["nic.rx_usecs", "nic.rx_frames"],
+            moderation == "dim",
+            &|| no_effect("driver.moderation = \"dim\" programs rx-usecs and rx-frames itself"),
+        );
+        // forwarding, traffic
+        rule(TX, !forward, &|| {
+            no_effect("only forwarding transmits (host.forward = true)")
+        });
+        rule(
+            &["nic.link_gbps"],
+            !forward && !policy_reads_nic_link,
+            &|| {
+                no_effect(
+                    "only forwarding (host.forward = true) and the ixgbe and i40e policies use it",
+                )
+            },
+        );
+        rule(ONOFF, p.str("traffic.kind") != "pareto-onoff", &|| {
+            no_effect("only traffic.kind = \"pareto-onoff\" uses it")
+        });
+        rule(
+            &["traffic.size_bytes"],
+            p.str("traffic.sizes") != "fixed",
+            &|| {
+                no_effect(&format!(
+                    "traffic.sizes = \"{}\" gives the frame sizes",
+                    p.str("traffic.sizes")
+                ))
+            },
+        );
+        rule(
+            &["traffic.flow_zipf_s"],
+            p.u64("traffic.flows") == 1,
+            &|| no_effect("there is one flow (traffic.flows = 1)"),
+        );
+        rule(&["nic.rss_table_size"], p.u64("nic.queues") == 1, &|| {
+            no_effect("there is one queue vector (nic.queues = 1)")
+        });
+        out
+    }
+}
+
+fn no_effect(why: &str) -> String {
+    format!("has no effect: {why}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn build(pairs: &[(&str, Value)]) -> Result<Scenario, Error> {
+        Scenario::from_pairs(pairs.iter().cloned())
+    }
+
+    fn s(v: &str) -> Value {
+        Value::Str(v.into())
+    }
+
+    fn warned(pairs: &[(&str, Value)]) -> Vec<String> {
+        let sc = build(pairs).unwrap();
+        sc.warnings.iter().map(|w| w.key.clone()).collect()
+    }
+
+    #[test]
+    fn count_coalescing_must_count() {
+        let e = build(&[
+            ("scheme", s("coalesce-count")),
+            ("nic.rx_frames", Value::Int(0)),
+        ])
+        .unwrap_err();
+        assert_eq!(e.key(), "nic.rx_frames");
+        assert!(e.to_string().contains("at least 1"), "{e}");
+        // tau = 1 is the end of Salah's Fig. 10 curve, and T = 0 that of time coalescing
+        build(&[
+            ("scheme", s("coalesce-count")),
+            ("nic.rx_frames", Value::Int(1)),
+        ])
+        .unwrap();
+        let t0 = build(&[
+            ("scheme", s("coalesce-time")),
+            ("nic.rx_usecs", Value::Int(0)),
+        ]);
+        assert!(t0.unwrap().warnings.is_empty());
+    }
+
+    #[test]
+    fn dim_replacing_the_coalescing_preset_is_an_error() {
+        for scheme in ["coalesce-count", "coalesce-time"] {
+            let e = build(&[("scheme", s(scheme)), ("driver.moderation", s("dim"))]).unwrap_err();
+            assert_eq!(e.key(), "driver.moderation");
+            assert!(e.to_string().contains("replacing the coalescing"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_policy_the_polling_loop_never_runs_is_a_warning() {
+        // a sweep of scheme x driver.moderation runs every point; these never adapt
+        for scheme in ["disable-enable", "napi-poll", "hybrid"] {
+            for m in ADAPTIVE {
+                let sc = build(&[("scheme", s(scheme)), ("driver.moderation", s(m))]).unwrap();
+                let w: Vec<String> = sc.warnings.iter().map(|w| w.to_string()).collect();
+                assert_eq!(w.len(), 1, "{scheme} {m}: {w:?}");
+                assert!(w[0].starts_with("driver.moderation = "), "{w:?}");
+                assert!(w[0].contains("never adapts"), "{w:?}");
+            }
+            for m in ["off", "static"] {
+                let sc = build(&[("scheme", s(scheme)), ("driver.moderation", s(m))]).unwrap();
+                assert!(sc.warnings.is_empty(), "{scheme} {m}: {:?}", sc.warnings);
+            }
+        }
+        // no packet interrupts at all: nothing to moderate
+        let w = warned(&[("scheme", s("poll")), ("driver.moderation", s("ixgbe"))]);
+        assert_eq!(w, ["driver.moderation"]);
+    }
+
+    #[test]
+    fn the_polling_loop_takes_one_class() {
+        let pairs = [
+            ("scheme", s("disable-enable")),
+            ("traffic.classes.0.share", Value::Float(0.5)),
+            ("traffic.classes.1.share", Value::Float(0.5)),
+        ];
+        let e = build(&pairs).unwrap_err();
+        assert_eq!(e.key(), "traffic.classes");
+        assert!(e.to_string().contains("never be processed"), "{e}");
+        build(&[
+            ("scheme", s("disable-enable")),
+            ("traffic.classes.0.name", s("x")),
+        ])
+        .unwrap();
+    }
+
+    #[test]
+    fn the_ideal_host_takes_no_timer_interrupts() {
+        let e = build(&[
+            ("scheme", s("ideal")),
+            ("kernel.napi_defer_hard_irqs", Value::Int(10)),
+            ("kernel.gro_flush_timeout_ns", Value::Int(20_000)),
+        ])
+        .unwrap_err();
+        assert_eq!(e.key(), "kernel.napi_defer_hard_irqs");
+    }
+
+    #[test]
+    fn defaults_and_presets_warn_of_nothing() {
+        for scheme in crate::params::SCHEMES {
+            for preset in crate::params::PLATFORM_PRESETS {
+                let sc = build(&[("scheme", s(scheme)), ("platform.preset", s(preset))]).unwrap();
+                assert!(
+                    sc.warnings.is_empty(),
+                    "{scheme} {preset}: {:?}",
+                    sc.warnings
+                );
+                // every key given at the value it resolved to (a rerun): still nothing
+                let echo: Vec<(String, Value)> = sc
+                    .params
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.clone()))
+                    .collect();
+                let again = Scenario::from_pairs(echo).unwrap();
+                assert!(
+                    again.warnings.is_empty(),
+                    "{scheme} {preset}: {:?}",
+                    again.warnings
+                );
+                // a key set to its default is not a setting of its own
+                let same = build(&[
+                    ("scheme", s(scheme)),
+                    ("platform.preset", s(preset)),
+                    ("nic.itr_us", Value::Int(0)),
+                    ("poll.quota", Value::Int(3)),
+                    ("hybrid.window_us", Value::Float(1000.0)),
+                ])
+                .unwrap();
+                assert!(
+                    same.warnings.is_empty(),
+                    "{scheme} {preset}: {:?}",
+                    same.warnings
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn settings_a_scheme_ignores_are_named() {
+        let itr = ("nic.itr_us", Value::Int(20));
+        assert_eq!(
+            warned(&[("scheme", s("ideal")), itr.clone()]),
+            ["nic.itr_us"]
+        );
+        assert_eq!(
+            warned(&[("scheme", s("poll")), itr.clone()]),
+            ["nic.itr_us"]
+        );
+        for scheme in ["napi", "irq", "disable-enable", "napi-poll", "hybrid"] {
+            assert!(
+                warned(&[("scheme", s(scheme)), itr.clone()]).is_empty(),
+                "{scheme}"
+            );
+        }
+        let sc = build(&[("scheme", s("ideal")), ("driver.moderation", s("linear"))]).unwrap();
+        assert_eq!(
+            sc.warnings[0].to_string(),
+            "driver.moderation = \"linear\": has no effect: scheme \"ideal\" has no interrupts (an arrival starts protocol processing at no cost)"
+        );
+        let quota = ("poll.quota", Value::Int(5));
+        assert_eq!(
+            warned(&[("scheme", s("napi")), quota.clone()]),
+            ["poll.quota"]
+        );
+        assert!(warned(&[("scheme", s("napi-poll")), quota]).is_empty());
+        let w = warned(&[("scheme", s("irq")), ("nic.cause_mode", s("armed"))]);
+        assert_eq!(w, ["nic.cause_mode"]);
+        // the platform describes the machine: its costs are never reported
+        assert!(warned(&[("scheme", s("irq")), ("platform.mask_ns", Value::Int(500))]).is_empty());
+        let w = warned(&[
+            ("scheme", s("poll")),
+            ("kernel.napi_weight", Value::Int(16)),
+        ]);
+        assert_eq!(w, ["kernel.napi_weight"]);
+        let w = warned(&[("hybrid.switch_pps", Value::Float(2e5))]);
+        assert_eq!(w, ["hybrid.switch_pps"]);
+        let w = warned(&[("driver.moderation", s("ixgbe")), itr.clone()]);
+        assert_eq!(w, ["nic.itr_us"]);
+        assert!(warned(&[("driver.moderation", s("dim")), itr]).is_empty());
+        let w = warned(&[("driver.linear_rate_max", Value::Float(5e4))]);
+        assert_eq!(w, ["driver.linear_rate_max"]);
+        let w = warned(&[("driver.policy", Value::Str("mine.py:Mine".into()))]);
+        assert_eq!(w, ["driver.policy"]);
+        let w = warned(&[("kernel.gro_flush_timeout_ns", Value::Int(20_000))]);
+        assert_eq!(w, ["kernel.gro_flush_timeout_ns"]);
+        let w = warned(&[
+            ("scheme", s("irq")),
+            ("kernel.napi_defer_hard_irqs", Value::Int(2)),
+            ("kernel.gro_flush_timeout_ns", Value::Int(20_000)),
+        ]);
+        assert_eq!(
+            w,
+            ["kernel.napi_defer_hard_irqs", "kernel.gro_flush_timeout_ns"]
+        );
+        let w = warned(&[
+            ("driver.tx_work_limit", Value::Int(64)),
+            ("traffic.sources", Value::Int(2)),
+        ]);
+        assert_eq!(w, ["driver.tx_work_limit", "traffic.sources"]);
+        let forwarding = [
+            ("host.forward", Value::Bool(true)),
+            ("driver.tx_work_limit", Value::Int(64)),
+        ];
+        assert!(warned(&forwarding).is_empty());
+    }
 
     #[test]
     fn default_scenario_builds_with_kernel_rounding() {

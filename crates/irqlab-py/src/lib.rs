@@ -226,6 +226,29 @@ fn resolve<'py>(py: Python<'py>, params: &Bound<'py, PyDict>) -> PyResult<Bound<
     Ok(out)
 }
 
+/// `(key, message)` of each setting that has no effect in a scenario.
+type Warnings = Vec<(String, String)>;
+
+/// Like `resolve`, and also returns the settings that have no effect in the scenario, as
+/// `[(key, message), ...]` (the Python layer shows them as `irqlab.ConfigWarning`).
+#[pyfunction]
+fn check<'py>(
+    py: Python<'py>,
+    params: &Bound<'py, PyDict>,
+) -> PyResult<(Bound<'py, PyDict>, Warnings)> {
+    let s = build(py, params)?;
+    let out = PyDict::new(py);
+    for (k, v) in s.params.iter() {
+        out.set_item(k, value_to_py(py, v)?)?;
+    }
+    let warnings = s
+        .warnings
+        .iter()
+        .map(|w| (w.key.clone(), w.to_string()))
+        .collect();
+    Ok((out, warnings))
+}
+
 /// Runs one scenario given as a flat `{dotted key: value}` dict; returns the report as a dict.
 /// A signal stops it within about a second, raising what its handler raised. `policy`: a
 /// zero-argument callable making the `python` moderation policy of each vector.
@@ -382,6 +405,7 @@ fn _panic_for_test(py: Python<'_>, in_run: bool) -> PyResult<()> {
 #[pymodule]
 fn _irqlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_traced, m)?)?;
     m.add_function(wrap_pyfunction!(run_series, m)?)?;
