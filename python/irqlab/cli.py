@@ -30,6 +30,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL = 3
+#: A sweep stopped by the loss of its workers: rerunning the command resumes it.
+EXIT_STOPPED = 1
+#: Interrupted (Ctrl-C), as a shell reports SIGINT.
+EXIT_INTERRUPTED = 130
 
 
 def one_line(text: str) -> str:
@@ -367,9 +371,11 @@ def check(scenario: Path, seed: int | None, sets: tuple[str, ...]) -> None:
 @click.argument("sweep_file", metavar="SWEEP", type=click.Path(path_type=Path))
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    # checked by the sweep, which names the path in one line (and creates missing folders)
+    type=click.Path(path_type=Path),
     default=None,
-    help="Output directory (default: sweep.out in the file, else results/<file name>).",
+    help="Output directory, created if missing (default: sweep.out in the file, else "
+    "results/<file name>).",
 )
 @click.option(
     "-n",
@@ -429,28 +435,47 @@ def sweep(
 
     Results are identical, row for row, whatever the executor and number of workers.
     """
+    from irqlab.executors import WorkersLost
     from irqlab.experiments import execute, parse_sweep, summary_table
 
     spec = parse_sweep(sweep_file, parse_sets(sets))
     spec.override(replications=replications, seed=seed, warmup=warmup)
+    spec.check_size()
     target = Path(os.path.normpath(out or spec.out or Path("results") / sweep_file.stem))
     console = Console(stderr=True)
-    n_points = len(spec.points())
     console.print(
-        f"sweep: {n_points} points × {spec.replications} replications → {target}",
+        f"sweep: {spec.count()} points × {spec.replications} replications → {target}",
         highlight=False,
     )
-    runs = execute(
-        spec,
-        target,
-        executor=executor,
-        workers=workers,
-        scheduler=scheduler,
-        resume=resume,
-        progress=console.is_terminal if progress is None else progress,
-    )
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            runs = execute(
+                spec,
+                target,
+                executor=executor,
+                workers=workers,
+                scheduler=scheduler,
+                resume=resume,
+                progress=console.is_terminal if progress is None else progress,
+            )
+    except KeyboardInterrupt:
+        click.echo(
+            f"irqlab: interrupted; the finished runs are kept in {target}: "
+            "the same command resumes the sweep",
+            err=True,
+        )
+        sys.exit(EXIT_INTERRUPTED)
+    except WorkersLost as e:
+        click.echo(f"irqlab: error: {e}", err=True)
+        sys.exit(EXIT_STOPPED)
     _print_summary(summary_table(runs), [a.key for a in spec.axes])
     click.echo(f"wrote {target}/runs.parquet, summary.parquet, summary.csv")
+
+
+def _show_warning(message: Warning | str, *args: Any, **kwargs: Any) -> None:
+    """A warning as one line on stderr, like an error."""
+    click.echo(f"irqlab: warning: {message}", err=True)
 
 
 def _sig(x: float, digits: int) -> str:
@@ -585,6 +610,8 @@ def plot(
         )
     except ValueError as e:
         raise ConfigError(str(e), None) from None
+    except OSError as e:  # the tables are read without raising it: this is the figure's file
+        raise IrqlabError(f"{out}: cannot write the figure ({e.strerror or e})") from None
     click.echo(f"wrote {out}")
 
 
@@ -604,6 +631,13 @@ def rerun(results: Path, point: int, replication: int, fmt: str) -> None:
     from irqlab.simulate import run as run_scenario
 
     runs = load_results(results, "runs")
+    for column in ("point", "replication"):
+        if column not in runs.columns:
+            raise ConfigError(
+                f"{results}: not a sweep's runs table (no column '{column}'); give the sweep's "
+                "folder or its runs.parquet",
+                None,
+            )
     match = runs[(runs["point"] == point) & (runs["replication"] == replication)]
     if match.empty:
         raise ConfigError(

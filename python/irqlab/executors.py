@@ -1,23 +1,49 @@
 """Where a sweep's runs execute: in this process, on a local process pool, or on Dask.
 
-Every executor does one thing: apply a picklable function to a list of tasks and hand back
-``(task index, result)`` pairs as they complete, in whatever order. Results never depend on the
-executor or the number of workers: each task carries everything that determines its outcome
-(resolved parameters, seed, replication), and the sweep orders rows by point and replication.
+Every executor does one thing: apply a picklable function to tasks and hand back
+``(task, result)`` pairs as they complete, in whatever order. Tasks are taken from their
+iterable only as workers free up, so a sweep never holds more than a window of them. Results
+never depend on the executor or the number of workers: each task carries everything that
+determines its outcome (resolved parameters, seed, replication), and the sweep orders rows by
+point and replication.
+
+Workers never outlive the sweep. A pool's workers hold the read end of a pipe whose only
+write end is the sweep's: when the sweep's process ends, however it ends (SIGKILL included),
+every worker sees end-of-file and exits at once, whatever the start method. They also poll the
+sweep's pid, and on Linux ask the kernel to kill them with their parent (PR_SET_PDEATHSIG).
+Workers ignore Ctrl-C: the sweep stops them itself, keeping every finished run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import itertools
+import logging
 import multiprocessing
 import os
+import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from typing import Any
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
 
+from irqlab import __version__
 from irqlab.errors import ConfigError, IrqlabError
 
 KINDS = ("process", "inline", "dask")
+T = TypeVar("T")
+
+#: How often a worker checks that the sweep's process still exists, seconds.
+PARENT_POLL_S = 1.0
+
+
+class WorkersLost(IrqlabError):
+    """The workers (a process, the Dask cluster) went away: the sweep cannot go on, but every
+    finished run is in the journal and a rerun resumes."""
 
 
 def default_workers() -> int:
@@ -28,31 +54,85 @@ def default_workers() -> int:
 
 
 class Executor:
-    """Runs ``fn`` over tasks; yields ``(index, result)`` as each completes."""
+    """Runs ``fn`` over tasks; yields ``(task, result)`` as each completes."""
 
-    def imap_unordered(
-        self, fn: Callable[[Any], Any], tasks: Sequence[Any]
-    ) -> Iterator[tuple[int, Any]]:
+    def imap_unordered(self, fn: Callable[[T], Any], tasks: Iterable[T]) -> Iterator[tuple[T, Any]]:
         raise NotImplementedError
 
-    def close(self) -> None:
-        """Releases workers (a no-op for executors that hold none)."""
+    def close(self, abort: bool = False) -> None:
+        """Releases workers (a no-op for executors that hold none). ``abort`` stops the runs
+        in progress rather than waiting for them."""
 
     def __enter__(self) -> Executor:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.close(abort=exc_type is not None)
 
 
 class InlineExecutor(Executor):
     """Runs tasks one after the other in this process (debugging, tiny sweeps)."""
 
-    def imap_unordered(
-        self, fn: Callable[[Any], Any], tasks: Sequence[Any]
-    ) -> Iterator[tuple[int, Any]]:
-        for i, task in enumerate(tasks):
-            yield i, fn(task)
+    def imap_unordered(self, fn: Callable[[T], Any], tasks: Iterable[T]) -> Iterator[tuple[T, Any]]:
+        for task in tasks:
+            yield task, fn(task)
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel sends SIGKILL to this process when its parent ends."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: ours has gone and the pid was reused
+        return False
+    return True
+
+
+def _watch_parent(lifeline: Any, parent: int, inherited: int) -> None:
+    """A pool worker's initializer: ignore Ctrl-C, and exit as soon as the sweep's process
+    ``parent`` is gone (``lifeline`` reaches end-of-file, or ``parent`` no longer exists).
+    ``inherited`` is the lifeline's write end if this worker was forked with it (else -1):
+    closed here, so that only the sweep holds it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+    if inherited >= 0:
+        with contextlib.suppress(OSError):
+            os.close(inherited)
+
+    def watch() -> None:
+        while True:
+            try:
+                if lifeline.poll(PARENT_POLL_S):
+                    lifeline.recv_bytes()  # nothing is ever sent: this raises at end-of-file
+            except (EOFError, OSError):
+                break
+            if not _alive(parent):
+                break
+        os._exit(1)
+
+    threading.Thread(target=watch, name="irqlab-watch-parent", daemon=True).start()
+
+
+@contextlib.contextmanager
+def _ctrl_c_ignored() -> Iterator[None]:
+    """Ignores SIGINT meanwhile (in the main thread; elsewhere Python cannot)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class ProcessExecutor(Executor):
@@ -62,42 +142,100 @@ class ProcessExecutor(Executor):
     the pool never holds a huge queue of pickled tasks.
     """
 
-    def __init__(self, workers: int | None = None):
+    def __init__(self, workers: int | None = None, method: str | None = None):
+        """``method`` is the start method of the workers; by default forkserver (workers start
+        from a clean interpreter, with no inherited threads or locks), or spawn where
+        forkserver does not exist."""
         self.workers = workers or default_workers()
-        # forkserver: workers start from a clean interpreter (no inherited threads or locks);
-        # spawn where forkserver does not exist.
-        method = "forkserver" if sys.platform.startswith("linux") else "spawn"
+        if method is None:
+            method = "forkserver" if sys.platform.startswith("linux") else "spawn"
+        context = multiprocessing.get_context(method)
+        # The workers get the read end; the write end stays here and is never written (a
+        # forked worker inherits it, and closes it first thing).
+        self._lifeline_r, self._lifeline_w = context.Pipe(duplex=False)
+        inherited = self._lifeline_w.fileno() if method == "fork" else -1
         self._pool = ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=multiprocessing.get_context(method)
+            max_workers=self.workers,
+            mp_context=context,
+            initializer=_watch_parent,
+            initargs=(self._lifeline_r, os.getpid(), inherited),
         )
 
-    def imap_unordered(
-        self, fn: Callable[[Any], Any], tasks: Sequence[Any]
-    ) -> Iterator[tuple[int, Any]]:
+    def imap_unordered(self, fn: Callable[[T], Any], tasks: Iterable[T]) -> Iterator[tuple[T, Any]]:
         window = 2 * self.workers
-        pending: dict[Any, int] = {}
-        next_task = 0
+        source = iter(tasks)
+        pending: dict[Any, T] = {}
         try:
-            while next_task < len(tasks) or pending:
-                while next_task < len(tasks) and len(pending) < window:
-                    pending[self._pool.submit(fn, tasks[next_task])] = next_task
-                    next_task += 1
+            while True:
+                for task in itertools.islice(source, window - len(pending)):
+                    pending[self._pool.submit(fn, task)] = task
+                if not pending:
+                    return
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    yield pending.pop(fut), fut.result()
+                    task = pending.pop(fut)
+                    try:
+                        result = fut.result()
+                    except BrokenProcessPool:
+                        raise WorkersLost(
+                            "a worker process died (killed, or out of memory?)"
+                        ) from None
+                    yield task, result
         finally:
             for fut in pending:
                 fut.cancel()
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
+        if abort:
+            # The workers exit at once when the lifeline closes: runs in progress are dropped
+            # (they were not journaled), nothing waits for them.
+            self._lifeline_w.close()
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._lifeline_w.close()
+        self._lifeline_r.close()
+
+
+def _silence(prefix: str) -> dict[str, int]:
+    """Silences the loggers named ``prefix`` and ``prefix.*`` (but critical messages);
+    returns their levels, for :func:`_restore`."""
+    names = [prefix, *(n for n in logging.root.manager.loggerDict if n.startswith(prefix + "."))]
+    levels = {}
+    for name in names:
+        log = logging.getLogger(name)
+        levels[name] = log.level
+        log.setLevel(logging.CRITICAL)
+    return levels
+
+
+def _restore(levels: dict[str, int]) -> None:
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+
+
+def _connect(scheduler: str) -> Any:
+    """A Dask client of the scheduler at ``scheduler``; one line if there is none there."""
+    from distributed import Client
+
+    try:
+        return Client(scheduler, timeout="20s")
+    except (ValueError, TypeError) as e:
+        raise IrqlabError(
+            f"--scheduler {scheduler}: not an address ({e}); give it as tcp://HOST:PORT"
+        ) from None
+    except OSError as e:  # TimeoutError included
+        raise IrqlabError(
+            f"cannot reach the Dask scheduler at {scheduler} ({e}); is it running, "
+            "and reachable from here?"
+        ) from None
 
 
 class DaskExecutor(Executor):
     """Dask distributed: a LocalCluster of ``workers`` single-threaded processes, or an
     existing cluster at ``scheduler`` (e.g. one started by dask-jobqueue on SLURM or PBS).
 
-    The workers need irqlab installed in the same version as the client.
+    The workers need irqlab installed in the same version as the client. A lost worker is
+    Dask's business (it runs the worker's tasks elsewhere); a lost scheduler ends the sweep
+    with :class:`WorkersLost`, the finished runs kept.
     """
 
     def __init__(self, workers: int | None = None, scheduler: str | None = None):
@@ -106,39 +244,86 @@ class DaskExecutor(Executor):
         except ImportError:  # pragma: no cover - exercised only without the extra
             raise IrqlabError("the dask executor needs Dask: pip install 'irqlab[dask]'") from None
         self._cluster = None
+        self._where = f"the Dask scheduler at {scheduler}" if scheduler else "the Dask cluster"
+        self._threads = (0.0, 0)  # (when counted, how many)
+        self._levels: dict[str, int] = {}
         if scheduler:
+            # The client logs a lost scheduler with tracebacks while it tries to reconnect;
+            # the sweep reports the loss itself, in one line.
+            self._levels = _silence("distributed")
             try:
-                self._client = Client(scheduler, timeout="20s")
-            except OSError as e:
-                raise IrqlabError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
+                self._client = _connect(scheduler)
+            except BaseException:
+                _restore(self._levels)
+                raise
         else:
-            self._cluster = LocalCluster(
-                n_workers=workers or default_workers(),
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-            )
+            # Its worker processes start ignoring Ctrl-C (they inherit that), as a pool's do.
+            with _ctrl_c_ignored():
+                self._cluster = LocalCluster(
+                    n_workers=workers or default_workers(),
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
             self._client = Client(self._cluster)
 
-    def imap_unordered(
-        self, fn: Callable[[Any], Any], tasks: Sequence[Any]
-    ) -> Iterator[tuple[int, Any]]:
-        from distributed import as_completed
+    def _window(self) -> int:
+        """Tasks in flight: four per worker thread (counted again every few seconds, as a
+        cluster may grow), at least 64."""
+        when, threads = self._threads
+        if time.monotonic() - when > 5:
+            with contextlib.suppress(Exception):  # counted again next time
+                threads = sum(self._client.nthreads().values())
+                self._threads = (time.monotonic(), threads)
+        return max(64, 4 * threads)
 
-        if not tasks:
-            return
-        futures = self._client.map(fn, list(tasks), pure=False)
-        index = {f.key: i for i, f in enumerate(futures)}
+    def imap_unordered(self, fn: Callable[[T], Any], tasks: Iterable[T]) -> Iterator[tuple[T, Any]]:
+        from concurrent.futures import CancelledError
+
+        from distributed import KilledWorker, as_completed
+
+        source = iter(tasks)
+        pending: dict[str, tuple[Any, T]] = {}
+        running = as_completed()
+
+        def refill() -> None:
+            for task in itertools.islice(source, max(0, self._window() - len(pending))):
+                fut = self._client.submit(fn, task, pure=False)
+                pending[fut.key] = (fut, task)
+                running.add(fut)
+
         try:
-            for fut, result in as_completed(futures, with_results=True):
-                yield index[fut.key], result
+            refill()
+            while pending:
+                fut = next(running)
+                _, task = pending.pop(fut.key)
+                try:
+                    result = fut.result()
+                except (CancelledError, OSError, TimeoutError):
+                    raise WorkersLost(f"lost {self._where}") from None
+                except KilledWorker:
+                    raise WorkersLost(
+                        "a run ended every Dask worker that tried it (out of memory?)"
+                    ) from None
+                except ImportError as e:
+                    raise IrqlabError(
+                        f"the Dask workers cannot run irqlab ({e}): install irqlab "
+                        f"{__version__} on every worker"
+                    ) from None
+                refill()
+                yield task, result
         finally:
-            self._client.cancel(futures)
+            with contextlib.suppress(Exception):
+                self._client.cancel([f for f, _ in pending.values()])
 
-    def close(self) -> None:
-        self._client.close()
+    def close(self, abort: bool = False) -> None:
+        with contextlib.suppress(Exception):  # a lost scheduler may not answer
+            self._client.close(timeout=5 if abort else None)
         if self._cluster is not None:
-            self._cluster.close()
+            with contextlib.suppress(Exception):
+                self._cluster.close(timeout=10)
+        _restore(self._levels)
 
 
 def check(kind: str, workers: int | None) -> None:

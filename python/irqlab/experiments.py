@@ -40,26 +40,28 @@ columns of a table are those of its rows: a 4-core sweep has ``per_core.3.*``.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
-import itertools
 import json
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import pandas as pd
 
 from irqlab import __version__, _irqlab
-from irqlab.errors import ConfigError
-from irqlab.executors import Executor, make_executor
+from irqlab import journal as journal_module
+from irqlab.errors import ConfigError, IrqlabError
+from irqlab.executors import Executor, WorkersLost, make_executor
 from irqlab.executors import check as check_executor
-from irqlab.journal import Journal
+from irqlab.journal import Journal, JournalRecovered, open_journal
 from irqlab.report import (
     decode_list,
     encode_list,
@@ -90,6 +92,16 @@ RANGE_KEYS = ("from", "to", "step", "num", "log")
 RESERVED = ("run.seed", "run.replication")
 #: Replications of one point at most (the core's replication index is 16 bits).
 MAX_REPLICATIONS = 65_536
+#: Values of one axis at most.
+MAX_AXIS_VALUES = 100_000
+#: Points of one sweep at most, as values of one axis. A sweep is counted (the product of its
+#: axes' lengths) before anything is expanded; its summary takes ~8 KB a point in memory.
+MAX_POINTS = 100_000
+#: Runs one sweep may need at most: points × replications (× max_replications with
+#: [sweep.precision]). Its runs table takes ~3 KB a run in memory, its journal ~8 KB on disk.
+MAX_RUNS = 1_000_000
+#: Rows turned into a data frame at a time when the runs table is built from the journal.
+TABLE_CHUNK = 2_000
 #: Columns a sweep adds to each run's row.
 BOOKKEEPING = ("point", "replication", "point_id", "warmup.method", "warmup.reliable")
 #: The lists of entries in a report, and what sets their length: a key, or the entries.
@@ -129,11 +141,36 @@ class SweepSpec:
     precision: Precision | None = None
     out: Path | None = None
 
-    def points(self) -> list[dict[str, Any]]:
-        """Every point's flat overrides, in product order (the first axis varies slowest)."""
-        keys = [a.key for a in self.axes]
-        combos = itertools.product(*(a.values for a in self.axes))
-        return [{**self.base, **dict(zip(keys, c, strict=True))} for c in combos]
+    def count(self) -> int:
+        """How many points: the product of the axes' lengths (nothing is expanded)."""
+        return math.prod(len(a.values) for a in self.axes)
+
+    def points(self) -> Points:
+        """Every point's flat overrides, in product order (the first axis varies slowest),
+        as a sequence computed on demand."""
+        return Points(self.base, tuple(self.axes))
+
+    def check_size(self) -> None:
+        """Refuses a sweep of more than :data:`MAX_POINTS` points or :data:`MAX_RUNS` runs,
+        counting them without expanding anything."""
+        n = self.count()
+        if n > MAX_POINTS:
+            sizes = " × ".join(f"{len(a.values):,} {a.key}" for a in self.axes)
+            raise ConfigError(
+                f"axes: {n:,} points ({sizes}); at most {MAX_POINTS:,} points per sweep: "
+                "use coarser axes, or split it into several sweeps",
+                "axes",
+            )
+        if self.precision is None:
+            per_point, what = self.replications, "replications"
+        else:
+            per_point, what = self.precision.max_replications, "sweep.precision.max_replications"
+        if n * per_point > MAX_RUNS:
+            raise ConfigError(
+                f"{n:,} points × {per_point:,} {what} = {n * per_point:,} runs; at most "
+                f"{MAX_RUNS:,} runs per sweep: fewer points or replications, or several sweeps",
+                what,
+            )
 
     def override(
         self,
@@ -164,6 +201,37 @@ class SweepSpec:
             "warmup": self.warmup,
             "precision": None if self.precision is None else vars(self.precision),
         }
+
+
+class Points(Sequence[dict[str, Any]]):
+    """The points of a sweep, computed on demand: point ``i`` is the ``i``-th combination of
+    the axes' values in product order, the first axis varying slowest (mixed radix)."""
+
+    def __init__(self, base: Mapping[str, Any], axes: Sequence[Axis]):
+        self._base = dict(base)
+        self._axes = tuple(axes)
+        self._len = math.prod(len(a.values) for a in self._axes)
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._len))]
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError(f"point {i} of {self._len}")
+        values = []
+        for axis in reversed(self._axes):
+            i, k = divmod(i, len(axis.values))
+            values.append(axis.values[k])
+        keys = [a.key for a in self._axes]
+        return {**self._base, **dict(zip(keys, reversed(values), strict=True))}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,13 +293,17 @@ def _range(key: str, spec: Mapping[str, Any]) -> list[Any]:
         if log:
             raise ConfigError(f"{name}: 'log' goes with 'num', not 'step'", name)
         step = _number(f"{name}.step", spec["step"], 0.0, math.inf)
-        n = math.floor((hi - lo) / step * (1 + 1e-12) + 1e-9) + 1
-        if n > 100_000:
-            raise ConfigError(f"{name}: {n} values; at most 100000 per axis", name)
+        span = (hi - lo) / step * (1 + 1e-12) + 1e-9
+        if not span < MAX_AXIS_VALUES:  # infinite too
+            n_text = f"{math.floor(span) + 1:,}" if math.isfinite(span) else "too many"
+            raise ConfigError(
+                f"{name}: {n_text} values; at most {MAX_AXIS_VALUES:,} per axis", name
+            )
+        n = math.floor(span) + 1
         if integral:
             return [int(spec["from"]) + i * int(spec["step"]) for i in range(n)]
         return [_tidy(lo + i * step) for i in range(n)]
-    n = _int(f"{name}.num", spec["num"], 1, 100_000)
+    n = _int(f"{name}.num", spec["num"], 1, MAX_AXIS_VALUES)
     if log:
         if lo <= 0:
             raise ConfigError(f"{name}: a log range needs 'from' > 0", name)
@@ -244,14 +316,67 @@ def _range(key: str, spec: Mapping[str, Any]) -> list[Any]:
     return values
 
 
-def _axis_leaves(tree: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
+def _spell(parts: Sequence[str]) -> str:
+    """A key as written in TOML: ``traffic.rate_pps``, ``"traffic.rate_pps"``, ``app."0".core``."""
+    return ".".join(p if re.fullmatch(r"[A-Za-z0-9_-]+", p) else json.dumps(p) for p in parts)
+
+
+def _once(leaves: Iterable[tuple[str, tuple[str, ...]]], where: str, hint: str) -> None:
+    """Refuses a key given twice in one table, in two spellings that TOML itself accepts (a
+    quoted dotted key and a bare one, or a sub-table): ``where: the key K is given twice``."""
+    seen: dict[str, tuple[str, ...]] = {}
+    for key, parts in leaves:
+        if key in seen:
+            raise ConfigError(
+                f"{where}: the key {key} is given twice ({_spell(seen[key])} and "
+                f"{_spell(parts)}); {hint}",
+                key,
+            )
+        seen[key] = parts
+
+
+def _leaves(tree: Mapping[str, Any], parts: tuple[str, ...] = ()) -> Iterator[tuple[str, tuple]]:
+    """Every leaf of a scenario table as (dotted key, the parts it was written as), numbering
+    the entries of an array of tables as :func:`irqlab.scenario.flatten` does."""
     for k, v in tree.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, Mapping) and not (set(v) & set(RANGE_KEYS)):
-            out += _axis_leaves(v, f"{key}.")
+        here = (*parts, k)
+        if isinstance(v, Mapping):
+            yield from _leaves(v, here)
+        elif isinstance(v, list | tuple) and v and all(isinstance(x, Mapping) for x in v):
+            for i, entry in enumerate(v):
+                yield from _leaves(entry, (*here, str(i)))
         else:
-            out.append((key, v))
+            yield ".".join(here), here
+
+
+def _flat(tree: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A scenario table flattened to dotted keys, refusing a key given twice."""
+    _once(_leaves(tree), where, "keep one")
+    return flatten(tree)
+
+
+def _base_file(path: Path, name: str, shown: str | Path) -> dict[str, Any]:
+    """The flat keys of the scenario file that is a sweep's base (refusing a sweep file)."""
+    scenario = load_toml(path)
+    if any(isinstance(scenario.get(k), Mapping) for k in ("sweep", "base", "axes")):
+        raise ConfigError(
+            f"{name}: {shown} is a sweep file, not a scenario; a sweep's base is a scenario "
+            "file (the base of that sweep, or its [base] table copied into a file)",
+            name,
+        )
+    return _flat(scenario, str(path))
+
+
+def _axis_leaves(
+    tree: Mapping[str, Any], parts: tuple[str, ...] = ()
+) -> list[tuple[str, Any, tuple[str, ...]]]:
+    out: list[tuple[str, Any, tuple[str, ...]]] = []
+    for k, v in tree.items():
+        here = (*parts, k)
+        if isinstance(v, Mapping) and not (set(v) & set(RANGE_KEYS)):
+            out += _axis_leaves(v, here)
+        else:
+            out.append((".".join(here), v, here))
     return out
 
 
@@ -264,7 +389,9 @@ def parse_axes(tree: Mapping[str, Any] | None) -> list[Axis]:
             "axes",
         )
     axes: list[Axis] = []
-    for key, spec in _axis_leaves(tree or {}):
+    leaves = _axis_leaves(tree or {})
+    _once(((key, parts) for key, _, parts in leaves), "axes", "give each axis once")
+    for key, spec, _ in leaves:
         check_key(key)
         if key in RESERVED:
             raise ConfigError(
@@ -281,6 +408,10 @@ def parse_axes(tree: Mapping[str, Any] | None) -> list[Axis]:
             values = list(spec)
             if not values:
                 raise ConfigError(f"axes.{key}: the list of values is empty", key)
+            if len(values) > MAX_AXIS_VALUES:
+                raise ConfigError(
+                    f"axes.{key}: {len(values):,} values; at most {MAX_AXIS_VALUES:,} per axis", key
+                )
             if listed and not all(isinstance(v, list | tuple) for v in values):
                 raise ConfigError(
                     f"axes.{key}: {key} takes a list, so its axis is a list of lists, "
@@ -362,16 +493,23 @@ def parse_sweep(
         here = path.parent
     else:
         tree, here = source, Path.cwd()
+    sections = ("sweep", "base", "axes")
     for k in tree:
-        if k not in ("sweep", "base", "axes"):
+        if k not in sections:
+            if spec_of(k) is not None or any(key.startswith(f"{k}.") for key in schema()):
+                what = f"{source}" if isinstance(source, str | Path) else "this"
+                raise ConfigError(
+                    f"{what} is a scenario, not a sweep file ('{k}' is a scenario key); a sweep "
+                    "file has [sweep], [base] and [axes], and its sweep.base may name a scenario",
+                    k,
+                )
             raise ConfigError(
-                f"'{show_key(k)}': unknown section{_close(k, ('sweep', 'base', 'axes'))}; "
+                f"'{show_key(k)}': unknown section{_close(k, sections)}; "
                 "a sweep file has [sweep], [base] and [axes]",
                 k,
             )
-    for section in ("sweep", "base"):
-        if not isinstance(tree.get(section, {}), Mapping):
-            raise ConfigError(f"{section}: expected a table ([{section}])", section)
+        if not isinstance(tree[k], Mapping):
+            raise ConfigError(f"{k}: must be a table, [{k}]", k)
     settings = dict(tree.get("sweep", {}))
     for k in settings:
         if k not in SWEEP_KEYS:
@@ -384,8 +522,8 @@ def parse_sweep(
     if "base" in settings:
         if not isinstance(settings["base"], str):
             raise ConfigError("sweep.base: give the path of a scenario file", "sweep.base")
-        base.update(flatten(load_toml(here / settings["base"])))
-    base.update(flatten(tree.get("base", {})))
+        base.update(_base_file(here / settings["base"], "sweep.base", settings["base"]))
+    base.update(_flat(tree.get("base", {}), "base"))
     base.update(base_overrides)
     for key in RESERVED[1:]:
         if key in base:
@@ -455,22 +593,21 @@ def entry_counts(params: Mapping[str, Any]) -> dict[str, int]:
     }
 
 
-def _check_measured(metrics: Sequence[str], points: Sequence[Point]) -> None:
-    """Every precision metric exists at every point (``per_core.3.*`` needs 4 cores)."""
+def _check_measured(metrics: Sequence[str], p: Point) -> None:
+    """Every precision metric exists at this point (``per_core.3.*`` needs 4 cores)."""
     for m in metrics:
         found = re.match(r"^(per_[a-z_]+)\.(0|[1-9][0-9]*)\.", m)
         if not found:
             continue
         name, index = found[1], int(found[2])
-        for p in points:
-            count = entry_counts(p.params)[name]
-            if index >= count:
-                source = ENTRY_COUNTS[name]
-                what = f"{source} = {count}" if source in p.params else f"{source}: {count}"
-                raise ConfigError(
-                    f"sweep.precision.metrics: '{m}' is not measured at point {p.index} ({what})",
-                    "sweep.precision.metrics",
-                )
+        count = entry_counts(p.params)[name]
+        if index >= count:
+            source = ENTRY_COUNTS[name]
+            what = f"{source} = {count}" if source in p.params else f"{source}: {count}"
+            raise ConfigError(
+                f"sweep.precision.metrics: '{m}' is not measured at point {p.index} ({what})",
+                "sweep.precision.metrics",
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -492,20 +629,37 @@ def _point_id(params: Mapping[str, Any], warmup: str | float | None) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def resolve_points(spec: SweepSpec) -> list[Point]:
-    points = []
-    for i, overrides in enumerate(spec.points()):
-        if spec.seed is not None:
-            overrides["run.seed"] = spec.seed
-        if isinstance(spec.warmup, float):
-            overrides["run.warmup_ms"] = spec.warmup
-        try:
-            params = dict(_irqlab.resolve(overrides))
-        except ConfigError as e:
-            where = ", ".join(f"{a.key}={_show(overrides[a.key])}" for a in spec.axes)
-            raise ConfigError(f"{e} (at point {i}: {where})", e.key) from None
-        points.append(Point(i, _point_id(params, spec.warmup), params))
-    return points
+def _resolve(spec: SweepSpec, points: Points, i: int) -> Point:
+    """Point ``i`` resolved by the core (every key, defaults filled in), with its id."""
+    overrides = points[i]
+    if spec.seed is not None:
+        overrides["run.seed"] = spec.seed
+    if isinstance(spec.warmup, float):
+        overrides["run.warmup_ms"] = spec.warmup
+    try:
+        params = dict(_irqlab.resolve(overrides))
+    except ConfigError as e:
+        where = ", ".join(f"{a.key}={_show(overrides[a.key])}" for a in spec.axes)
+        raise ConfigError(f"{e} (at point {i}: {where})", e.key) from None
+    return Point(i, _point_id(params, spec.warmup), params)
+
+
+def resolve_points(spec: SweepSpec) -> Iterator[Point]:
+    """Every point of the sweep resolved, one at a time, in order."""
+    points = spec.points()
+    for i in range(len(points)):
+        yield _resolve(spec, points, i)
+
+
+def _check_points(spec: SweepSpec) -> list[str]:
+    """Checks every point before anything runs (the core validates each); their ids."""
+    spec.check_size()
+    ids = []
+    for p in resolve_points(spec):
+        if spec.precision is not None:
+            _check_measured(spec.precision.metrics, p)
+        ids.append(p.point_id)
+    return ids
 
 
 def _progress(enabled: bool):
@@ -535,25 +689,29 @@ def _progress(enabled: bool):
 
 def _targets(
     spec: SweepSpec,
-    points: Sequence[Point],
-    rows: Mapping[tuple[str, int], dict[str, Any]],
-    targets: dict[str, int],
+    ids: Sequence[str],
+    journal: Journal,
+    targets: list[int],
+    settled: set[int],
 ) -> bool:
     """Sequential stopping: raises each point's target count until its metrics are precise.
 
     Each decision uses exactly replications 0 … target−1, so the same data always gives the
-    same next target, whatever order the runs finished in or whether the sweep was resumed.
-    The target at most doubles per round. Returns whether any target changed.
+    same next target, whatever order the runs finished in or whether the sweep was resumed
+    (and a point found precise stays so: ``settled``). The target at most doubles per round.
+    Returns whether any target changed.
     """
     prec = spec.precision
     if prec is None:
         return False
     changed = False
-    for p in points:
-        n = targets[p.point_id]
-        if n >= prec.max_replications:
+    for i, pid in enumerate(ids):
+        n = targets[i]
+        if i in settled or n >= prec.max_replications:
             continue
-        data = [rows[(p.point_id, r)] for r in range(n)]
+        data = journal.rows(pid, n)
+        if len(data) < n:  # some were damaged: decide once they have run again
+            continue
         need = n
         for m in prec.metrics:
             values = [d.get(m) for d in data]
@@ -563,9 +721,101 @@ def _targets(
                 need = max(need, min(est, 2 * n), n + 1)
         need = min(need, prec.max_replications)
         if need > n:
-            targets[p.point_id] = need
+            targets[i] = need
             changed = True
+        else:
+            settled.add(i)
     return changed
+
+
+def _normal(key: str, value: Any) -> Any:
+    """A base value as the sweep's definition records it: floats for float keys."""
+    spec = spec_of(key)
+    if spec is not None and spec["type"] == "float" and isinstance(value, int | float):
+        return float(value)
+    return value
+
+
+def _definition(described: Mapping[str, Any]) -> dict[str, Any]:
+    """What makes a sweep the one a results folder holds, from :meth:`SweepSpec.describe`:
+    its base (but the keys its axes set, and plain keys at their default), its axes' keys
+    in order, its seed and its warm-up. More values on an axis, more replications or another
+    precision continue the same sweep (reusing its runs); anything else is another sweep."""
+    axes = list(described["axes"])
+    base = {}
+    for key, value in described["base"].items():
+        spec = spec_of(key)
+        if key in axes or (
+            spec is not None and "table" not in spec and _normal(key, spec["default"]) == value
+        ):
+            continue
+        base[key] = _normal(key, value)
+    return {
+        "base": base,
+        "axes": axes,
+        "seed": described.get("seed"),
+        "warmup": described.get("warmup"),
+    }
+
+
+def _setting(key: str, definition: Mapping[str, Any]) -> str:
+    """How one definition sets ``key`` (a base key, or a [sweep] setting)."""
+    if key in ("seed", "warmup"):
+        value = definition[key]
+        return "not set" if value is None else f"sweep.{key} = {_show(value)}"
+    if key in definition["base"]:
+        return f"{key} = {_show(definition['base'][key])}"
+    spec = spec_of(key)
+    if spec is None or "table" in spec:
+        return f"no {key}"
+    return f"{key} at its default, {_show(spec['default'])}"
+
+
+def _difference(there: Mapping[str, Any], here: Mapping[str, Any]) -> str:
+    """The first difference between two sweep definitions, in words."""
+    if there["axes"] != here["axes"]:
+        return (
+            f"there the axes are {', '.join(there['axes']) or 'none'}; "
+            f"here {', '.join(here['axes']) or 'none'}"
+        )
+    for key in ("seed", "warmup", *dict.fromkeys([*there["base"], *here["base"]])):
+        a, b = _setting(key, there), _setting(key, here)
+        if a != b:
+            return f"there {a}; here {b}"
+    return "its definition differs"
+
+
+def _claim(out: Path, journal: Journal, spec: SweepSpec) -> None:
+    """Refuses to run into a folder that holds another sweep (see :func:`_definition`); else
+    records this sweep's definition in the journal."""
+    current = _definition(spec.describe())
+    stored = journal.definition()
+    if stored is None and (out / "sweep.json").exists():  # written before the journal kept it
+        try:
+            stored = _definition(json.loads((out / "sweep.json").read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            stored = None
+    if stored is not None and stored != current:
+        raise ConfigError(
+            f"{out} holds the results of another sweep ({_difference(stored, current)}); "
+            "use another --out, or --fresh to discard them",
+            None,
+        )
+    journal.set_definition(current)
+
+
+#: What a results folder holds: removed by --fresh.
+RESULT_FILES = ("runs.parquet", "summary.parquet", "summary.csv", "sweep.json")
+
+
+def _discard(out: Path) -> None:
+    """Removes a previous sweep's journal and tables from ``out`` (``--fresh``)."""
+    if not out.is_dir():
+        return
+    journal_module.remove(out / "journal.sqlite")
+    for name in RESULT_FILES:
+        (out / name).unlink(missing_ok=True)
+        (out / f"{name}.tmp").unlink(missing_ok=True)
 
 
 def execute(
@@ -578,86 +828,138 @@ def execute(
     resume: bool = True,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """Runs a parsed sweep; returns its runs table. See :func:`sweep`."""
+    """Runs a parsed sweep; returns its runs table. See :func:`sweep`.
+
+    Memory does not grow with the sweep's runs: points are counted before anything is
+    expanded, checked one at a time, and turned into tasks only as the executor takes them;
+    finished runs live in the journal until the tables are written.
+    """
     check_executor(executor, workers)
-    points = resolve_points(spec)
-    if spec.precision is not None:
-        _check_measured(spec.precision.metrics, points)
+    ids = _check_points(spec)
     if out is not None:
         out = Path(out)
         if out.exists() and not out.is_dir():
-            raise ConfigError(f"{out}: exists and is not a directory", None)
-        if not resume and out.exists():
-            for name in ("journal.sqlite", "journal.sqlite-wal", "journal.sqlite-shm"):
-                (out / name).unlink(missing_ok=True)
-        out.mkdir(parents=True, exist_ok=True)
-        _write_atomic(out / "sweep.json", json.dumps(spec.describe(), indent=2) + "\n")
-    journal = Journal(None if out is None else out / "journal.sqlite")
+            raise ConfigError(
+                f"{out}: a file, not a folder; a sweep writes its results into a folder", None
+            )
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ConfigError(f"{out}: cannot create the folder ({e.strerror})", None) from None
+        if not resume:
+            try:
+                _discard(out)
+            except OSError as e:
+                raise ConfigError(
+                    f"{out}: cannot discard the previous results ({e.strerror})", None
+                ) from None
+    journal = open_journal(None if out is None else out / "journal.sqlite")
     pool: Executor | None = None
+    done: dict[str, int] = {}  # finished replications of each point id, as bit masks
     try:
-        rows = journal.rows()
-        pilots = journal.pilots()
-        targets = {p.point_id: spec.replications for p in points}
+        if out is not None:
+            _claim(out, journal, spec)
+            _write_atomic(out / "sweep.json", json.dumps(spec.describe(), indent=2) + "\n")
+        points = spec.points()
+        done.update(journal.done(ids))
+        targets = [spec.replications] * len(ids)
+        settled: set[int] = set()
+        pilots = journal.pilot_ids() if spec.warmup == "auto" else set()
         bar = _progress(progress)
         bars: dict[str, Any] = {}
 
-        def run(name: str, fn: Any, tasks: list[dict[str, Any]], done: Any) -> None:
+        def missing(i: int) -> list[int]:
+            mask = done.get(ids[i], 0)
+            return [r for r in range(targets[i]) if not mask >> r & 1]
+
+        def run(name: str, fn: Any, tasks: Iterable[dict[str, Any]], total: int, got: Any) -> None:
             nonlocal pool
-            if not tasks:
+            if not total:
                 return
             if pool is None:  # started only when there is work: a finished sweep starts none
                 pool = make_executor(executor, workers, scheduler)
             if name in bars:
-                bar.update(bars[name], total=bar.tasks[bars[name]].total + len(tasks))
+                bar.update(bars[name], total=bar.tasks[bars[name]].total + total)
             else:
-                bars[name] = bar.add_task(name, total=len(tasks))
-            for i, result in pool.imap_unordered(fn, tasks):
-                done(tasks[i], result)
+                bars[name] = bar.add_task(name, total=total)
+            for task, result in pool.imap_unordered(fn, tasks):
+                got(task, result)
                 bar.advance(bars[name])
+
+        def pilot_tasks(todo: Iterable[int]) -> Iterator[dict[str, Any]]:
+            for i in todo:
+                yield {"point_id": ids[i], "params": _resolve(spec, points, i).params}
 
         def got_pilot(task: dict[str, Any], result: dict[str, Any]) -> None:
             journal.add_pilot(task["point_id"], result)
-            pilots[task["point_id"]] = result
+            pilots.add(task["point_id"])
+
+        def replication_tasks(todo: Iterable[int]) -> Iterator[dict[str, Any]]:
+            for i in todo:
+                p = _resolve(spec, points, i)
+                pilot = journal.pilot(p.point_id) if spec.warmup == "auto" else None
+                for r in missing(i):
+                    yield _replication_task(p, r, pilot)
 
         def got_row(task: dict[str, Any], row: dict[str, Any]) -> None:
-            key = (task["extra"]["point_id"], task["params"]["run.replication"])
-            journal.add_row(*key, row)
-            rows[key] = row
+            pid, r = task["extra"]["point_id"], task["params"]["run.replication"]
+            journal.add_row(pid, r, row)
+            done[pid] = done.get(pid, 0) | 1 << r
 
         with bar:
             # in rounds: sequential stopping may raise the targets after each
             while True:
-                missing = [
-                    (p, r)
-                    for p in points
-                    for r in range(targets[p.point_id])
-                    if (p.point_id, r) not in rows
-                ]
+                todo = [i for i in range(len(ids)) if missing(i)]
                 if spec.warmup == "auto":  # MSER-5 pilot of each point that needs runs
-                    todo = {p.point_id: p for p, _ in missing if p.point_id not in pilots}
-                    pilot_tasks = [{"point_id": pid, "params": p.params} for pid, p in todo.items()]
-                    run("warm-up pilots", run_pilot, pilot_tasks, got_pilot)
-                tasks = [_replication_task(spec, p, r, pilots) for p, r in missing]
-                run("sweep", run_replication, tasks, got_row)
-                if not _targets(spec, points, rows, targets):
+                    need = [i for i in todo if ids[i] not in pilots]
+                    run("warm-up pilots", run_pilot, pilot_tasks(need), len(need), got_pilot)
+                total = sum(len(missing(i)) for i in todo)
+                run("sweep", run_replication, replication_tasks(todo), total, got_row)
+                if _targets(spec, ids, journal, targets, settled):
+                    continue
+                runs = None if journal.dropped else _runs_table(spec, ids, journal, targets)
+                if runs is not None:
                     break
-    finally:
+                # stored rows found damaged (and deleted): run them again
+                warnings.warn(
+                    f"{journal.path}: {_runs(len(journal.dropped))} found damaged there; "
+                    "running again",
+                    JournalRecovered,
+                    stacklevel=2,
+                )
+                for pid, r in journal.dropped:
+                    done[pid] = done.get(pid, 0) & ~(1 << r)
+                journal.dropped.clear()
         if pool is not None:
             pool.close()
+            pool = None
+    except WorkersLost as e:
+        finished = sum(mask.bit_count() for mask in done.values())
+        kept = (
+            f"{_runs(finished)} finished so far, kept in {out}: run the sweep again (with any "
+            "executor) to resume"
+            if out is not None
+            else "without an output folder, the finished runs are lost"
+        )
+        raise WorkersLost(f"{e}; {kept}") from None
+    finally:
+        if pool is not None:  # interrupted, or failed: stop the runs in progress
+            pool.close(abort=True)
         journal.close()
-    runs = _runs_table(spec, points, rows, targets)
     if out is not None:
         write_results(runs, out)
     return runs
 
 
-def _replication_task(
-    spec: SweepSpec, p: Point, r: int, pilots: Mapping[str, dict[str, Any]]
-) -> dict[str, Any]:
+def _runs(n: int) -> str:
+    """``1 run``, ``2 runs``."""
+    return f"{n:,} run" + ("" if n == 1 else "s")
+
+
+def _replication_task(p: Point, r: int, pilot: Mapping[str, Any] | None) -> dict[str, Any]:
     params = dict(p.params)
     params["run.replication"] = r
-    if spec.warmup == "auto":
-        pilot = pilots[p.point_id]
+    if pilot is not None:
         params["run.warmup_ms"] = pilot["warmup_ms"]
         method, reliable = "mser5", pilot["reliable"]
     else:
@@ -667,21 +969,40 @@ def _replication_task(
 
 
 def _runs_table(
-    spec: SweepSpec,
-    points: Sequence[Point],
-    rows: Mapping[tuple[str, int], dict[str, Any]],
-    targets: Mapping[str, int],
-) -> pd.DataFrame:
-    records = []
-    for p in points:
-        for r in range(targets[p.point_id]):
-            records.append({"point": p.index, "replication": r, **rows[(p.point_id, r)]})
-    names = _merged_order([list(rec) for rec in records])
+    spec: SweepSpec, ids: Sequence[str], journal: Journal, targets: Sequence[int]
+) -> pd.DataFrame | None:
+    """The runs table, read from the journal a point at a time and built in chunks of rows
+    (a row as a Python dict takes ~10× its place in a data frame). None if some rows were
+    found damaged (:attr:`Journal.dropped`): they must run again first."""
+    frames: list[pd.DataFrame] = []
+    shapes: dict[tuple[str, ...], None] = {}  # each distinct list of column names, in order
+    chunk: list[dict[str, Any]] = []
+    for i, pid in enumerate(ids):
+        rows = journal.rows(pid, targets[i])
+        if journal.dropped:
+            return None
+        if len(rows) != targets[i]:
+            raise IrqlabError(
+                f"{journal.path}: runs of point {i} went missing while the sweep ran "
+                "(another process discarded the journal?); run the sweep again"
+            )
+        for r, row in enumerate(rows):
+            record = {"point": i, "replication": r, **row}
+            shapes.setdefault(tuple(record), None)
+            chunk.append(record)
+        if len(chunk) >= TABLE_CHUNK:
+            frames.append(pd.DataFrame.from_records(chunk))
+            chunk = []
+    if chunk or not frames:
+        frames.append(pd.DataFrame.from_records(chunk))
+    names = _merged_order(list(shapes))
     axes = [a.key for a in spec.axes]
     metrics = [c for c in names if c not in BOOKKEEPING and not is_parameter(c)]
     params = sorted((c for c in names if is_parameter(c) and c not in axes), key=_param_order)
     columns = ["point", "replication", *axes, *metrics, *params, *BOOKKEEPING[2:]]
-    df = pd.DataFrame.from_records(records, columns=columns)
+    df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    del frames
+    df = df.reindex(columns=columns)
     for m in metrics:
         if df[m].dtype == object and not _is_text(df[m]):
             # a metric that was None (nothing delivered), or absent (fewer cores), in some row
@@ -755,22 +1076,37 @@ def summary_table(runs: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
 
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise IrqlabError(f"{path}: cannot write it ({e.strerror or e})") from None
 
 
 def write_results(runs: pd.DataFrame, out: Path) -> None:
     """``runs.parquet``, ``summary.parquet`` and ``summary.csv`` in ``out``, each replaced
-    atomically (a reader never sees half a file)."""
-    out.mkdir(parents=True, exist_ok=True)
+    atomically (a reader never sees half a file); the Parquet pages carry checksums, so that
+    :func:`load_results` notices a damaged one."""
     summary = summary_table(runs)
-    for name, df in (("runs.parquet", runs), ("summary.parquet", summary)):
-        tmp = out / (name + ".tmp")
-        df.to_parquet(tmp, index=False)
-        os.replace(tmp, out / name)
-    tmp = out / "summary.csv.tmp"
-    summary.to_csv(tmp, index=False)
-    os.replace(tmp, out / "summary.csv")
+    tmp = out / "runs.parquet.tmp"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, df in (("runs.parquet", runs), ("summary.parquet", summary)):
+            tmp = out / (name + ".tmp")
+            df.to_parquet(tmp, index=False, write_page_checksum=True)
+            os.replace(tmp, out / name)
+        tmp = out / "summary.csv.tmp"
+        summary.to_csv(tmp, index=False)
+        os.replace(tmp, out / "summary.csv")
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise IrqlabError(
+            f"{tmp}: cannot write it ({e.strerror or e}); every run is kept in the journal: "
+            "run the sweep again to write the tables"
+        ) from None
 
 
 def sweep(
@@ -821,16 +1157,16 @@ def sweep(
         )
     if base is not None:
         if isinstance(base, str | os.PathLike):
-            extra = load_toml(base)
+            extra = _base_file(Path(base), "base", base)
         elif isinstance(base, Mapping):
-            extra = base
+            extra = _flat(base, "base")
         else:
             raise ConfigError(
                 "base: expected a scenario file's path (str or pathlib.Path) or a dict of "
                 f"keys, got {type(base).__name__}",
                 "base",
             )
-        parsed.base = load_scenario({**parsed.base, **flatten(extra)})
+        parsed.base = load_scenario({**parsed.base, **extra})
     if axes is not None:
         parsed.axes = parse_axes(axes)
     parsed.override(replications=replications, seed=seed, warmup=warmup, precision=precision)
@@ -852,7 +1188,11 @@ def sweep(
 
 
 def load_results(path: str | Path, kind: str = "summary") -> pd.DataFrame:
-    """A sweep's ``summary`` or ``runs`` table from its directory (or a .parquet/.csv file)."""
+    """A sweep's ``summary`` or ``runs`` table from its directory (or a .parquet/.csv file).
+
+    A missing or damaged table is a :class:`ConfigError` that says how to get it back: the
+    sweep's journal rewrites it when the sweep is run again into its folder.
+    """
     if not isinstance(path, str | os.PathLike):
         raise ConfigError(
             "path: expected a sweep's directory or a .parquet or .csv file (str or "
@@ -860,20 +1200,57 @@ def load_results(path: str | Path, kind: str = "summary") -> pd.DataFrame:
             "path",
         )
     p = Path(path)
-    if p.is_dir():
+    in_folder = p.is_dir()
+    if in_folder:
         for candidate in (p / f"{kind}.parquet", p / f"{kind}.csv"):
             if candidate.exists():
                 p = candidate
                 break
         else:
+            if (p / "journal.sqlite").exists():
+                raise ConfigError(
+                    f"{path}: no {kind} table yet (the sweep has not finished); run the sweep "
+                    "into it again: it resumes, then writes the tables",
+                    None,
+                )
             raise ConfigError(f"{path}: no {kind}.parquet or {kind}.csv (not a sweep?)", None)
     if not p.exists():
         raise ConfigError(f"{p}: no such file", None)
-    if p.suffix.lower() == ".parquet":
-        return pd.read_parquet(p)
-    if p.suffix.lower() == ".csv":
+    suffix = p.suffix.lower()
+    if suffix not in (".parquet", ".csv"):
+        raise ConfigError(f"{p}: expected a directory, a .parquet or a .csv file", None)
+    import pyarrow
+
+    try:
+        if suffix == ".csv" and in_folder and not _ends_a_line(p):
+            raise ValueError("it stops in the middle of a line: truncated")
+        if suffix == ".parquet":
+            return pd.read_parquet(p, page_checksum_verification=True)
         return pd.read_csv(p)
-    raise ConfigError(f"{p}: expected a directory, a .parquet or a .csv file", None)
+    except (OSError, ValueError, pyarrow.ArrowException) as e:
+        reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        reason = re.sub(r"^Could not open Parquet input source '.*?': ", "", reason)
+        reason = reason.split(". ")[0].rstrip(".")
+        if (p.parent / "journal.sqlite").exists():
+            remedy = (
+                f"running the sweep into {p.parent} again rewrites it from the journal "
+                "(nothing runs again)"
+            )
+        else:
+            remedy = "run the sweep again to write it"
+        raise ConfigError(
+            f"{p}: damaged or not a {suffix[1:]} table ({reason}); {remedy}", None
+        ) from None
+
+
+def _ends_a_line(path: Path) -> bool:
+    """Whether a file ends with a newline, as every table a sweep writes does."""
+    with path.open("rb") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell() == 0:
+            return True  # empty: pandas says so
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
 
 
 def row_scenario(row: Mapping[str, Any]) -> dict[str, Any]:
