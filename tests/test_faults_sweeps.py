@@ -173,7 +173,9 @@ def test_a_sweep_of_a_billion_points_is_refused_at_once_in_little_memory(tmp_pat
         proc.returncode = os.waitstatus_to_exitcode(status)
     finally:
         end_group(proc)
-    assert usage.ru_maxrss / 1024 < 500  # MB, the whole life of the process
+    # MB, the whole life of the process: about 180 MB alone (the imports); once 550 MB in a full
+    # run of the suite. Expanding the sweep took 11 GB within 40 s.
+    assert usage.ru_maxrss / 1024 < 1000
     assert proc.returncode == 2
     one_clear_line(
         err.read_text(), "1,000,000,000 points", f"at most {MAX_POINTS:,} points per sweep"
