@@ -1,7 +1,7 @@
 # One target per chore; CI (.ci/run) and people use the same ones.
 PYTHON ?= python3
 
-.PHONY: help install dev lint fmt test test-rust test-python test-lower-bounds bench ci clean
+.PHONY: help install dev lint fmt test test-rust test-python test-wheel test-lower-bounds bench ci clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -30,6 +30,9 @@ test-python:  ## the README's test command
 	$(PYTHON) -m pip install '.[test]' && pytest
 
 test: test-rust test-python  ## all tests
+
+test-wheel:  ## build the wheel, install it in a fresh venv without Rust, run the example and tests
+	$(PYTHON) .ci/test_wheel.py --pytest
 
 test-lower-bounds:  ## the tests against the oldest dependencies pyproject.toml allows (a fresh venv)
 	rm -rf .venv-lower && $(PYTHON) -m venv .venv-lower
