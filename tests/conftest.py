@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import settings
 from scipy import stats
 
@@ -52,6 +53,15 @@ def reproduce_quick(study: str, folder: Path, expect: str) -> Path:
     assert r.exit_code == 0, r.output
     assert expect in r.output
     return folder
+
+
+@pytest.fixture(scope="session")
+def emmerich2015_quick(tmp_path_factory) -> Path:
+    """`irqlab reproduce emmerich2015 --quick`, run once per session (about 10 s) for the tests
+    that read it: do not change its files."""
+    return reproduce_quick(
+        "emmerich2015", tmp_path_factory.mktemp("emmerich2015"), "| load (Mpps) | policy |"
+    )
 
 
 def is_png(path: Path) -> bool:

@@ -33,6 +33,7 @@ def invoke(*args: str):
         ["rerun"],
         ["analytic"],
         ["reproduce"],
+        ["report"],
         ["probe"],
     ],
 )

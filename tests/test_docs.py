@@ -65,7 +65,9 @@ def test_the_toml_examples_are_valid_scenarios():
         assert report["packets"]["offered"] > 0
 
 
-@pytest.mark.parametrize("module", ["irqlab", "irqlab.experiments", "irqlab.scenario"])
+@pytest.mark.parametrize(
+    "module", ["irqlab", "irqlab.experiments", "irqlab.scenario", "irqlab.html_report"]
+)
 def test_docstring_examples_hold(module):
     import doctest
     import importlib

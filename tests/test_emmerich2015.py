@@ -8,17 +8,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import is_png, reproduce_quick
+from conftest import is_png
 from irqlab.studies.emmerich2015 import POLICIES, QUICK, at
 
 LOW, MEDIUM, HIGH, OVERLOAD = 0.02e6, (0.5e6, 1.0e6, 1.5e6), 1.9e6, 2.5e6
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory) -> Path:
-    return reproduce_quick(
-        "emmerich2015", tmp_path_factory.mktemp("emmerich2015"), "| load (Mpps) | policy |"
-    )
+def out(emmerich2015_quick) -> Path:
+    return emmerich2015_quick
 
 
 @pytest.fixture(scope="module")
