@@ -926,6 +926,12 @@ fn configure_replay(p: &Params) -> Result<ReplayConfig, Error> {
             "traffic.kind = \"pcap\" replays a capture: give its file".into(),
         ));
     }
+    // read now and again during the run: a pipe would be empty the second time
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return Err(bad(
+            "is not a regular file (a pipe or a device): a replay reads its capture twice, so save it to a file first".into(),
+        ));
+    }
     let scan = Scan::cached(std::path::Path::new(path)).map_err(|e| bad(e.0))?;
     let loops = p.u64("traffic.loop");
     if scan.period_ps() == 0 && loops != 1 {
@@ -1809,6 +1815,12 @@ mod tests {
             e.to_string(),
             "traffic.pcap = \"\": traffic.kind = \"pcap\" replays a capture: give its file"
         );
+        let e = build(&[
+            ("traffic.kind", s("pcap")),
+            ("traffic.pcap", s("/dev/null")),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("is not a regular file"), "{e}");
         let e = build(&[
             ("traffic.kind", s("pcap")),
             ("traffic.pcap", s("/no/such/capture.pcap")),

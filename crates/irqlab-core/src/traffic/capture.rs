@@ -70,7 +70,7 @@ const MAX_BLOCK_BYTES: usize = 16 << 20;
 
 /// A packet's flow: its 5-tuple, or for a packet that is not IP its MAC addresses and
 /// EtherType.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FlowKey {
     /// 4 or 6 (IP version), 0: not IP.
     pub family: u8,
@@ -244,7 +244,7 @@ struct Iface {
 }
 
 /// One packet of a capture.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Record {
     /// Its timestamp, ps since the epoch (as the capture gives it).
     pub ts_ps: i128,
@@ -326,16 +326,31 @@ fn io_words(e: &io::Error) -> String {
     }
 }
 
+/// What the capture readers read from: the file (decompressed), read fully.
+type Body = Full<io::Chain<io::Cursor<Vec<u8>>, Box<dyn Read + Send>>>;
+
+/// The format's reader, dispatched statically (the hot path inlines it: through a trait
+/// object, every packet's block was returned through memory).
+enum Inner {
+    Pcap(LegacyPcapReader<Body>),
+    Ng(PcapNGReader<Body>),
+}
+
 /// A capture opened for reading, one packet at a time.
 pub struct Reader {
-    inner: Box<dyn PcapReaderIterator + Send>,
+    inner: Inner,
+    m: Meta,
+}
+
+/// What a reader knows besides its buffer.
+struct Meta {
     io_error: Arc<Mutex<Option<String>>>,
-    pub format: Format,
-    pub compressed: bool,
+    format: Format,
+    compressed: bool,
     /// The link types of the interfaces seen so far, in order (repeats left out).
-    pub link_types: Vec<i32>,
+    link_types: Vec<i32>,
     /// The largest snap length of the file's interfaces (0: not given).
-    pub snaplen: u32,
+    snaplen: u32,
     ifaces: Vec<Iface>,
     /// pcap: nanosecond timestamps, big-endian.
     nano: bool,
@@ -415,16 +430,16 @@ impl Reader {
             .get(..4)
             .and_then(|s| s.try_into().ok())
             .unwrap_or([0; 4]);
-        let (inner, format): (Box<dyn PcapReaderIterator + Send>, Format) = if m == PCAPNG_MAGIC {
+        let (inner, format) = if m == PCAPNG_MAGIC {
             match PcapNGReader::new(BUFFER_BYTES, body) {
-                Ok(r) => (Box::new(r), Format::PcapNg),
+                Ok(r) => (Inner::Ng(r), Format::PcapNg),
                 Err(e) => {
                     return Err(open_error(&e, "pcapng section header", &error, compressed));
                 }
             }
         } else if PCAP_MAGICS.contains(&m) {
             match LegacyPcapReader::new(BUFFER_BYTES, body) {
-                Ok(r) => (Box::new(r), Format::Pcap),
+                Ok(r) => (Inner::Pcap(r), Format::Pcap),
                 Err(e) => return Err(open_error(&e, "pcap file header", &error, compressed)),
             }
         } else {
@@ -436,24 +451,62 @@ impl Reader {
         };
         Ok(Reader {
             inner,
-            io_error: error,
-            format,
-            compressed,
-            link_types: Vec::new(),
-            snaplen: 0,
-            ifaces: Vec::new(),
-            nano: false,
-            big: false,
-            packets: 0,
-            capacity: BUFFER_BYTES,
+            m: Meta {
+                io_error: error,
+                format,
+                compressed,
+                link_types: Vec::new(),
+                snaplen: 0,
+                ifaces: Vec::new(),
+                nano: false,
+                big: false,
+                packets: 0,
+                capacity: BUFFER_BYTES,
+            },
         })
     }
 
     /// Whole packets read so far.
     pub fn packets(&self) -> u64 {
-        self.packets
+        self.m.packets
     }
 
+    pub fn format(&self) -> Format {
+        self.m.format
+    }
+
+    /// Whether the file is gzip-compressed.
+    pub fn compressed(&self) -> bool {
+        self.m.compressed
+    }
+
+    /// The link types of the interfaces seen so far, in order (repeats left out).
+    pub fn link_types(&self) -> &[i32] {
+        &self.m.link_types
+    }
+
+    /// The largest snap length of the file's interfaces seen so far (0: none given).
+    pub fn snaplen(&self) -> u32 {
+        self.m.snaplen
+    }
+
+    /// The next packet, or `None` at the end of the capture.
+    pub fn next_record(&mut self) -> Result<Option<Record>, CaptureError> {
+        let mut r = Record::default();
+        Ok(self.read_into(&mut r)?.then_some(r))
+    }
+
+    /// Reads the next packet into `out` (a reused record: the hot path moves nothing); false
+    /// at the end of the capture.
+    pub fn read_into(&mut self, out: &mut Record) -> Result<bool, CaptureError> {
+        match &mut self.inner {
+            Inner::Pcap(r) => self.m.read_from(r, out),
+            Inner::Ng(r) => self.m.read_from(r, out),
+        }
+    }
+}
+
+impl Meta {
     fn read_error(&self) -> CaptureError {
         let words = self
             .io_error
@@ -476,11 +529,11 @@ impl Reader {
 
     /// A pcap record header at the front of the buffer whose captured length no record may
     /// have is corrupt (rather than cut short, or too long to read).
-    fn check_caplen(&self) -> Result<(), CaptureError> {
+    fn check_caplen(&self, data: &[u8]) -> Result<(), CaptureError> {
         if self.format != Format::Pcap {
             return Ok(());
         }
-        let Some(b) = self.inner.data().get(8..12) else {
+        let Some(b) = data.get(8..12) else {
             return Ok(());
         };
         let b: [u8; 4] = b.try_into().expect("4 bytes");
@@ -498,10 +551,15 @@ impl Reader {
         Ok(())
     }
 
-    /// The next packet, or `None` at the end of the capture.
-    pub fn next_record(&mut self) -> Result<Option<Record>, CaptureError> {
+    /// [`Reader::read_into`] from the format's reader `inner`.
+    #[inline]
+    fn read_from<R: PcapReaderIterator>(
+        &mut self,
+        inner: &mut R,
+        out: &mut Record,
+    ) -> Result<bool, CaptureError> {
         enum Step {
-            Block(usize, Option<Record>),
+            Block(usize, bool),
             Eof,
             Refill,
             Cut,
@@ -510,7 +568,7 @@ impl Reader {
             Corrupt,
         }
         loop {
-            let step = match self.inner.next() {
+            let step = match inner.next() {
                 Ok((offset, block)) => {
                     let mut st = State {
                         ifaces: &mut self.ifaces,
@@ -520,7 +578,7 @@ impl Reader {
                         big: &mut self.big,
                         packets: self.packets,
                     };
-                    Step::Block(offset, st.take(&block)?)
+                    Step::Block(offset, st.take(&block, out)?)
                 }
                 Err(PcapError::Eof) => Step::Eof,
                 Err(PcapError::Incomplete(_)) => Step::Refill,
@@ -530,21 +588,21 @@ impl Reader {
                 Err(_) => Step::Corrupt,
             };
             match step {
-                Step::Block(offset, record) => {
-                    self.inner.consume(offset);
-                    if let Some(r) = record {
+                Step::Block(offset, got) => {
+                    inner.consume(offset);
+                    if got {
                         self.packets += 1;
-                        return Ok(Some(r));
+                        return Ok(true);
                     }
                 }
-                Step::Eof => return Ok(None),
+                Step::Eof => return Ok(false),
                 Step::Refill => {
-                    if self.inner.refill().is_err() {
+                    if inner.refill().is_err() {
                         return Err(self.read_error());
                     }
                 }
                 Step::Cut => {
-                    self.check_caplen()?;
+                    self.check_caplen(inner.data())?;
                     return err(format!(
                         "cut short in the middle of a {} after {} whole packets (the file ends inside it: was the capture stopped before it was written out?)",
                         if self.format == Format::Pcap {
@@ -556,7 +614,7 @@ impl Reader {
                     ));
                 }
                 Step::Grow => {
-                    self.check_caplen()?;
+                    self.check_caplen(inner.data())?;
                     if self.format == Format::Pcap || self.capacity >= MAX_BLOCK_BYTES {
                         return err(format!(
                             "corrupt: after {} packets a {} claims more than {} MiB",
@@ -570,7 +628,7 @@ impl Reader {
                         ));
                     }
                     self.capacity *= 4;
-                    self.inner.grow(self.capacity);
+                    inner.grow(self.capacity);
                 }
                 Step::ReadError => return Err(self.read_error()),
                 Step::Corrupt => {
@@ -629,7 +687,8 @@ impl State<'_> {
         Ok(link)
     }
 
-    fn take(&mut self, block: &PcapBlockOwned<'_>) -> Result<Option<Record>, CaptureError> {
+    /// Takes in `block`; true if it held a packet, now in `out`.
+    fn take(&mut self, block: &PcapBlockOwned<'_>, out: &mut Record) -> Result<bool, CaptureError> {
         match block {
             PcapBlockOwned::LegacyHeader(h) => {
                 let network = h.network.0;
@@ -650,7 +709,7 @@ impl State<'_> {
                     units_per_s: if *self.nano { 1_000_000_000 } else { 1_000_000 },
                     offset_s: 0,
                 });
-                Ok(None)
+                Ok(false)
             }
             PcapBlockOwned::Legacy(b) => {
                 let iface = self.ifaces[0];
@@ -671,11 +730,11 @@ impl State<'_> {
                 }
                 let ts_ps = i128::from(b.ts_sec) * i128::from(PS_PER_S)
                     + i128::from(b.ts_usec) * i128::from(PS_PER_S / iface.units_per_s);
-                self.record(iface, ts_ps, b.origlen, b.data).map(Some)
+                self.record(iface, ts_ps, b.origlen, b.data, out)
             }
             PcapBlockOwned::NG(Block::SectionHeader(_)) => {
                 self.ifaces.clear();
-                Ok(None)
+                Ok(false)
             }
             PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
                 let link = self.link(idb.linktype.0)?;
@@ -699,7 +758,7 @@ impl State<'_> {
                     units_per_s,
                     offset_s: idb.ts_offset(),
                 });
-                Ok(None)
+                Ok(false)
             }
             PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
                 let Some(&iface) = self.ifaces.get(epb.if_id as usize) else {
@@ -713,14 +772,13 @@ impl State<'_> {
                 let units = u128::from(iface.units_per_s);
                 let ps = (ts * u128::from(PS_PER_S) + units / 2) / units;
                 let ts_ps = i128::from(iface.offset_s) * i128::from(PS_PER_S) + ps as i128;
-                self.record(iface, ts_ps, epb.origlen, epb.packet_data())
-                    .map(Some)
+                self.record(iface, ts_ps, epb.origlen, epb.packet_data(), out)
             }
             PcapBlockOwned::NG(Block::SimplePacket(_)) => err(format!(
                 "packet {} is a pcapng simple packet block, which has no timestamp: it cannot be replayed",
                 self.packets + 1
             )),
-            PcapBlockOwned::NG(_) => Ok(None),
+            PcapBlockOwned::NG(_) => Ok(false),
         }
     }
 
@@ -730,7 +788,8 @@ impl State<'_> {
         ts_ps: i128,
         origlen: u32,
         data: &[u8],
-    ) -> Result<Record, CaptureError> {
+        out: &mut Record,
+    ) -> Result<bool, CaptureError> {
         let orig = origlen.max(data.len() as u32);
         let frame = (orig.saturating_sub(iface.link.header_bytes() + iface.fcs_bytes)
             + ETHERNET_BYTES)
@@ -741,12 +800,11 @@ impl State<'_> {
                 self.packets + 1
             ));
         }
-        Ok(Record {
-            ts_ps,
-            frame_bytes: frame,
-            key: classify(iface.link, data),
-            cut: (data.len() as u32) < origlen,
-        })
+        out.ts_ps = ts_ps;
+        out.frame_bytes = frame;
+        out.cut = (data.len() as u32) < origlen;
+        out.key = flow_of(iface.link, data);
+        Ok(true)
     }
 }
 
@@ -755,7 +813,7 @@ fn be16(b: &[u8], at: usize) -> u16 {
 }
 
 /// The flow of a captured packet (see the module docs).
-fn classify(link: Link, data: &[u8]) -> FlowKey {
+fn flow_of(link: Link, data: &[u8]) -> FlowKey {
     let (mut ethertype, mut at, src, dst) = match link {
         Link::Ethernet => {
             if data.len() < 14 {
@@ -797,6 +855,9 @@ fn classify(link: Link, data: &[u8]) -> FlowKey {
 
 /// The 5-tuple of an IP packet, `None` if its header cannot be read.
 fn ip(data: &[u8]) -> Option<FlowKey> {
+    if let Some(k) = ipv4(data) {
+        return Some(k);
+    }
     let (slice, _) = LaxIpSlice::from_slice(data).ok()?;
     let mut k = FlowKey {
         family: 4,
@@ -828,6 +889,42 @@ fn ip(data: &[u8]) -> Option<FlowKey> {
         k.ports = true;
         k.sport = be16(p, 0);
         k.dport = be16(p, 2);
+    }
+    Some(k)
+}
+
+/// The 5-tuple of an IPv4 packet, read straight from its header (the common case, and the
+/// hot path of a replay; the lenient rules of `etherparse`'s `LaxIpSlice`: a total length
+/// beyond the captured bytes is the captured bytes). `None` if it is not one whose header
+/// was captured whole (then `etherparse` reads it, or says it cannot).
+#[inline]
+fn ipv4(data: &[u8]) -> Option<FlowKey> {
+    let first = *data.first()?;
+    let ihl = usize::from(first & 0xf) * 4;
+    if first >> 4 != 4 || ihl < 20 || data.len() < ihl {
+        return None;
+    }
+    let total = usize::from(be16(data, 2));
+    let end = if total < ihl || total > data.len() {
+        data.len()
+    } else {
+        total
+    };
+    let proto = data[9];
+    // more fragments, or an offset: a fragment
+    let fragment = be16(data, 6) & 0x3fff != 0;
+    let mut k = FlowKey {
+        family: 4,
+        proto,
+        ..FlowKey::default()
+    };
+    k.src[..4].copy_from_slice(&data[12..16]);
+    k.dst[..4].copy_from_slice(&data[16..20]);
+    let l4 = &data[ihl..end];
+    if matches!(proto, TCP | UDP) && !fragment && l4.len() >= 4 {
+        k.ports = true;
+        k.sport = be16(l4, 0);
+        k.dport = be16(l4, 2);
     }
     Some(k)
 }
@@ -1038,9 +1135,9 @@ pub(crate) mod tests {
         let gz = read_all(&file("t.pcap", &gzip(&ng))).unwrap();
         assert_eq!(gz, recs);
         let mut r = Reader::open(&file("t2.pcapng.gz", &gzip(&ng))).unwrap();
-        assert!(r.compressed && r.format == Format::PcapNg);
+        assert!(r.compressed() && r.format() == Format::PcapNg);
         while r.next_record().unwrap().is_some() {}
-        assert_eq!(r.link_types, [1]);
+        assert_eq!(r.link_types(), [1]);
     }
 
     #[test]
@@ -1134,7 +1231,7 @@ pub(crate) mod tests {
     fn the_5_tuple_is_read_through_vlan_tags() {
         let l3 = ipv4(A, B, UDP, 0, &udp(2794, 1766));
         for vlans in [&[][..], &[5], &[100, 5]] {
-            let k = classify(Link::Ethernet, &ether(vlans, 0x0800, &l3));
+            let k = flow_of(Link::Ethernet, &ether(vlans, 0x0800, &l3));
             assert_eq!((k.family, k.proto, k.ports), (4, UDP, true), "{vlans:?}");
             assert_eq!((k.sport, k.dport), (2794, 1766));
             assert_eq!(&k.src[..4], &A);
@@ -1143,10 +1240,10 @@ pub(crate) mod tests {
             assert_eq!(k.rss_hash(), 0x51cc_c178);
         }
         assert_eq!(
-            classify(Link::RawIp, &l3),
-            classify(Link::Ethernet, &ether(&[], 0x0800, &l3))
+            flow_of(Link::RawIp, &l3),
+            flow_of(Link::Ethernet, &ether(&[], 0x0800, &l3))
         );
-        let k = classify(Link::Ethernet, &ether(&[], 0x0800, &l3));
+        let k = flow_of(Link::Ethernet, &ether(&[], 0x0800, &l3));
         assert_eq!(k.to_string(), "udp 66.9.149.187:2794 > 161.142.100.80:1766");
     }
 
@@ -1159,15 +1256,15 @@ pub(crate) mod tests {
         let mut d = s;
         d[15] = 2;
         let l3 = ipv6(s, d, TCP, &tcp(443, 5000));
-        let k = classify(Link::Ethernet, &ether(&[7], 0x86dd, &l3));
+        let k = flow_of(Link::Ethernet, &ether(&[7], 0x86dd, &l3));
         assert_eq!((k.family, k.proto, k.sport, k.dport), (6, TCP, 443, 5000));
         assert_eq!(k.to_string(), "tcp [2001::1]:443 > [2001::2]:5000");
         // a header-only capture that kept 4 bytes of TCP still has the ports
         let frame = ether(&[], 0x86dd, &l3);
-        let cut = classify(Link::Ethernet, &frame[..14 + 40 + 4]);
-        assert_eq!(cut, classify(Link::Ethernet, &frame));
+        let cut = flow_of(Link::Ethernet, &frame[..14 + 40 + 4]);
+        assert_eq!(cut, flow_of(Link::Ethernet, &frame));
         // and one that kept 2 has addresses only
-        let cut = classify(Link::Ethernet, &frame[..14 + 40 + 2]);
+        let cut = flow_of(Link::Ethernet, &frame[..14 + 40 + 2]);
         assert!(!cut.ports);
         assert_eq!(cut.src, s);
     }
@@ -1176,13 +1273,13 @@ pub(crate) mod tests {
     fn fragments_hash_by_addresses_and_other_packets_not_at_all() {
         let first = ipv4(A, B, UDP, 0x2000, &udp(2794, 1766)); // MF, offset 0
         let later = ipv4(A, B, UDP, 0x0010, b"fragment"); // offset 16 bytes
-        let kf = classify(Link::Ethernet, &ether(&[], 0x0800, &first));
-        let kl = classify(Link::Ethernet, &ether(&[], 0x0800, &later));
+        let kf = flow_of(Link::Ethernet, &ether(&[], 0x0800, &first));
+        let kl = flow_of(Link::Ethernet, &ether(&[], 0x0800, &later));
         assert!(!kf.ports);
         assert_eq!(kf, kl, "a datagram's fragments are one flow");
         assert_eq!(kf.rss_hash(), 0x323e_8fc2, "the published 2-tuple vector");
         let arp = ether(&[], 0x0806, &[0; 28]);
-        let k = classify(Link::Ethernet, &arp);
+        let k = flow_of(Link::Ethernet, &arp);
         assert_eq!((k.family, k.dport, k.rss_hash()), (0, 0x0806, 0));
         assert_eq!(
             k.to_string(),
@@ -1190,10 +1287,50 @@ pub(crate) mod tests {
         );
         // too short for its headers: not IP, no panic
         for n in 0..20 {
-            classify(Link::Ethernet, &ether(&[], 0x0800, &first)[..n]);
-            classify(Link::LinuxSll, &first[..n]);
-            classify(Link::LinuxSll2, &first[..n]);
-            classify(Link::RawIp, &first[..n]);
+            flow_of(Link::Ethernet, &ether(&[], 0x0800, &first)[..n]);
+            flow_of(Link::LinuxSll, &first[..n]);
+            flow_of(Link::LinuxSll2, &first[..n]);
+            flow_of(Link::RawIp, &first[..n]);
+        }
+    }
+
+    #[test]
+    fn the_ipv4_fast_path_reads_as_etherparse_does() {
+        let etherparse = |d: &[u8]| {
+            let (slice, _) = LaxIpSlice::from_slice(d).ok()?;
+            let LaxIpSlice::Ipv4(s) = slice else {
+                return None;
+            };
+            let p = s.payload();
+            let mut k = FlowKey {
+                family: 4,
+                proto: p.ip_number.0,
+                ..FlowKey::default()
+            };
+            k.src[..4].copy_from_slice(&s.header().source());
+            k.dst[..4].copy_from_slice(&s.header().destination());
+            if matches!(k.proto, TCP | UDP) && !p.fragmented && p.payload.len() >= 4 {
+                (k.ports, k.sport, k.dport) = (true, be16(p.payload, 0), be16(p.payload, 2));
+            }
+            Some(k)
+        };
+        let mut with_options = ipv4(A, B, TCP, 0, &tcp(80, 8080));
+        with_options[0] = 0x46; // a 24-byte header: 4 bytes of options
+        with_options.splice(20..20, [1, 1, 1, 0]);
+        with_options[3] += 4;
+        let packets = [
+            ipv4(A, B, UDP, 0, &udp(1, 2)),
+            ipv4(A, B, TCP, 0, &tcp(3, 4)),
+            ipv4(A, B, UDP, 0x2000, &udp(1, 2)),
+            ipv4(A, B, UDP, 0x0004, &udp(1, 2)),
+            ipv4(A, B, 1, 0, &[8, 0, 0, 0, 0, 0, 0, 0]),
+            with_options,
+        ];
+        for p in &packets {
+            for n in 0..=p.len() {
+                let d = &p[..n];
+                assert_eq!(super::ipv4(d), etherparse(d), "{p:?} cut at {n}");
+            }
         }
     }
 
@@ -1202,12 +1339,12 @@ pub(crate) mod tests {
         let l3 = ipv4(A, B, TCP, 0, &tcp(1, 2));
         let mut sll = vec![0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00];
         sll.extend_from_slice(&l3);
-        let k = classify(Link::LinuxSll, &sll);
+        let k = flow_of(Link::LinuxSll, &sll);
         assert_eq!((k.proto, k.sport, k.dport), (TCP, 1, 2));
         let mut sll2 = vec![
             0x08, 0x00, 0, 0, 0, 0, 0, 2, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0,
         ];
         sll2.extend_from_slice(&l3);
-        assert_eq!(classify(Link::LinuxSll2, &sll2), k);
+        assert_eq!(flow_of(Link::LinuxSll2, &sll2), k);
     }
 }

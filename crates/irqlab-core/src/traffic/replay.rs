@@ -27,7 +27,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::Arrival;
-use super::capture::{CaptureError, FlowKey, Format, Reader};
+use super::capture::{CaptureError, FlowKey, Format, Reader, Record};
 use crate::time::SimTime;
 
 /// Distinct flows a capture may hold (one table entry each).
@@ -153,8 +153,8 @@ impl Scan {
         let mut r = Reader::open(path)?;
         let mut by_size: Vec<u64> = Vec::new();
         let mut s = Scan {
-            format: r.format,
-            compressed: r.compressed,
+            format: r.format(),
+            compressed: r.compressed(),
             link_types: Vec::new(),
             snaplen: 0,
             packets: 0,
@@ -173,7 +173,8 @@ impl Scan {
             gaps: Vec::new(),
         };
         let mut prev = 0u64;
-        while let Some(rec) = r.next_record()? {
+        let mut rec = Record::default();
+        while r.read_into(&mut rec)? {
             if s.packets == 0 {
                 s.first_ps = rec.ts_ps;
             }
@@ -212,8 +213,8 @@ impl Scan {
             )));
         }
         s.span_ps = prev;
-        s.link_types = r.link_types.clone();
-        s.snaplen = r.snaplen;
+        s.link_types = r.link_types().to_vec();
+        s.snaplen = r.snaplen();
         s.sizes = by_size
             .iter()
             .enumerate()
@@ -374,6 +375,8 @@ pub struct Replay {
     pass: u64,
     /// The latest offset replayed in this pass, ps.
     prev: u64,
+    /// The packet read last (reused: reading moves nothing).
+    rec: Record,
     done: bool,
     status: ReplayReport,
 }
@@ -397,6 +400,7 @@ impl Replay {
             reader: None,
             pass: 0,
             prev: 0,
+            rec: Record::default(),
             done: false,
             status: ReplayReport::default(),
         }
@@ -434,8 +438,9 @@ impl Replay {
                     }
                 },
             };
-            match reader.next_record() {
-                Ok(Some(rec)) => {
+            match reader.read_into(&mut self.rec) {
+                Ok(true) => {
+                    let rec = &self.rec;
                     let scan = &self.cfg.scan;
                     let Some(flow) = scan.flows.id(&rec.key) else {
                         self.stop("traffic.pcap changed since the scenario was built".into());
@@ -458,7 +463,7 @@ impl Replay {
                         flow: Some(flow),
                     });
                 }
-                Ok(None) => {
+                Ok(false) => {
                     if reader.packets() != self.cfg.scan.packets {
                         self.stop("traffic.pcap changed since the scenario was built".into());
                         return None;
