@@ -1,7 +1,7 @@
 # One target per chore; CI (.ci/run) and people use the same ones.
 PYTHON ?= python3
 
-.PHONY: help install dev lint fmt test test-rust test-python test-lower-bounds bench ci clean
+.PHONY: help install dev lint fmt test test-rust test-python test-lower-bounds bench bench-pcap ci clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -40,6 +40,10 @@ test-lower-bounds:  ## the tests against the oldest dependencies pyproject.toml 
 bench:  ## simulated packets per second against the C and SimPy references
 	$(PYTHON) -m pip install '.[bench]'
 	$(PYTHON) benches/run_benchmarks.py
+
+bench-pcap:  ## trace replay: packets/s against Poisson, peak memory for 2 M and 20 M packets
+	$(PYTHON) -m pip install .
+	$(PYTHON) benches/pcap_replay.py
 
 ci:  ## what CI runs
 	.ci/run

@@ -10,10 +10,12 @@ fresh process, which reports its wall time and peak resident memory (``VmHWM``):
 
 - ``scan``: one pass over the capture (``irqlab trace-info``'s work, and what building a
   replay's scenario costs);
-- ``replay``: ``irqlab.run`` of the scenario (which reads the capture three times: checking
-  the scenario, building it, and replaying it);
+- ``replay``: ``irqlab.run`` of the scenario, which reads the capture twice: once to check
+  and build the scenario (the scan is remembered between the two), once to replay it;
 - ``poisson``: the same scenario with ``traffic.kind = "poisson"`` at the capture's rate, sizes
-  and flows.
+  and flows;
+- ``python + irqlab``: the process that imports irqlab and runs nothing, the floor under every
+  peak (Python, numpy, pandas).
 
 Usage: ``python benches/pcap_replay.py [--packets N [N ...]] [--dir DIR] [--keep]``
 """
@@ -88,6 +90,8 @@ what, path, extra = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 t = time.perf_counter()
 if what == "scan":
     packets = trace_info(path)["packets"]
+elif what == "nothing":
+    packets = 0
 else:
     packets = irqlab.run(extra)["packets"]["offered"]
 wall = time.perf_counter() - t
@@ -115,6 +119,8 @@ def main() -> None:
     folder = args.dir or Path(tempfile.mkdtemp(prefix="irqlab-pcap-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     print(f"{'row':<28}{'packets':>14}{'wall s':>10}{'packets/s':>14}{'peak RSS':>12}")
+    floor = child("nothing", folder, {})
+    print(f"{'python + irqlab':<28}{'':>14}{'':>10}{'':>14}{floor['peak_rss_mib']:>8.0f} MiB")
     for n in args.packets:
         path = folder / f"bench-{n}.pcap"
         t = time.perf_counter()
@@ -146,11 +152,11 @@ def main() -> None:
         }
         for row, what, sc in (
             ("scan", "scan", replay),
-            ("replay (3 reads)", "run", replay),
+            ("replay", "run", replay),
             ("poisson", "run", poisson),
         ):
             r = child(what, path, sc)
-            rate = r["packets"] / r["wall_s"]
+            rate = r["packets"] / r["wall_s"] if r["packets"] else 0.0
             print(
                 f"{row + f' {n / 1e6:g} M':<28}{r['packets']:>14,}{r['wall_s']:>10.2f}"
                 f"{rate / 1e6:>11.2f} M/s{r['peak_rss_mib']:>8.0f} MiB",

@@ -1064,7 +1064,8 @@ def trace_info(capture: Path, top: int, fmt: str) -> None:
 
     \b
       irqlab trace-info web.pcapng.gz
-      irqlab run examples/napi.toml --set traffic.kind=pcap --set traffic.pcap=web.pcapng.gz
+      irqlab trace-info web.pcapng.gz --format json --top 20
+      irqlab run host.toml --set traffic.kind=pcap --set traffic.pcap=web.pcapng.gz
     """
     from irqlab.trace import render
     from irqlab.trace import trace_info as info
