@@ -918,7 +918,7 @@ fn configure_replay(p: &Params) -> Result<ReplayConfig, Error> {
     let path = p.str("traffic.pcap");
     let bad = |reason: String| Error::Inconsistent {
         key: "traffic.pcap".into(),
-        value: p.get("traffic.pcap").to_string(),
+        value: shown_path(path),
         reason,
     };
     if path.is_empty() {
@@ -952,6 +952,18 @@ fn configure_replay(p: &Params) -> Result<ReplayConfig, Error> {
     })
 }
 
+/// A path as an error shows it: quoted, and when long its end (the file's name) rather than
+/// its beginning.
+fn shown_path(path: &str) -> String {
+    const SHOWN: usize = 64;
+    let n = path.chars().count();
+    if n <= SHOWN {
+        return Value::Str(path.into()).to_string();
+    }
+    let tail: String = path.chars().skip(n - (SHOWN - 16)).collect();
+    format!("\"…{}\" ({n} characters)", tail.escape_debug())
+}
+
 /// Why a capture has no duration.
 fn no_duration(scan: &Scan) -> String {
     if scan.packets == 1 {
@@ -967,7 +979,7 @@ fn no_duration(scan: &Scan) -> String {
 fn replay_end(p: &mut Params, r: &ReplayConfig, warmup: SimTime) -> Result<SimTime, Error> {
     let why_not = |reason: String| Error::Inconsistent {
         key: "traffic.pcap".into(),
-        value: p.get("traffic.pcap").to_string(),
+        value: shown_path(p.str("traffic.pcap")),
         reason,
     };
     if r.scan.period_ps() == 0 {
@@ -1829,6 +1841,15 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "traffic.pcap = \"/no/such/capture.pcap\": no such file"
+        );
+        // a long path shows its end, the file's name
+        let long = format!("/{}/trace.pcap", "d".repeat(100));
+        let e = build(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&long))]).unwrap_err();
+        let shown = e.to_string();
+        assert!(shown.starts_with("traffic.pcap = \"…ddd"), "{shown}");
+        assert!(
+            shown.ends_with("d/trace.pcap\" (112 characters): no such file"),
+            "{shown}"
         );
         // one packet: no duration, nothing to loop
         use crate::traffic::capture::tests::{file, pcap, three};
