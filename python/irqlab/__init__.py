@@ -14,7 +14,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from irqlab._irqlab import __version__
-from irqlab.errors import ConfigError, ConfigWarning, InternalError, IrqlabError, IrqlabWarning
+from irqlab.errors import (
+    ConfigError,
+    ConfigWarning,
+    InternalError,
+    IrqlabError,
+    IrqlabWarning,
+    ReplayWarning,
+)
 from irqlab.experiments import load_results, summary_table, sweep
 from irqlab.scenario import load_scenario, resolve
 from irqlab.simulate import run, run_traced
@@ -44,6 +51,7 @@ __all__ = [
     "InternalError",
     "IrqlabError",
     "IrqlabWarning",
+    "ReplayWarning",
     "__version__",
     "load_results",
     "load_scenario",

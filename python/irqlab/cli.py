@@ -1130,5 +1130,33 @@ def probe(iface: str | None, out: Path | None, force: bool, interval: str, root:
         click.echo(f"wrote {out}")
 
 
+@main.command("trace-info")
+@click.argument("capture", type=click.Path(path_type=Path))
+@click.option(
+    "--top", type=click.IntRange(min=0), default=5, show_default=True, help="Largest flows to list."
+)
+@format_option
+@user_errors
+def trace_info(capture: Path, top: int, fmt: str) -> None:
+    """What CAPTURE (pcap or pcapng, gzip-compressed or not) holds, before replaying it with
+    traffic.kind = "pcap" and traffic.pcap = CAPTURE: packets, duration (a replay's default
+    length), rate, frame sizes, flows (5-tuples) and the largest gaps. A capture the replay
+    cannot read gets the same one-line reason here.
+
+    \b
+      irqlab trace-info web.pcapng.gz
+      irqlab trace-info web.pcapng.gz --format json --top 20
+      irqlab run host.toml --set traffic.kind=pcap --set traffic.pcap=web.pcapng.gz
+    """
+    from irqlab.trace import render
+    from irqlab.trace import trace_info as info
+
+    result = info(capture, top)
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2))
+    else:
+        Console().print(render(result))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

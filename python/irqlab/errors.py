@@ -31,3 +31,9 @@ class ConfigWarning(IrqlabWarning):
     def __init__(self, message: str, key: str | None = None) -> None:
         super().__init__(message)
         self.key = key
+
+
+class ReplayWarning(IrqlabWarning):
+    """A replayed capture (``traffic.kind = "pcap"``) could not be read to the end of the run:
+    it changed or became unreadable after the scenario was built. The report covers the
+    packets replayed before that; its ``replay.error`` says why."""

@@ -21,6 +21,7 @@ the report) is computed here.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections import deque
@@ -202,7 +203,8 @@ class Stream:
 # Stream ids (rng::StreamId): part of the result contract.
 ARRIVALS, SIZES, IRQ_COST, PROTO_COST, POLL_COST = 0, 1, 2, 3, 4
 SOFTIRQ_COST, MASK_COST, UNMASK_COST, CTX_SWITCH_COST = 5, 6, 7, 8
-N_STREAMS = 9
+FLOWS = 11
+N_STREAMS = 12
 
 
 def streams(seed: int, replication: int) -> list[Stream]:
@@ -219,6 +221,23 @@ def streams(seed: int, replication: int) -> list[Stream]:
 
 
 # ----- configuration (scenario.rs) -------------------------------------------------------------
+
+
+def zipf_cum(n: int, s: float) -> tuple[float, ...] | None:
+    """Cumulative Zipf popularity of ``n`` flows, flow ``k`` of weight ``1/(k+1)^s``, as
+    ``scenario::zipf_cum`` sums it; None for uniform popularity (``s = 0`` or one flow)."""
+    if s <= 0.0 or n <= 1:
+        return None
+    w = [float(k) ** -s for k in range(1, n + 1)]
+    total = 0.0
+    for x in w:
+        total += x
+    acc, cum = 0.0, []
+    for x in w:
+        acc += x
+        cum.append(acc / total)
+    cum[-1] = 1.0
+    return tuple(cum)
 
 
 @dataclass(frozen=True)
@@ -268,6 +287,8 @@ class Config:
     cause_armed: bool
     cpu_ghz: float
     flows: int
+    #: Cumulative Zipf popularity of the flows (``scenario::zipf_cum``); None: uniform.
+    flow_cum: tuple[float, ...] | None
     irq: Cost
     proto: Cost
     proto_ps_per_byte: float
@@ -325,6 +346,7 @@ class Config:
             size_bytes=int(p["traffic.size_bytes"]),
             ring_descriptors=int(p["nic.ring_descriptors"]),
             flows=int(p["traffic.flows"]),
+            flow_cum=zipf_cum(int(p["traffic.flows"]), float(p["traffic.flow_zipf_s"])),
             itr=from_units(p["nic.itr_us"], PS_PER_US),
             rx_usecs=from_units(p["nic.rx_usecs"], PS_PER_US),
             rx_frames=int(p["nic.rx_frames"]),
@@ -680,6 +702,14 @@ class Metrics:
                 "in_flight_at_warmup": self.accepted_before - self.completed_before,
             },
             "offered_pps": float(self.offered) / secs,
+            # every frame has the one size: the core's exact size counts reduce to it
+            "offered_gbps": float(self.offered * cfg.size_bytes) * 8.0 / secs / 1e9,
+            "frame_bytes": {
+                "mean": float(cfg.size_bytes) if self.offered else None,
+                **dict.fromkeys(
+                    ("min", "p50", "p90", "p99", "max"), cfg.size_bytes if self.offered else None
+                ),
+            },
             "throughput_pps": throughput_pps,
             "loss_ratio": (
                 float(self.dropped_nic + self.dropped_socket) / float(self.offered)
@@ -864,7 +894,14 @@ class Sim:
         self.timers: list[tuple[int, int, int, str]] = []  # heap of (time, priority, seq, timer)
         self.timer_seq = 0
         self.metrics = Metrics(cfg.warmup, cfg.end)
-        self.trace: dict[str, list] = {"arrival_ps": [], "accepted": [], "done_ps": []}
+        self.trace: dict[str, list] = {
+            "arrival_ps": [],
+            "accepted": [],
+            "done_ps": [],
+            "size_bytes": [],
+            "flow": [],
+            "queue": [],
+        }
 
     # ----- engine ------------------------------------------------------------------------------
 
@@ -921,6 +958,17 @@ class Sim:
     def draw(self, cost: Cost, stream: int) -> int:
         return cost.sample(self.streams[stream])
 
+    def draw_flow(self) -> int:
+        """The packet's flow (``feed.rs``: ``Generator::draw_flow``): uniform, or by its
+        cumulative popularity; one flow draws nothing."""
+        n = self.cfg.flows
+        if n == 1:
+            return 0
+        u = self.streams[FLOWS].uniform()
+        if self.cfg.flow_cum is None:
+            return min(int(u * n), n - 1)
+        return min(bisect.bisect_right(self.cfg.flow_cum, u), n - 1)
+
     # ----- NIC ---------------------------------------------------------------------------------
 
     def on_arrival(self, t: int) -> None:
@@ -931,6 +979,9 @@ class Sim:
         self.trace["arrival_ps"].append(self.now)
         self.trace["accepted"].append(accepted)
         self.trace["done_ps"].append(None)
+        self.trace["size_bytes"].append(self.cfg.size_bytes)
+        self.trace["flow"].append(self.draw_flow())
+        self.trace["queue"].append(0)
         if accepted:
             self.ring.push(Packet(self.now, self.cfg.size_bytes, pid))
         if self.cfg.scheme == "ideal":

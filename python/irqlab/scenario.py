@@ -333,18 +333,25 @@ def parse_override(text: str, where: str = "--set") -> tuple[str, Value]:
 
 
 def _policy_paths(tree: dict[str, Any], here: Path) -> dict[str, Any]:
-    """A file's ``driver.policy = "file.py:Class"`` made absolute (a relative file is the
-    file's neighbour), in a scenario and in a sweep file's ``[base]``."""
+    """A file's ``driver.policy = "file.py:Class"`` and ``traffic.pcap = "capture.pcap"``
+    made absolute (a relative file is the file's neighbour), in a scenario and in a sweep
+    file's ``[base]``."""
     from irqlab.policy import absolute
+
+    def fixed(key: str, value: str) -> str:
+        if key == "policy":
+            return absolute(value, here)
+        return str((here / value).resolve()) if value else value
 
     for table in (tree, tree.get("base")):
         if not isinstance(table, dict):
             continue
-        driver = table.get("driver")
-        if isinstance(driver, dict) and isinstance(driver.get("policy"), str):
-            driver["policy"] = absolute(driver["policy"], here)
-        if isinstance(table.get("driver.policy"), str):
-            table["driver.policy"] = absolute(table["driver.policy"], here)
+        for section, key in (("driver", "policy"), ("traffic", "pcap")):
+            node = table.get(section)
+            if isinstance(node, dict) and isinstance(node.get(key), str):
+                node[key] = fixed(key, node[key])
+            if isinstance(table.get(f"{section}.{key}"), str):
+                table[f"{section}.{key}"] = fixed(key, table[f"{section}.{key}"])
     return tree
 
 

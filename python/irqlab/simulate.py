@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from irqlab import _irqlab
+from irqlab.errors import ReplayWarning
 from irqlab.policy import resolve_policy
 from irqlab.scenario import Overrides, checked, load_scenario
 
@@ -41,12 +43,13 @@ def run(
     :class:`irqlab.ConfigError` (naming the key or argument) before anything runs if the
     scenario is invalid, ``KeyboardInterrupt`` within about a second of Ctrl-C, and what a
     Python policy raised, with its traceback; issues a :class:`irqlab.ConfigWarning` for each
-    setting that has no effect in it. The report is bit-identical for the same scenario and
-    seed.
+    setting that has no effect in it, and a :class:`irqlab.errors.ReplayWarning` if a replayed
+    capture could not be read to the run's end. The report is bit-identical for the same
+    scenario and seed.
     """
     params, make = resolve_policy(load_scenario(scenario, overrides, seed=seed), policy)
     checked(params, stacklevel=2)
-    return _irqlab.run(params, make)
+    return _replayed(_irqlab.run(params, make))
 
 
 def run_traced(
@@ -58,13 +61,23 @@ def run_traced(
 ) -> tuple[dict[str, Any], dict[str, list]]:
     """Like :func:`run`, plus every packet's arrival and completion time in picoseconds.
 
-    The trace holds ``arrival_ps``, ``accepted`` (False if the ring was full) and ``done_ps``
-    (None if dropped or still in flight) per packet, in arrival order. Memory grows with the
-    run: for tests and small studies.
+    The trace holds ``arrival_ps``, ``accepted`` (False if the ring was full), ``done_ps``
+    (None if dropped or still in flight), ``size_bytes`` (the frame), ``flow`` and ``queue``
+    (the vector RSS steered it to) per packet, in arrival order. Memory grows with the run:
+    for tests and small studies.
     """
     params, make = resolve_policy(load_scenario(scenario, overrides, seed=seed), policy)
     checked(params, stacklevel=2)
-    return _irqlab.run_traced(params, make)
+    report, trace = _irqlab.run_traced(params, make)
+    return _replayed(report), trace
+
+
+def _replayed(report: dict[str, Any]) -> dict[str, Any]:
+    """``report``, with a :class:`ReplayWarning` if its replay stopped before the run's end."""
+    error = (report.get("replay") or {}).get("error")
+    if error:
+        warnings.warn(ReplayWarning(f"traffic.pcap: {error}"), stacklevel=3)
+    return report
 
 
 def expected_packets(params: Mapping[str, Any]) -> float:

@@ -209,6 +209,9 @@ pub struct Metrics {
     accepted_before: u64,
     ring_exits_before: u64,
     host_exits_before: u64,
+    /// Offered frames per size in bytes (grown to the largest size seen: frames are at most
+    /// 65535 bytes).
+    pub sizes: Vec<u64>,
 }
 
 /// The state of the host when the run ends, for the in-flight counts and the CPU accounts.
@@ -245,6 +248,7 @@ impl Metrics {
             accepted_before: 0,
             ring_exits_before: 0,
             host_exits_before: 0,
+            sizes: Vec::new(),
         }
     }
 
@@ -268,6 +272,12 @@ impl Metrics {
         self.accepted_before += part.accepted_before;
         self.ring_exits_before += part.ring_exits_before;
         self.host_exits_before += part.host_exits_before;
+        if self.sizes.len() < part.sizes.len() {
+            self.sizes.resize(part.sizes.len(), 0);
+        }
+        for (x, y) in self.sizes.iter_mut().zip(&part.sizes) {
+            *x += y;
+        }
     }
 
     /// Whether `t` lies in the measured window.
@@ -282,8 +292,20 @@ impl Metrics {
     }
 
     #[inline]
-    pub fn on_arrival(&mut self, t: SimTime, queue: usize, class: u16, accepted: bool) {
+    pub fn on_arrival(
+        &mut self,
+        t: SimTime,
+        queue: usize,
+        class: u16,
+        accepted: bool,
+        size_bytes: u32,
+    ) {
         if self.measuring(t) {
+            let i = size_bytes as usize;
+            if i >= self.sizes.len() {
+                self.sizes.resize(i + 1, 0);
+            }
+            self.sizes[i] += 1;
             let p = self.path_mut(queue, class);
             p.offered += 1;
             if !accepted {
@@ -641,6 +663,16 @@ impl Metrics {
                 in_host_at_warmup: self.accepted_before - self.host_exits_before,
             },
             offered_pps: per_rate(all.offered),
+            offered_gbps: {
+                let bytes: u64 = self
+                    .sizes
+                    .iter()
+                    .enumerate()
+                    .map(|(b, n)| b as u64 * n)
+                    .sum();
+                bytes as f64 * 8.0 / secs / 1e9
+            },
+            frame_bytes: frame_bytes(&self.sizes),
             throughput_pps,
             loss_ratio: if all.offered > 0 {
                 dropped as f64 / all.offered as f64
@@ -681,8 +713,49 @@ impl Metrics {
             per_queue,
             per_class,
             per_app,
+            replay: None,
         }
     }
+}
+
+/// The distribution of the offered frames' sizes, from their counts by size.
+fn frame_bytes(sizes: &[u64]) -> FrameBytes {
+    let n: u64 = sizes.iter().sum();
+    let sum: u64 = sizes.iter().enumerate().map(|(b, c)| b as u64 * c).sum();
+    // the smallest size with at least per_mille/1000 of the frames at or below it
+    let q = |per_mille: u64| {
+        (n > 0).then(|| {
+            let rank = (n * per_mille).div_ceil(1000).max(1);
+            let mut seen = 0;
+            sizes
+                .iter()
+                .position(|&c| {
+                    seen += c;
+                    seen >= rank
+                })
+                .unwrap_or(0) as u32
+        })
+    };
+    FrameBytes {
+        mean: (n > 0).then(|| sum as f64 / n as f64),
+        min: sizes.iter().position(|&c| c > 0).map(|b| b as u32),
+        p50: q(500),
+        p90: q(900),
+        p99: q(990),
+        max: sizes.iter().rposition(|&c| c > 0).map(|b| b as u32),
+    }
+}
+
+/// Sizes of the frames offered in the window, bytes (Ethernet frames, FCS included); exact
+/// (a percentile is the smallest size at or below which that share of the frames lies).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FrameBytes {
+    pub mean: Option<f64>,
+    pub min: Option<u32>,
+    pub p50: Option<u32>,
+    pub p90: Option<u32>,
+    pub p99: Option<u32>,
+    pub max: Option<u32>,
 }
 
 /// Ethernet header and FCS: a frame's bytes beyond its IP packet.
@@ -903,6 +976,10 @@ pub struct Report {
     pub measured_s: f64,
     pub packets: Packets,
     pub offered_pps: f64,
+    /// Offered frame bits per second (destination address to FCS), Gbit/s.
+    pub offered_gbps: f64,
+    /// Sizes of the offered frames.
+    pub frame_bytes: FrameBytes,
     /// Packets delivered per second (the end of protocol processing).
     pub throughput_pps: f64,
     /// Dropped anywhere, per offered packet.
@@ -929,6 +1006,9 @@ pub struct Report {
     pub per_queue: Vec<QueueReport>,
     pub per_class: Vec<ClassReport>,
     pub per_app: Vec<AppReport>,
+    /// How a replayed capture went (`traffic.kind = "pcap"` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::traffic::replay::ReplayReport>,
 }
 
 #[cfg(test)]

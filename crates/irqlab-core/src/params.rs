@@ -10,7 +10,7 @@
 //! TOML array of tables (`[[app]]`) flattens to. Entries are numbered from 0 without gaps; an
 //! entry's fields not given take their defaults.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::Serialize;
@@ -364,9 +364,9 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "traffic.kind",
-        Kind::OneOf(&["poisson", "cbr", "pareto-onoff"]),
+        Kind::OneOf(&["poisson", "cbr", "pareto-onoff", "pcap"]),
         S("poisson"),
-        "arrival process (pareto-onoff: aggregated Pareto ON/OFF sources, self-similar)",
+        "arrival process (pareto-onoff: aggregated Pareto ON/OFF sources, self-similar; pcap: replay of traffic.pcap)",
     ),
     p(
         "traffic.rate_pps",
@@ -437,6 +437,24 @@ pub const PARAMS: &[ParamSpec] = &[
         float(0.0, 10.0),
         F(0.0),
         "flow popularity: 0 = uniform, s > 0 = Zipf (flow k has weight 1/(k+1)^s)",
+    ),
+    p(
+        "traffic.pcap",
+        Kind::Text("a path to a pcap or pcapng capture, gzip-compressed or not"),
+        S(""),
+        "pcap: the capture replayed; each packet's timestamp, frame length and 5-tuple give the arrivals, sizes and flows",
+    ),
+    p(
+        "traffic.speedup",
+        positive(1e6),
+        F(1.0),
+        "pcap: time runs this many times faster than in the capture (10: a 1 Gbit/s capture replayed at 10 Gbit/s)",
+    ),
+    p(
+        "traffic.loop",
+        int(0, 1_000_000),
+        I(1),
+        "pcap: passes over the capture, each after the previous one's last packet and a mean gap (0: until the run ends)",
     ),
     p(
         "nic.ring_descriptors",
@@ -1134,11 +1152,21 @@ pub fn field_key(prefix: &str, index: usize, field: &str) -> String {
 
 /// A complete, validated set of scenario values: every plain key present, every field of each
 /// numbered entry present, each in range.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Params {
     values: BTreeMap<String, Value>,
     /// Entries of each table, in [`TABLES`] order.
     entries: Vec<usize>,
+    /// The plain keys given (rather than defaulted), for settings whose default depends on
+    /// the scenario (`run.duration_ms` of a replay).
+    given: BTreeSet<&'static str>,
+}
+
+/// Two sets of params are equal when their values are: how they were given does not matter.
+impl PartialEq for Params {
+    fn eq(&self, other: &Params) -> bool {
+        self.values == other.values && self.entries == other.entries
+    }
 }
 
 impl Params {
@@ -1148,12 +1176,14 @@ impl Params {
         pairs: impl IntoIterator<Item = (K, Value)>,
     ) -> Result<Params, Error> {
         let mut given: BTreeMap<String, Value> = BTreeMap::new();
+        let mut given_keys: BTreeSet<&'static str> = BTreeSet::new();
         let mut indices: Vec<Vec<bool>> = TABLES.iter().map(|_| Vec::new()).collect();
         for (key, value) in pairs {
             let key = key.as_ref();
             match lookup(key)? {
                 Lookup::Plain(spec) => {
                     given.insert(spec.key.to_string(), spec.kind.check(key, &value)?);
+                    given_keys.insert(spec.key);
                 }
                 Lookup::Field {
                     table,
@@ -1220,7 +1250,16 @@ impl Params {
             }
             entries.push(seen.len());
         }
-        Ok(Params { values, entries })
+        Ok(Params {
+            values,
+            entries,
+            given: given_keys,
+        })
+    }
+
+    /// Whether the plain key `key` was given (rather than left to its default).
+    pub fn given(&self, key: &str) -> bool {
+        self.given.contains(key)
     }
 
     /// The defaults alone.

@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use crate::error::Error;
 use crate::params::{Params, Value, field_key};
-use crate::time::{PS_PER_S, SimDuration, SimTime};
+use crate::time::{PS_PER_MS, PS_PER_S, SimDuration, SimTime};
 pub use crate::topology::Topology;
+use crate::traffic::replay::{ReplayConfig, Scan};
 
 /// The interrupt-handling scheme: which parts of the host model are in play.
 ///
@@ -126,6 +127,8 @@ pub enum TrafficKind {
     Poisson,
     Cbr,
     ParetoOnOff,
+    /// A capture replayed (`traffic::replay`).
+    Pcap,
 }
 
 /// Frame sizes: one size, or an empirical table sampled by its cumulative weights.
@@ -253,6 +256,8 @@ pub struct TrafficConfig {
     pub sizes: SizeDist,
     /// Pareto ON/OFF parameters (for `ParetoOnOff`).
     pub onoff: Option<OnOffConfig>,
+    /// The capture and how it is replayed (for `Pcap`).
+    pub replay: Option<ReplayConfig>,
     /// Number of flows.
     pub flows: usize,
     /// Cumulative flow popularity (Zipf); `None`: uniform.
@@ -605,8 +610,21 @@ impl Scenario {
         let scheme = Scheme::from_name(p.str("scheme"));
         // the keys set to a value of their own, before the scenario resolves automatic ones
         let set = set_keys(&p);
+        let kind = match p.str("traffic.kind") {
+            "cbr" => TrafficKind::Cbr,
+            "pareto-onoff" => TrafficKind::ParetoOnOff,
+            "pcap" => TrafficKind::Pcap,
+            _ => TrafficKind::Poisson,
+        };
+        let replay = match kind {
+            TrafficKind::Pcap => Some(configure_replay(&p)?),
+            _ => None,
+        };
         let warmup = SimTime::ZERO + SimDuration::from_ms(p.f64("run.warmup_ms"));
-        let end = warmup + SimDuration::from_ms(p.f64("run.duration_ms"));
+        let end = match &replay {
+            Some(r) if !p.given("run.duration_ms") => replay_end(&mut p, r, warmup)?,
+            _ => warmup + SimDuration::from_ms(p.f64("run.duration_ms")),
+        };
         if end <= warmup {
             return Err(Error::OutOfRange {
                 key: "run.duration_ms".into(),
@@ -614,13 +632,18 @@ impl Scenario {
                 allowed: "must be at least one picosecond".into(),
             });
         }
-        let rate_pps = p.f64("traffic.rate_pps");
-        let kind = match p.str("traffic.kind") {
-            "cbr" => TrafficKind::Cbr,
-            "pareto-onoff" => TrafficKind::ParetoOnOff,
-            _ => TrafficKind::Poisson,
+        let mut rate_pps = p.f64("traffic.rate_pps");
+        let sizes = match &replay {
+            Some(r) => {
+                // the capture's own rate (resolved below, once the warnings have read what
+                // was given)
+                if let Some(rate) = r.rate_pps() {
+                    rate_pps = rate.clamp(1e-3, 1e9);
+                }
+                sizes_of(&r.scan)
+            }
+            None => parse_sizes(&p)?,
         };
-        let sizes = parse_sizes(&p)?;
         let onoff = if kind == TrafficKind::ParetoOnOff {
             Some(crate::traffic::onoff::configure(&p, rate_pps, &sizes)?)
         } else {
@@ -633,9 +656,15 @@ impl Scenario {
                 reason: "CBR spacing would be below one picosecond".into(),
             });
         }
-        let flows = p.u64("traffic.flows") as usize;
-        let zipf_s = p.f64("traffic.flow_zipf_s");
-        let flow_cum = (zipf_s > 0.0 && flows > 1).then(|| Arc::from(zipf_cum(flows, zipf_s)));
+        let (flows, flow_cum) = match &replay {
+            Some(r) => (r.scan.flows.len(), None),
+            None => {
+                let flows = p.u64("traffic.flows") as usize;
+                let zipf_s = p.f64("traffic.flow_zipf_s");
+                let cum = (zipf_s > 0.0 && flows > 1).then(|| Arc::from(zipf_cum(flows, zipf_s)));
+                (flows, cum)
+            }
+        };
         let (classes, class_cum) = parse_classes(&mut p)?;
         let hz = p.u64("kernel.hz");
         let jiffy = SimDuration(PS_PER_S / hz);
@@ -796,7 +825,8 @@ impl Scenario {
                 rcvbuf_bytes,
             });
         }
-        let topology = Topology::build(&p, &host, &nic, flows)?;
+        let flow_hashes = replay.as_ref().map(|r| &r.scan.flows.hash[..]);
+        let topology = Topology::build(&p, &host, &nic, flows, flow_hashes)?;
         if scheme.uses_poll_loop() {
             if let Some(c) = topology.core_vectors.iter().position(|v| v.len() > 1) {
                 let key = if p.u64_list("nic.irq_affinity").is_empty() {
@@ -838,8 +868,13 @@ impl Scenario {
             scheme,
             set,
             auto_switch_pps,
+            replay_rate_pps: replay.as_ref().map(|_| rate_pps),
         }
         .warnings();
+        if replay.is_some() {
+            // so that the result says the rate replayed
+            p.set("traffic.rate_pps", Value::Float(rate_pps));
+        }
         Ok(Scenario {
             scheme,
             run: RunConfig {
@@ -854,6 +889,7 @@ impl Scenario {
                 rate_pps,
                 sizes,
                 onoff,
+                replay,
                 flows,
                 flow_cum,
                 classes,
@@ -873,6 +909,152 @@ impl Scenario {
             params: p,
             warnings,
         })
+    }
+}
+
+/// The replay of `traffic.pcap`: its capture read once (every error a reader finds surfaces
+/// here, naming the key), and the settings checked against it.
+fn configure_replay(p: &Params) -> Result<ReplayConfig, Error> {
+    let path = p.str("traffic.pcap");
+    let bad = |reason: String| Error::Inconsistent {
+        key: "traffic.pcap".into(),
+        value: shown_path(path),
+        reason,
+    };
+    if path.is_empty() {
+        return Err(bad(
+            "traffic.kind = \"pcap\" replays a capture: give its file".into(),
+        ));
+    }
+    // read now and again during the run: a pipe would be empty the second time
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return Err(bad(
+            "is not a regular file (a pipe or a device): a replay reads its capture twice, so save it to a file first".into(),
+        ));
+    }
+    let scan = Scan::cached(std::path::Path::new(path)).map_err(|e| bad(e.0))?;
+    let loops = p.u64("traffic.loop");
+    if scan.period_ps() == 0 && loops != 1 {
+        return Err(Error::Inconsistent {
+            key: "traffic.loop".into(),
+            value: p.get("traffic.loop").to_string(),
+            reason: format!(
+                "the capture has no duration to repeat ({}), so it can be played once only",
+                no_duration(&scan)
+            ),
+        });
+    }
+    Ok(ReplayConfig {
+        path: path.into(),
+        scan,
+        speedup: p.f64("traffic.speedup"),
+        loops,
+    })
+}
+
+/// A path as an error shows it: quoted, and when long its end (the file's name) rather than
+/// its beginning.
+fn shown_path(path: &str) -> String {
+    const SHOWN: usize = 64;
+    let n = path.chars().count();
+    if n <= SHOWN {
+        return Value::Str(path.into()).to_string();
+    }
+    let tail: String = path.chars().skip(n - (SHOWN - 16)).collect();
+    format!("\"…{}\" ({n} characters)", tail.escape_debug())
+}
+
+/// Why a capture has no duration.
+fn no_duration(scan: &Scan) -> String {
+    if scan.packets == 1 {
+        "it holds one packet".into()
+    } else {
+        format!("its {} packets have one timestamp", scan.packets)
+    }
+}
+
+/// The end of a replay's run when `run.duration_ms` is not given: the end of the replay (its
+/// passes, sped up), measured after the warm-up. The duration is resolved, so that the result
+/// says it and re-running the result gives the same run.
+fn replay_end(p: &mut Params, r: &ReplayConfig, warmup: SimTime) -> Result<SimTime, Error> {
+    let why_not = |reason: String| Error::Inconsistent {
+        key: "traffic.pcap".into(),
+        value: shown_path(p.str("traffic.pcap")),
+        reason,
+    };
+    if r.scan.period_ps() == 0 {
+        return Err(why_not(format!(
+            "the capture has no duration of its own ({}): set run.duration_ms",
+            no_duration(&r.scan)
+        )));
+    }
+    let Some(length) = r.length_ps() else {
+        return Err(Error::Inconsistent {
+            key: "traffic.loop".into(),
+            value: "0".into(),
+            reason: "repeats the capture until the run ends: set run.duration_ms".into(),
+        });
+    };
+    let ms = |ps: u64| ps as f64 / PS_PER_MS as f64;
+    if length <= warmup.ps() {
+        return Err(Error::Inconsistent {
+            key: "run.warmup_ms".into(),
+            value: p.get("run.warmup_ms").to_string(),
+            reason: format!(
+                "the replay of traffic.pcap lasts {} ms, and the run measures what follows the warm-up: set run.warmup_ms below it (0 measures the whole replay), or run.duration_ms",
+                ms(length)
+            ),
+        });
+    }
+    let measured = length - warmup.ps();
+    let max_ms = crate::params::spec("run.duration_ms")
+        .map(|s| match s.kind {
+            crate::params::Kind::Float { max, .. } => max,
+            _ => f64::INFINITY,
+        })
+        .unwrap_or(f64::INFINITY);
+    if ms(measured) > max_ms {
+        return Err(why_not(format!(
+            "its replay lasts {} ms, longer than a run may measure (run.duration_ms ≤ {max_ms}): set run.duration_ms to replay its beginning, or traffic.speedup",
+            ms(measured)
+        )));
+    }
+    // the float of milliseconds that converts back to exactly these picoseconds
+    let mut x = ms(measured);
+    for _ in 0..4 {
+        let back = SimDuration::from_ms(x).ps();
+        if back == measured {
+            break;
+        }
+        // the neighbouring float (x is positive)
+        x = f64::from_bits(if back < measured {
+            x.to_bits() + 1
+        } else {
+            x.to_bits() - 1
+        });
+    }
+    p.set("run.duration_ms", Value::Float(x));
+    Ok(warmup + SimDuration::from_ms(x))
+}
+
+/// A capture's frame sizes as a size table.
+fn sizes_of(scan: &Scan) -> SizeDist {
+    if let [(size, _)] = scan.sizes[..] {
+        return SizeDist::Fixed(size);
+    }
+    let mut acc = 0u64;
+    let mut cum: Vec<f64> = scan
+        .sizes
+        .iter()
+        .map(|(_, n)| {
+            acc += n;
+            acc as f64 / scan.packets as f64
+        })
+        .collect();
+    *cum.last_mut().expect("a capture has packets") = 1.0;
+    SizeDist::Table {
+        sizes: scan.sizes.iter().map(|(b, _)| *b).collect(),
+        cum,
     }
 }
 
@@ -1115,6 +1297,8 @@ const HYBRID: &[&str] = &["hybrid.switch_pps", "hybrid.window_us", "hybrid.hyste
 /// What only forwarded packets use (their costs, `platform.tx_*`, describe the machine and are
 /// not reported, as no `platform.*` key is).
 const TX: &[&str] = &["driver.tx_work_limit", "nic.tx_irq"];
+/// What only a replay uses.
+const PCAP: &[&str] = &["traffic.pcap", "traffic.speedup", "traffic.loop"];
 const ONOFF: &[&str] = &[
     "traffic.sources",
     "traffic.alpha_on",
@@ -1132,6 +1316,8 @@ struct Effect<'a> {
     set: BTreeSet<&'static str>,
     /// The switching point `hybrid.switch_pps = 0` resolves to.
     auto_switch_pps: f64,
+    /// A replay's rate, which `traffic.rate_pps` resolves to.
+    replay_rate_pps: Option<f64>,
 }
 
 impl Effect<'_> {
@@ -1149,6 +1335,9 @@ impl Effect<'_> {
         }
         if p.f64("driver.link_gbps") == p.f64("nic.link_gbps") {
             self.set.remove("driver.link_gbps");
+        }
+        if self.replay_rate_pps == Some(p.f64("traffic.rate_pps")) {
+            self.set.remove("traffic.rate_pps");
         }
         let mut rule = |keys: &[&'static str], applies: bool, reason: &dyn Fn() -> String| {
             if !applies {
@@ -1299,6 +1488,21 @@ impl Effect<'_> {
         );
         rule(ONOFF, p.str("traffic.kind") != "pareto-onoff", &|| {
             no_effect("only traffic.kind = \"pareto-onoff\" uses it")
+        });
+        let pcap = p.str("traffic.kind") == "pcap";
+        rule(PCAP, !pcap, &|| {
+            no_effect("only traffic.kind = \"pcap\" uses it")
+        });
+        rule(&["traffic.rate_pps"], pcap, &|| {
+            no_effect(
+                "traffic.kind = \"pcap\" replays the capture at its own rate (times traffic.speedup)",
+            )
+        });
+        rule(&["traffic.sizes", "traffic.size_bytes"], pcap, &|| {
+            no_effect("traffic.kind = \"pcap\" replays the capture's own frame sizes")
+        });
+        rule(&["traffic.flows", "traffic.flow_zipf_s"], pcap, &|| {
+            no_effect("traffic.kind = \"pcap\" takes the flows from the capture's 5-tuples")
         });
         rule(
             &["traffic.size_bytes"],
@@ -1555,5 +1759,189 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.key(), "kernel.netdev_budget_usecs");
         assert!(e.to_string().contains("8000 us"), "{e}");
+    }
+
+    /// A scenario replaying `three()` (3 packets over 1.000007 s, period 1.5 s), at `speedup`.
+    fn replayed(name: &str, more: &[(&str, Value)]) -> Result<Scenario, Error> {
+        use crate::traffic::capture::tests::{file, pcap, three};
+        let path = file(name, &pcap(&three(), false, false, 1));
+        let mut pairs = vec![
+            ("traffic.kind", s("pcap")),
+            ("traffic.pcap", s(path.to_str().unwrap())),
+            ("run.warmup_ms", Value::Int(0)),
+        ];
+        pairs.extend_from_slice(more);
+        build(&pairs)
+    }
+
+    #[test]
+    fn a_replay_lasts_its_capture_unless_told() {
+        let sc = replayed("dur.pcap", &[]).unwrap();
+        let period = 1_000_007_000_000 + 500_003_500_000u64;
+        assert_eq!(sc.run.end.ps(), period);
+        assert_eq!(sc.params.f64("run.duration_ms"), period as f64 / 1e9);
+        // the rate of the capture, resolved: 3 packets per period
+        assert_eq!(sc.traffic.rate_pps, 3.0 * 1e12 / period as f64);
+        assert_eq!(sc.traffic.flows, 2);
+        assert!(sc.warnings.is_empty(), "{:?}", sc.warnings);
+        // sped up, looped, after a warm-up
+        let sc = replayed(
+            "dur2.pcap",
+            &[
+                ("traffic.speedup", Value::Int(4)),
+                ("traffic.loop", Value::Int(3)),
+                ("run.warmup_ms", Value::Int(100)),
+            ],
+        )
+        .unwrap();
+        assert_eq!(sc.run.end.ps(), (3 * period).div_ceil(4));
+        assert_eq!(sc.run.warmup.ps(), 100_000_000_000);
+        // re-running the resolved scenario is the same run
+        let again = Scenario::build(sc.params.clone()).unwrap();
+        assert_eq!(again.run, sc.run);
+        assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+        // a duration given is the duration
+        let sc = replayed("dur3.pcap", &[("run.duration_ms", Value::Int(100))]).unwrap();
+        assert_eq!(sc.run.end.ps(), 100_000_000_000);
+        let sc = replayed(
+            "dur4.pcap",
+            &[
+                ("traffic.loop", Value::Int(0)),
+                ("run.duration_ms", Value::Int(5000)),
+            ],
+        )
+        .unwrap();
+        assert_eq!(sc.run.end.ps(), 5_000_000_000_000);
+    }
+
+    #[test]
+    fn replay_settings_that_cannot_work_are_errors_naming_the_key() {
+        let e = replayed("e1.pcap", &[("traffic.loop", Value::Int(0))]).unwrap_err();
+        assert_eq!(e.key(), "traffic.loop");
+        assert!(e.to_string().contains("set run.duration_ms"), "{e}");
+        let e = replayed("e2.pcap", &[("run.warmup_ms", Value::Int(2000))]).unwrap_err();
+        assert_eq!(e.key(), "run.warmup_ms");
+        assert!(e.to_string().contains("lasts 1500.0105 ms"), "{e}");
+        let e = build(&[("traffic.kind", s("pcap"))]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "traffic.pcap = \"\": traffic.kind = \"pcap\" replays a capture: give its file"
+        );
+        let e = build(&[
+            ("traffic.kind", s("pcap")),
+            ("traffic.pcap", s("/dev/null")),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("is not a regular file"), "{e}");
+        let e = build(&[
+            ("traffic.kind", s("pcap")),
+            ("traffic.pcap", s("/no/such/capture.pcap")),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "traffic.pcap = \"/no/such/capture.pcap\": no such file"
+        );
+        // a long path shows its end, the file's name
+        let long = format!("/{}/trace.pcap", "d".repeat(100));
+        let e = build(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&long))]).unwrap_err();
+        let shown = e.to_string();
+        assert!(shown.starts_with("traffic.pcap = \"…ddd"), "{shown}");
+        assert!(
+            shown.ends_with("d/trace.pcap\" (112 characters): no such file"),
+            "{shown}"
+        );
+        // one packet: no duration, nothing to loop
+        use crate::traffic::capture::tests::{file, pcap, three};
+        let one = file("one.pcap", &pcap(&three()[..1], false, false, 1));
+        let one = one.to_str().unwrap();
+        let e = build(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(one))]).unwrap_err();
+        assert_eq!(e.key(), "traffic.pcap");
+        assert!(
+            e.to_string().ends_with(
+                "the capture has no duration of its own (it holds one packet): set run.duration_ms"
+            ),
+            "{e}"
+        );
+        let sc = build(&[
+            ("traffic.kind", s("pcap")),
+            ("traffic.pcap", s(one)),
+            ("run.duration_ms", Value::Int(1)),
+        ])
+        .unwrap();
+        assert_eq!(sc.traffic.flows, 1);
+        let e = build(&[
+            ("traffic.kind", s("pcap")),
+            ("traffic.pcap", s(one)),
+            ("run.duration_ms", Value::Int(1)),
+            ("traffic.loop", Value::Int(2)),
+        ])
+        .unwrap_err();
+        assert_eq!(e.key(), "traffic.loop");
+    }
+
+    #[test]
+    fn what_a_replay_ignores_is_named() {
+        let w = |more: &[(&str, Value)]| {
+            replayed("w.pcap", more)
+                .unwrap()
+                .warnings
+                .iter()
+                .map(|w| w.key.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            w(&[
+                ("traffic.rate_pps", Value::Int(5)),
+                ("traffic.sizes", s("imix")),
+                ("traffic.size_bytes", Value::Int(100)),
+                ("traffic.flows", Value::Int(64)),
+                ("traffic.flow_zipf_s", Value::Float(1.1)),
+            ]),
+            [
+                "traffic.rate_pps",
+                "traffic.sizes",
+                "traffic.size_bytes",
+                "traffic.flows",
+                "traffic.flow_zipf_s"
+            ]
+        );
+        let sc = replayed("w2.pcap", &[("traffic.flows", Value::Int(64))]).unwrap();
+        assert_eq!(
+            sc.warnings[0].to_string(),
+            "traffic.flows = 64: has no effect: traffic.kind = \"pcap\" takes the flows from the capture's 5-tuples"
+        );
+        // and a replay's keys without a replay
+        assert_eq!(
+            warned(&[
+                ("traffic.speedup", Value::Int(2)),
+                ("traffic.loop", Value::Int(3)),
+                ("traffic.pcap", s("x.pcap")),
+            ]),
+            ["traffic.pcap", "traffic.speedup", "traffic.loop"]
+        );
+    }
+
+    #[test]
+    fn a_replay_runs_its_packets_on_the_queues_rss_picks() {
+        let sc = replayed(
+            "run.pcap",
+            &[("nic.queues", Value::Int(4)), ("host.cores", Value::Int(2))],
+        )
+        .unwrap();
+        let (r, trace) = crate::run_with(&sc, crate::PacketTrace::default());
+        assert_eq!(trace.arrival_ps, [0, 2_000_000, 1_000_007_000_000]);
+        assert_eq!(trace.size_bytes, [64, 1004, 64]);
+        assert_eq!(trace.flow, [0, 1, 0]);
+        let q = |f: usize| sc.topology.flow_queue[f];
+        assert_eq!(trace.queue, [q(0), q(1), q(0)]);
+        assert_eq!(r.packets.offered, 3);
+        assert_eq!(r.frame_bytes.max, Some(1004));
+        assert_eq!(r.frame_bytes.p50, Some(64));
+        let rep = r.replay.clone().unwrap();
+        assert_eq!((rep.packets, rep.passes, rep.error), (3, 1, None));
+        // the core-by-core run is the same
+        assert!(crate::runs_core_by_core(&sc));
+        assert_eq!(crate::run(&sc), r);
     }
 }

@@ -46,11 +46,14 @@ impl Topology {
         }
     }
 
+    /// The wiring of `flows` flows: synthetic ones (`rss::Tuple::of_flow`), or, given
+    /// `hashes`, flows with those RSS hashes (a replayed capture's).
     pub fn build(
         p: &Params,
         host: &HostConfig,
         nic: &NicConfig,
         flows: usize,
+        hashes: Option<&[u32]>,
     ) -> Result<Topology, Error> {
         let cores = host.cores;
         let queues = nic.queues;
@@ -85,10 +88,10 @@ impl Topology {
         for (v, &c) in vector_core.iter().enumerate() {
             core_vectors[c as usize].push(v as u16);
         }
-        let flow_queue = if queues == 1 {
-            vec![0; flows]
-        } else {
-            rss::flow_queues(flows, queues, nic.rss_table_size)
+        let flow_queue = match hashes {
+            _ if queues == 1 => vec![0; flows],
+            Some(h) => rss::queues_of(h, queues, nic.rss_table_size),
+            None => rss::flow_queues(flows, queues, nic.rss_table_size),
         };
         let mut queue_flows = vec![0u32; queues];
         for &q in &flow_queue {

@@ -8,6 +8,10 @@ use crate::time::{SimDuration, SimTime};
 pub trait Tracer {
     /// Packet `id` arrived at `t`; `accepted` is false if the ring was full.
     fn arrival(&mut self, id: u64, t: SimTime, accepted: bool);
+    /// What packet `id`, just arrived, is: its frame size, its flow, and the queue vector
+    /// RSS steered it to.
+    #[inline(always)]
+    fn packet(&mut self, _id: u64, _size_bytes: u32, _flow: u32, _queue: u16) {}
     /// Packet `id`, which arrived at `arrival`, finished protocol processing at `t` and was
     /// taken by its socket, its Tx ring or the stack.
     fn delivered(&mut self, id: u64, arrival: SimTime, t: SimTime);
@@ -30,13 +34,16 @@ impl Tracer for NoTrace {
     fn delivered(&mut self, _: u64, _: SimTime, _: SimTime) {}
 }
 
-/// Per-packet outcomes of a run: arrival time, and completion time (`None` if dropped or still
-/// in flight at the end).
+/// Per-packet outcomes of a run: arrival time, frame size, flow and queue, and completion time
+/// (`None` if dropped or still in flight at the end).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PacketTrace {
     pub arrival_ps: Vec<u64>,
     pub accepted: Vec<bool>,
     pub done_ps: Vec<Option<u64>>,
+    pub size_bytes: Vec<u32>,
+    pub flow: Vec<u32>,
+    pub queue: Vec<u16>,
 }
 
 impl Tracer for PacketTrace {
@@ -45,6 +52,12 @@ impl Tracer for PacketTrace {
         self.arrival_ps.push(t.ps());
         self.accepted.push(accepted);
         self.done_ps.push(None);
+    }
+    fn packet(&mut self, id: u64, size_bytes: u32, flow: u32, queue: u16) {
+        debug_assert_eq!(id as usize + 1, self.arrival_ps.len());
+        self.size_bytes.push(size_bytes);
+        self.flow.push(flow);
+        self.queue.push(queue);
     }
     fn delivered(&mut self, id: u64, _: SimTime, t: SimTime) {
         self.done_ps[id as usize] = Some(t.ps());

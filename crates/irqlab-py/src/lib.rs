@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use irqlab_core::params::{Kind, ParamSpec, TABLES};
+use irqlab_core::traffic::replay::Scan;
 use irqlab_core::{
     Error, Interrupted, PARAMS, PacketTrace, Report, Scenario, Series, Value, run_interruptible,
     run_with_interruptible,
@@ -157,7 +158,11 @@ fn build(py: Python<'_>, params: &Bound<'_, PyDict>) -> PyResult<Scenario> {
         let value = to_value(py, &key, &v)?;
         pairs.push((key, value));
     }
-    guard(py, || Scenario::from_pairs(pairs))?.map_err(|e| config_error(py, &e))
+    // without the GIL: a replay's scenario reads its whole capture
+    match py.detach(|| catch_unwind(AssertUnwindSafe(|| Scenario::from_pairs(pairs)))) {
+        Ok(built) => built.map_err(|e| config_error(py, &e)),
+        Err(payload) => Err(panic_error(py, payload)),
+    }
 }
 
 /// [`build`], with the scenario's `python` moderation policies made by `policy()` (a
@@ -179,20 +184,23 @@ fn build_with(
 
 /// Runs `f`, turning a panic into `InternalError`.
 fn guard<T>(py: Python<'_>, f: impl FnOnce() -> T) -> PyResult<T> {
-    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
-        let msg = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
-        py_err(
-            py,
-            "InternalError",
-            (format!(
-                "irqlab core failed: {msg} (this is a bug; please report the scenario)"
-            ),),
-        )
-    })
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panic_error(py, payload))
+}
+
+/// A panic's payload as `InternalError`.
+fn panic_error(py: Python<'_>, payload: Box<dyn std::any::Any + Send>) -> PyErr {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    py_err(
+        py,
+        "InternalError",
+        (format!(
+            "irqlab core failed: {msg} (this is a bug; please report the scenario)"
+        ),),
+    )
 }
 
 fn report_to_py<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyAny>> {
@@ -264,8 +272,9 @@ fn run<'py>(
     report_to_py(py, &r)
 }
 
-/// Like `run`, and also returns per-packet outcomes: `{arrival_ps, accepted, done_ps}` lists
-/// (`done_ps` is None for dropped packets and packets still in flight).
+/// Like `run`, and also returns per-packet outcomes: `{arrival_ps, accepted, done_ps,
+/// size_bytes, flow, queue}` lists (`done_ps` is None for dropped packets and packets still in
+/// flight; `queue`: the vector RSS steered the packet to).
 #[pyfunction]
 #[pyo3(signature = (params, policy = None))]
 fn run_traced<'py>(
@@ -281,6 +290,9 @@ fn run_traced<'py>(
     d.set_item("arrival_ps", PyList::new(py, &trace.arrival_ps)?)?;
     d.set_item("accepted", PyList::new(py, &trace.accepted)?)?;
     d.set_item("done_ps", PyList::new(py, &trace.done_ps)?)?;
+    d.set_item("size_bytes", PyList::new(py, &trace.size_bytes)?)?;
+    d.set_item("flow", PyList::new(py, &trace.flow)?)?;
+    d.set_item("queue", PyList::new(py, &trace.queue)?)?;
     Ok((report_to_py(py, &r)?, d))
 }
 
@@ -320,6 +332,59 @@ fn run_series<'py>(
         .collect();
     d.set_item("latency_sum_us", PyList::new(py, &lat)?)?;
     Ok((report_to_py(py, &r)?, d))
+}
+
+/// What one pass over the capture at `path` finds (`irqlab trace-info`): a dict of counts,
+/// `sizes` as `[(bytes, frames), ...]`, `top_flows` as `[(id, flow, packets, rss_hash), ...]`,
+/// `gaps` as `[(gap_ps, index of the packet after it), ...]`. A capture that cannot be read
+/// raises `ConfigError("<path>: <why>")`.
+#[pyfunction]
+fn trace_info<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    top: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let scanned = py.detach(|| catch_unwind(AssertUnwindSafe(|| Scan::of(&path))));
+    let s = match scanned {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
+            let shown = path.display().to_string();
+            return Err(py_err(py, "ConfigError", (format!("{shown}: {e}"), "path")));
+        }
+        Err(payload) => return Err(panic_error(py, payload)),
+    };
+    let d = PyDict::new(py);
+    d.set_item("format", s.format.name())?;
+    d.set_item("compressed", s.compressed)?;
+    d.set_item("link_types", &s.link_types)?;
+    d.set_item("snaplen", s.snaplen)?;
+    d.set_item("packets", s.packets)?;
+    d.set_item("first_ps", s.first_ps)?;
+    d.set_item("span_ps", s.span_ps)?;
+    d.set_item("period_ps", s.period_ps())?;
+    d.set_item("frame_bytes", s.frame_bytes)?;
+    d.set_item("sizes", &s.sizes)?;
+    d.set_item("flows", s.flows.len())?;
+    let top: Vec<(u32, String, u64, u32)> = s
+        .flows
+        .top(top)
+        .into_iter()
+        .map(|(id, key, n)| (id, key.to_string(), n, s.flows.hash[id as usize]))
+        .collect();
+    d.set_item("top_flows", top)?;
+    d.set_item("gaps", &s.gaps)?;
+    for (k, v) in [
+        ("reordered", s.reordered),
+        ("cut", s.cut),
+        ("ipv4", s.ipv4),
+        ("ipv6", s.ipv6),
+        ("other", s.other),
+        ("tcp", s.tcp),
+        ("udp", s.udp),
+    ] {
+        d.set_item(k, v)?;
+    }
+    Ok(d)
 }
 
 /// The frame-size distribution of a scenario, as `[(bytes, probability), ...]`.
@@ -411,6 +476,7 @@ fn _irqlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_series, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(frame_sizes, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     policy::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -5,6 +5,7 @@
 use crate::rng::{N_STREAMS, Stream, StreamId};
 use crate::scenario::Scenario;
 use crate::time::SimTime;
+use crate::traffic::replay::ReplayReport;
 use crate::traffic::{Arrival, Source};
 
 /// One packet arriving at the NIC, classified.
@@ -24,10 +25,16 @@ pub(crate) trait Feed {
     fn next_ps(&self) -> u64;
     /// Takes the next packet.
     fn take(&mut self) -> Routed;
+    /// How a replayed capture went (`None`: the traffic is not a replay, or not generated
+    /// here).
+    fn replay_report(&self) -> Option<ReplayReport> {
+        None
+    }
 }
 
 /// The traffic of a scenario and the NIC's classification: times from the arrivals stream,
-/// sizes, flows and classes from their own streams, the vector from the RSS table. The next
+/// sizes, flows and classes from their own streams (a replayed capture gives times, sizes and
+/// flows itself), the vector from the RSS table. The next
 /// arrival's time and size are drawn one ahead (the engine needs its time); its flow, class
 /// and vector when it is taken (cheaper than carrying a classified packet ahead, and the same
 /// numbers: each comes from its own stream).
@@ -48,7 +55,7 @@ pub(crate) struct Generator<'s> {
 impl<'s> Generator<'s> {
     /// `streams`: block 0 of the run's streams (the traffic's).
     pub fn new(s: &'s Scenario, streams: &[Stream; N_STREAMS]) -> Generator<'s> {
-        let mut source = Source::new(&s.traffic);
+        let mut source = Source::new(&s.traffic, s.run.end);
         let mut arrivals = streams[StreamId::Arrivals as usize].clone();
         let mut sizes = streams[StreamId::Sizes as usize].clone();
         let next = source.next_arrival(&mut arrivals, &mut sizes);
@@ -74,7 +81,10 @@ impl<'s> Generator<'s> {
             .source
             .next_arrival(&mut self.arrivals, &mut self.sizes);
         debug_assert!(self.next.time >= a.time);
-        let flow = self.draw_flow();
+        let flow = match a.flow {
+            Some(f) => f,
+            None => self.draw_flow(),
+        };
         let class = self.draw_class();
         Routed {
             time: a.time,
@@ -115,6 +125,10 @@ impl Feed for Generator<'_> {
     #[inline(always)]
     fn next_ps(&self) -> u64 {
         self.next.time.ps()
+    }
+
+    fn replay_report(&self) -> Option<ReplayReport> {
+        self.source.replay_report()
     }
 
     #[inline(always)]

@@ -45,8 +45,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 id,
             });
         }
-        metrics.on_arrival(now, v, class, accepted);
+        metrics.on_arrival(now, v, class, accepted, a.size_bytes);
         tracer.arrival(id, now, accepted);
+        tracer.packet(id, a.size_bytes, flow, vector);
         if s.scheme == Scheme::Ideal {
             if accepted {
                 let k = &mut core.kernel;

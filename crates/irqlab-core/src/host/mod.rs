@@ -318,7 +318,8 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
         let (warmup, end) = (self.s.run.warmup, self.s.run.end);
         crate::engine::run(&mut self, warmup, end, stop)?;
         let snap = self.snapshot();
-        let report = self.metrics.report(self.s, &snap);
+        let mut report = self.metrics.report(self.s, &snap);
+        report.replay = self.feed.replay_report();
         Ok((report, self.tracer))
     }
 

@@ -231,5 +231,7 @@ pub(crate) fn run(s: &Scenario, stop: &mut dyn FnMut() -> bool) -> Result<Report
         }
         snap.cpu_ps.push(p.cpu_ps[0]);
     }
-    Ok(metrics.report(s, &snap))
+    let mut report = metrics.report(s, &snap);
+    report.replay = traffic.replay_report();
+    Ok(report)
 }

@@ -87,11 +87,23 @@ fn splitmix64(x: u64) -> u64 {
 /// The queue of each flow: `table[hash mod size]`, the table filled round robin.
 pub fn flow_queues(flows: usize, queues: usize, table_size: usize) -> Vec<u16> {
     (0..flows as u32)
-        .map(|f| {
-            let entry = Tuple::of_flow(f).hash() as usize % table_size;
-            (entry % queues) as u16
-        })
+        .map(|f| queue_of(Tuple::of_flow(f).hash(), queues, table_size))
         .collect()
+}
+
+/// The queue of each of the flows whose RSS hashes are `hashes` (a replayed capture's).
+pub fn queues_of(hashes: &[u32], queues: usize, table_size: usize) -> Vec<u16> {
+    hashes
+        .iter()
+        .map(|&h| queue_of(h, queues, table_size))
+        .collect()
+}
+
+/// The queue of a packet with RSS hash `hash`: `table[hash mod size]`, entry `i` of the table
+/// holding queue `i mod queues`.
+#[inline]
+pub fn queue_of(hash: u32, queues: usize, table_size: usize) -> u16 {
+    ((hash as usize % table_size) % queues) as u16
 }
 
 #[cfg(test)]

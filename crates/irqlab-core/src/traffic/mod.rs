@@ -1,50 +1,63 @@
 //! Traffic: open-loop packet sources.
 //!
 //! A source is asked for one arrival at a time; the engine merges it lazily with the other
-//! events instead of pre-scheduling arrivals, so memory does not grow with the run.
+//! events instead of pre-scheduling arrivals, so memory does not grow with the run. A replayed
+//! capture (`replay`, read by `capture`) is one more source, whose packets bring their own
+//! sizes and flows.
 
+pub mod capture;
 mod cbr;
 pub mod onoff;
 mod poisson;
+pub mod replay;
 
 pub use cbr::Cbr;
 pub use onoff::OnOff;
 pub use poisson::Poisson;
+pub use replay::Replay;
 
 use crate::rng::Stream;
 use crate::scenario::{SizeDist, TrafficConfig, TrafficKind};
 use crate::time::SimTime;
 
-/// One arrival: when, and how many bytes.
+/// One arrival: when, how many bytes, and its flow if the source knows it (a replayed
+/// capture; synthetic traffic draws it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Arrival {
     pub time: SimTime,
     pub size_bytes: u32,
+    pub flow: Option<u32>,
 }
 
 /// The arrival processes, dispatched statically.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum Process {
     Poisson(Poisson),
     Cbr(Cbr),
     OnOff(OnOff),
+    Replay(Box<Replay>),
 }
 
 /// An arrival process and the frame sizes it carries.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Source {
     process: Process,
     sizes: SizeDist,
 }
 
 impl Source {
-    pub fn new(cfg: &TrafficConfig) -> Source {
+    /// The source of `cfg` in a run that ends at `end` (a replay reads no further).
+    pub fn new(cfg: &TrafficConfig, end: SimTime) -> Source {
         let process = match cfg.kind {
             TrafficKind::Poisson => Process::Poisson(Poisson::new(cfg.rate_pps)),
             TrafficKind::Cbr => Process::Cbr(Cbr::new(cfg.rate_pps)),
             TrafficKind::ParetoOnOff => {
                 Process::OnOff(OnOff::new(cfg.onoff.as_ref().expect("on/off configured")))
             }
+            TrafficKind::Pcap => Process::Replay(Box::new(Replay::new(
+                cfg.replay.as_ref().expect("replay configured"),
+                end,
+            ))),
         };
         Source {
             process,
@@ -60,10 +73,26 @@ impl Source {
             Process::Poisson(s) => s.next_time(arrivals),
             Process::Cbr(s) => s.next_time(),
             Process::OnOff(s) => return s.next_arrival(arrivals, &self.sizes, sizes),
+            Process::Replay(r) => {
+                return r.next_arrival().unwrap_or(Arrival {
+                    time: SimTime(u64::MAX),
+                    size_bytes: 0,
+                    flow: Some(0),
+                });
+            }
         };
         Arrival {
             time,
             size_bytes: self.sizes.sample(sizes),
+            flow: None,
+        }
+    }
+
+    /// How the replay went, for a replayed capture.
+    pub fn replay_report(&self) -> Option<replay::ReplayReport> {
+        match &self.process {
+            Process::Replay(r) => Some(r.report()),
+            _ => None,
         }
     }
 }

@@ -203,6 +203,7 @@ impl OnOff {
         Arrival {
             time: SimTime(time),
             size_bytes: size,
+            flow: None,
         }
     }
 }

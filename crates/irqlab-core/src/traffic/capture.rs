@@ -1,0 +1,1350 @@
+//! Reading packet captures, one packet at a time: memory does not grow with the capture.
+//!
+//! pcap (either byte order, micro- or nanosecond timestamps) and pcapng (any timestamp
+//! resolution, several sections and interfaces), plain or gzip-compressed (told by the
+//! file's first bytes, not its name), through `pcap-parser`'s streaming readers and `flate2`.
+//! Each packet becomes a [`Record`]: its timestamp in picoseconds, the length of the frame the
+//! NIC receives, and its flow: the 5-tuple with the Toeplitz hash RSS computes over it.
+//!
+//! **Frame length.** irqlab's frames are Ethernet frames from the destination address to the
+//! FCS (64 to 1518 bytes for standard frames; `docs/traffic.md`). A capture records the
+//! packet's original length without the FCS (unless the capture says it kept it: the pcap
+//! header's FCS bits, pcapng's `if_fcslen`), so the frame is the original length + 4. A
+//! capture of another link type has its link header replaced by an untagged Ethernet header:
+//! raw IP + 18, Linux cooked v1 − 16 + 18, v2 − 20 + 18. Frames shorter than the Ethernet
+//! minimum (a capture taken on the sending host, before padding) are padded to 64 bytes, as
+//! on the wire.
+//!
+//! **Flows.** The link header is walked by hand (Ethernet, 802.1Q, QinQ: 0x8100, 0x88a8,
+//! 0x9100; Linux cooked v1 and v2), the IP layer by `etherparse` (IPv4 with options, IPv6
+//! with extension headers, leniently: a capture cut by its snap length still has its
+//! headers). The ports are the first four bytes of a TCP or UDP header, read whenever they
+//! were captured. The flow is the 5-tuple; RSS hashes source and destination address and
+//! port (IPv4 or IPv6) as a NIC configured for 4-tuple hashing does, and addresses only for
+//! a fragment (any fragment: as NICs do, the first one included, so that a datagram's
+//! fragments stay together) and for IP without ports. A packet that is not IP (ARP, LLDP, a
+//! frame too short for its headers) gets a flow per source and destination MAC address and
+//! EtherType, and RSS hash 0: NICs do not hash it and send it to the queue of indirection
+//! entry 0.
+
+use std::fmt;
+use std::fs::File;
+use std::hash::{Hash, Hasher};
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use etherparse::LaxIpSlice;
+use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
+use pcap_parser::{Block, LegacyPcapReader, PcapBlockOwned, PcapError, PcapNGReader};
+
+use crate::nic::rss::{DEFAULT_KEY, toeplitz};
+use crate::time::PS_PER_S;
+
+/// Why a capture cannot be read: one line, without the file's name (the caller adds it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaptureError(pub String);
+
+impl fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn err<T>(reason: impl Into<String>) -> Result<T, CaptureError> {
+    Err(CaptureError(reason.into()))
+}
+
+/// The shortest Ethernet frame, FCS included.
+pub const MIN_FRAME_BYTES: u32 = 64;
+/// The longest frame irqlab models (a packet's size is 16 bits in the rings).
+pub const MAX_FRAME_BYTES: u32 = 65_535;
+/// Bytes of an untagged Ethernet header and its FCS.
+const ETHERNET_BYTES: u32 = 18;
+/// The largest snap length libpcap writes (`MAXIMUM_SNAPLEN`): a pcap record claiming more
+/// captured bytes is corrupt.
+const MAX_CAPLEN: u32 = 262_144;
+/// Read buffer, and how far it may grow for one pcapng block.
+const BUFFER_BYTES: usize = 1 << 20;
+const MAX_BLOCK_BYTES: usize = 16 << 20;
+
+/// A packet's flow: its 5-tuple, or for a packet that is not IP its MAC addresses and
+/// EtherType.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowKey {
+    /// 4 or 6 (IP version), 0: not IP.
+    pub family: u8,
+    /// The IP protocol (of the last IPv6 extension header's next header); 0 when not IP.
+    pub proto: u8,
+    /// Whether `sport` and `dport` were read (TCP or UDP, not a fragment).
+    pub ports: bool,
+    pub sport: u16,
+    /// The destination port; the EtherType for a packet that is not IP.
+    pub dport: u16,
+    /// IPv4 addresses in the first 4 bytes, MAC addresses in the first 6.
+    pub src: [u8; 16],
+    pub dst: [u8; 16],
+}
+
+impl Hash for FlowKey {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let head = u64::from(self.family)
+            | u64::from(self.proto) << 8
+            | u64::from(self.ports) << 16
+            | u64::from(self.sport) << 24
+            | u64::from(self.dport) << 40;
+        h.write_u64(head);
+        for half in [&self.src, &self.dst] {
+            h.write_u64(u64::from_le_bytes(half[..8].try_into().expect("8 bytes")));
+            h.write_u64(u64::from_le_bytes(half[8..].try_into().expect("8 bytes")));
+        }
+    }
+}
+
+const TCP: u8 = 6;
+const UDP: u8 = 17;
+
+impl FlowKey {
+    fn other(src: [u8; 6], dst: [u8; 6], ethertype: u16) -> FlowKey {
+        let mut k = FlowKey {
+            family: 0,
+            proto: 0,
+            ports: false,
+            sport: 0,
+            dport: ethertype,
+            src: [0; 16],
+            dst: [0; 16],
+        };
+        k.src[..6].copy_from_slice(&src);
+        k.dst[..6].copy_from_slice(&dst);
+        k
+    }
+
+    /// The RSS hash of the flow with the default key: Toeplitz over source and destination
+    /// address, then source and destination port when the packet has them; 0 for a packet
+    /// that is not IP.
+    pub fn rss_hash(&self) -> u32 {
+        let n = match self.family {
+            4 => 4,
+            6 => 16,
+            _ => return 0,
+        };
+        let mut input = [0u8; 36];
+        input[..n].copy_from_slice(&self.src[..n]);
+        input[n..2 * n].copy_from_slice(&self.dst[..n]);
+        let mut len = 2 * n;
+        if self.ports {
+            input[len..len + 2].copy_from_slice(&self.sport.to_be_bytes());
+            input[len + 2..len + 4].copy_from_slice(&self.dport.to_be_bytes());
+            len += 4;
+        }
+        toeplitz(&DEFAULT_KEY, &input[..len])
+    }
+}
+
+/// As `trace-info` shows a flow: `udp 10.0.0.1:1234 > 10.0.0.2:80`,
+/// `tcp [2001:db8::1]:443 > [2001:db8::2]:5000`, `ip proto 1 10.0.0.1 > 10.0.0.2`,
+/// `ethertype 0x0806 02:00:00:00:00:01 > ff:ff:ff:ff:ff:ff`.
+impl fmt::Display for FlowKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let addr = |a: &[u8; 16]| match self.family {
+            4 => std::net::Ipv4Addr::from(<[u8; 4]>::try_from(&a[..4]).expect("4")).to_string(),
+            _ => std::net::Ipv6Addr::from(*a).to_string(),
+        };
+        let with_port = |a: &[u8; 16], p: u16| match self.family {
+            4 => format!("{}:{p}", addr(a)),
+            _ => format!("[{}]:{p}", addr(a)),
+        };
+        match (self.family, self.ports) {
+            (0, _) => {
+                let mac = |m: &[u8; 16]| {
+                    m[..6]
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect::<Vec<_>>()
+                        .join(":")
+                };
+                write!(
+                    f,
+                    "ethertype 0x{:04x} {} > {}",
+                    self.dport,
+                    mac(&self.src),
+                    mac(&self.dst)
+                )
+            }
+            (_, true) => {
+                let name = if self.proto == TCP { "tcp" } else { "udp" };
+                write!(
+                    f,
+                    "{name} {} > {}",
+                    with_port(&self.src, self.sport),
+                    with_port(&self.dst, self.dport)
+                )
+            }
+            (_, false) => write!(
+                f,
+                "ip proto {} {} > {}",
+                self.proto,
+                addr(&self.src),
+                addr(&self.dst)
+            ),
+        }
+    }
+}
+
+/// A link type irqlab replays, and the link header its packets start with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Link {
+    Ethernet,
+    /// Raw IPv4 or IPv6 (LINKTYPE_RAW, LINKTYPE_IPV4, LINKTYPE_IPV6).
+    RawIp,
+    /// Linux cooked capture v1 (16-byte header) and v2 (20 bytes).
+    LinuxSll,
+    LinuxSll2,
+}
+
+impl Link {
+    fn of(linktype: u16) -> Option<Link> {
+        match linktype {
+            1 => Some(Link::Ethernet),
+            101 | 228 | 229 => Some(Link::RawIp),
+            113 => Some(Link::LinuxSll),
+            276 => Some(Link::LinuxSll2),
+            _ => None,
+        }
+    }
+
+    /// Bytes of the capture's link header that an Ethernet header replaces.
+    fn header_bytes(self) -> u32 {
+        match self {
+            Link::Ethernet => 14,
+            Link::RawIp => 0,
+            Link::LinuxSll => 16,
+            Link::LinuxSll2 => 20,
+        }
+    }
+}
+
+/// What the error for an unsupported link type says.
+fn unsupported_link(linktype: i32) -> CaptureError {
+    CaptureError(format!(
+        "link type {linktype} is not supported: irqlab replays Ethernet (1), raw IP (101, 228, 229) and Linux cooked (113, 276) captures"
+    ))
+}
+
+/// One interface of a capture: how its packets are read.
+#[derive(Clone, Copy, Debug)]
+struct Iface {
+    link: Link,
+    /// FCS bytes the capture kept at the end of each frame.
+    fcs_bytes: u32,
+    /// Timestamp units per second, and the offset added to every timestamp, s.
+    units_per_s: u64,
+    offset_s: i64,
+}
+
+/// One packet of a capture.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    /// Its timestamp, ps since the epoch (as the capture gives it).
+    pub ts_ps: i128,
+    /// The frame the NIC receives, bytes (see the module docs).
+    pub frame_bytes: u32,
+    pub key: FlowKey,
+    /// The capture kept fewer bytes than the packet had (its snap length).
+    pub cut: bool,
+}
+
+/// The file's container format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Pcap,
+    PcapNg,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Pcap => "pcap",
+            Format::PcapNg => "pcapng",
+        }
+    }
+}
+
+/// Reads fully: each `read` fills the buffer unless the input ends (the capture readers take
+/// a short read at the start for a short file). An error after some bytes is returned by the
+/// next call, so that the packets before it are read; its words are kept, since the readers
+/// reduce every error to "read error".
+struct Full<R> {
+    inner: R,
+    pending: Option<io::Error>,
+    error: Arc<Mutex<Option<String>>>,
+}
+
+impl<R: Read> Read for Full<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        let mut n = 0;
+        while n < buf.len() {
+            match self.inner.read(&mut buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    if let Ok(mut slot) = self.error.lock() {
+                        *slot = Some(e.to_string());
+                    }
+                    if n == 0 {
+                        return Err(e);
+                    }
+                    self.pending = Some(e);
+                    break;
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Reads up to `n` bytes from the start of `r`.
+fn head(r: &mut impl Read, n: usize) -> Result<Vec<u8>, CaptureError> {
+    let mut out = Vec::with_capacity(n);
+    match r.take(n as u64).read_to_end(&mut out) {
+        Ok(_) => Ok(out),
+        Err(e) => err(format!("cannot read: {}", io_words(&e))),
+    }
+}
+
+fn io_words(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "no such file".into(),
+        io::ErrorKind::PermissionDenied => "permission denied".into(),
+        io::ErrorKind::IsADirectory => "is a directory, not a capture file".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// What the capture readers read from: the file (decompressed), read fully.
+type Body = Full<io::Chain<io::Cursor<Vec<u8>>, Box<dyn Read + Send>>>;
+
+/// The format's reader, dispatched statically (the hot path inlines it: through a trait
+/// object, every packet's block was returned through memory).
+enum Inner {
+    Pcap(LegacyPcapReader<Body>),
+    Ng(PcapNGReader<Body>),
+}
+
+/// A capture opened for reading, one packet at a time.
+pub struct Reader {
+    inner: Inner,
+    m: Meta,
+}
+
+/// What a reader knows besides its buffer.
+struct Meta {
+    io_error: Arc<Mutex<Option<String>>>,
+    format: Format,
+    compressed: bool,
+    /// The link types of the interfaces seen so far, in order (repeats left out).
+    link_types: Vec<i32>,
+    /// The largest snap length of the file's interfaces (0: not given).
+    snaplen: u32,
+    ifaces: Vec<Iface>,
+    /// pcap: nanosecond timestamps, big-endian.
+    nano: bool,
+    big: bool,
+    /// Whole packets read.
+    packets: u64,
+    capacity: usize,
+}
+
+/// The magic numbers of a pcap file (both byte orders; micro- and nanosecond, and the
+/// "modified" format), and of a pcapng section header.
+const PCAP_MAGICS: [[u8; 4]; 6] = [
+    [0xd4, 0xc3, 0xb2, 0xa1],
+    [0xa1, 0xb2, 0xc3, 0xd4],
+    [0x4d, 0x3c, 0xb2, 0xa1],
+    [0xa1, 0xb2, 0x3c, 0x4d],
+    [0x34, 0xcd, 0xb2, 0xa1],
+    [0xa1, 0xb2, 0xcd, 0x34],
+];
+const PCAPNG_MAGIC: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
+
+impl Reader {
+    /// Opens `path`: a pcap or pcapng file, plain or gzip-compressed.
+    pub fn open(path: &Path) -> Result<Reader, CaptureError> {
+        let file = File::open(path).map_err(|e| CaptureError(io_words(&e)))?;
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            return err("is a directory, not a capture file");
+        }
+        let error = Arc::new(Mutex::new(None));
+        let mut file = io::BufReader::with_capacity(1 << 16, file);
+        let magic = head(&mut file, 6)?;
+        let raw = io::Cursor::new(magic.clone()).chain(file);
+        let (mut input, compressed): (Box<dyn Read + Send>, bool) =
+            if magic.starts_with(&[0x1f, 0x8b]) {
+                (Box::new(flate2::read::MultiGzDecoder::new(raw)), true)
+            } else {
+                (Box::new(raw), false)
+            };
+        let start = match head(&mut input, 4) {
+            Ok(s) => s,
+            Err(e) if compressed => {
+                return err(format!(
+                    "the gzip stream is damaged or cut short at its start ({})",
+                    e.0.trim_start_matches("cannot read: ")
+                ));
+            }
+            Err(e) => return Err(e),
+        };
+        let what = |kind: &str| {
+            if compressed {
+                format!("{kind} (after gzip decompression)")
+            } else {
+                kind.to_string()
+            }
+        };
+        if start.is_empty() {
+            return err(what("is empty: not a capture"));
+        }
+        let compression = [
+            (&[0x28, 0xb5, 0x2f, 0xfd][..], "zstd", "zstd -d"),
+            (&[0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00][..], "xz", "xz -d"),
+            (&b"BZh"[..], "bzip2", "bzip2 -d"),
+        ];
+        for (m, name, tool) in compression {
+            if !compressed && magic.starts_with(m) {
+                return err(format!(
+                    "is compressed with {name}, which irqlab does not read: decompress it first ({tool}), or compress it with gzip"
+                ));
+            }
+        }
+        let body = Full {
+            inner: io::Cursor::new(start.clone()).chain(input),
+            pending: None,
+            error: Arc::clone(&error),
+        };
+        let m: [u8; 4] = start
+            .get(..4)
+            .and_then(|s| s.try_into().ok())
+            .unwrap_or([0; 4]);
+        let (inner, format) = if m == PCAPNG_MAGIC {
+            match PcapNGReader::new(BUFFER_BYTES, body) {
+                Ok(r) => (Inner::Ng(r), Format::PcapNg),
+                Err(e) => {
+                    return Err(open_error(&e, "pcapng section header", &error, compressed));
+                }
+            }
+        } else if PCAP_MAGICS.contains(&m) {
+            match LegacyPcapReader::new(BUFFER_BYTES, body) {
+                Ok(r) => (Inner::Pcap(r), Format::Pcap),
+                Err(e) => return Err(open_error(&e, "pcap file header", &error, compressed)),
+            }
+        } else {
+            let shown: Vec<String> = start.iter().map(|b| format!("{b:02x}")).collect();
+            return err(what(&format!(
+                "not a pcap or pcapng capture (it starts with bytes {})",
+                shown.join(" ")
+            )));
+        };
+        Ok(Reader {
+            inner,
+            m: Meta {
+                io_error: error,
+                format,
+                compressed,
+                link_types: Vec::new(),
+                snaplen: 0,
+                ifaces: Vec::new(),
+                nano: false,
+                big: false,
+                packets: 0,
+                capacity: BUFFER_BYTES,
+            },
+        })
+    }
+
+    /// Whole packets read so far.
+    pub fn packets(&self) -> u64 {
+        self.m.packets
+    }
+
+    pub fn format(&self) -> Format {
+        self.m.format
+    }
+
+    /// Whether the file is gzip-compressed.
+    pub fn compressed(&self) -> bool {
+        self.m.compressed
+    }
+
+    /// The link types of the interfaces seen so far, in order (repeats left out).
+    pub fn link_types(&self) -> &[i32] {
+        &self.m.link_types
+    }
+
+    /// The largest snap length of the file's interfaces seen so far (0: none given).
+    pub fn snaplen(&self) -> u32 {
+        self.m.snaplen
+    }
+
+    /// The next packet, or `None` at the end of the capture.
+    pub fn next_record(&mut self) -> Result<Option<Record>, CaptureError> {
+        let mut r = Record::default();
+        Ok(self.read_into(&mut r)?.then_some(r))
+    }
+
+    /// Reads the next packet into `out` (a reused record: the hot path moves nothing); false
+    /// at the end of the capture.
+    pub fn read_into(&mut self, out: &mut Record) -> Result<bool, CaptureError> {
+        match &mut self.inner {
+            Inner::Pcap(r) => self.m.read_from(r, out),
+            Inner::Ng(r) => self.m.read_from(r, out),
+        }
+    }
+}
+
+impl Meta {
+    fn read_error(&self) -> CaptureError {
+        let words = self
+            .io_error
+            .lock()
+            .ok()
+            .and_then(|e| e.clone())
+            .unwrap_or_else(|| "read error".into());
+        if self.compressed {
+            CaptureError(format!(
+                "the gzip stream is damaged or cut short after {} packets ({words})",
+                self.packets
+            ))
+        } else {
+            CaptureError(format!(
+                "cannot read after {} packets: {words}",
+                self.packets
+            ))
+        }
+    }
+
+    /// A pcap record header at the front of the buffer whose captured length no record may
+    /// have is corrupt (rather than cut short, or too long to read).
+    fn check_caplen(&self, data: &[u8]) -> Result<(), CaptureError> {
+        if self.format != Format::Pcap {
+            return Ok(());
+        }
+        let Some(b) = data.get(8..12) else {
+            return Ok(());
+        };
+        let b: [u8; 4] = b.try_into().expect("4 bytes");
+        let caplen = if self.big {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        };
+        if caplen > MAX_CAPLEN {
+            return err(format!(
+                "corrupt: packet record {} claims {caplen} captured bytes (at most {MAX_CAPLEN})",
+                self.packets + 1
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`Reader::read_into`] from the format's reader `inner`.
+    #[inline]
+    fn read_from<R: PcapReaderIterator>(
+        &mut self,
+        inner: &mut R,
+        out: &mut Record,
+    ) -> Result<bool, CaptureError> {
+        enum Step {
+            Block(usize, bool),
+            Eof,
+            Refill,
+            Cut,
+            Grow,
+            ReadError,
+            Corrupt,
+        }
+        loop {
+            let step = match inner.next() {
+                Ok((offset, block)) => {
+                    let mut st = State {
+                        ifaces: &mut self.ifaces,
+                        link_types: &mut self.link_types,
+                        snaplen: &mut self.snaplen,
+                        nano: &mut self.nano,
+                        big: &mut self.big,
+                        packets: self.packets,
+                    };
+                    Step::Block(offset, st.take(&block, out)?)
+                }
+                Err(PcapError::Eof) => Step::Eof,
+                Err(PcapError::Incomplete(_)) => Step::Refill,
+                Err(PcapError::UnexpectedEof) => Step::Cut,
+                Err(PcapError::BufferTooSmall) => Step::Grow,
+                Err(PcapError::ReadError) => Step::ReadError,
+                Err(_) => Step::Corrupt,
+            };
+            match step {
+                Step::Block(offset, got) => {
+                    inner.consume(offset);
+                    if got {
+                        self.packets += 1;
+                        return Ok(true);
+                    }
+                }
+                Step::Eof => return Ok(false),
+                Step::Refill => {
+                    if inner.refill().is_err() {
+                        return Err(self.read_error());
+                    }
+                }
+                Step::Cut => {
+                    self.check_caplen(inner.data())?;
+                    return err(format!(
+                        "cut short in the middle of a {} after {} whole packets (the file ends inside it: was the capture stopped before it was written out?)",
+                        if self.format == Format::Pcap {
+                            "packet record"
+                        } else {
+                            "block"
+                        },
+                        self.packets
+                    ));
+                }
+                Step::Grow => {
+                    self.check_caplen(inner.data())?;
+                    if self.format == Format::Pcap || self.capacity >= MAX_BLOCK_BYTES {
+                        return err(format!(
+                            "corrupt: after {} packets a {} claims more than {} MiB",
+                            self.packets,
+                            if self.format == Format::Pcap {
+                                "packet record"
+                            } else {
+                                "block"
+                            },
+                            self.capacity >> 20
+                        ));
+                    }
+                    self.capacity *= 4;
+                    inner.grow(self.capacity);
+                }
+                Step::ReadError => return Err(self.read_error()),
+                Step::Corrupt => {
+                    return err(format!(
+                        "corrupt: the {} after {} packets cannot be parsed",
+                        if self.format == Format::Pcap {
+                            "packet record"
+                        } else {
+                            "block"
+                        },
+                        self.packets
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Why a capture's header cannot be read.
+fn open_error(
+    e: &PcapError<&'static [u8]>,
+    what: &str,
+    io_error: &Arc<Mutex<Option<String>>>,
+    compressed: bool,
+) -> CaptureError {
+    let io = io_error.lock().ok().and_then(|e| e.clone());
+    match (io, e) {
+        (Some(words), _) if compressed => CaptureError(format!(
+            "the gzip stream is damaged or cut short in the {what} ({words})"
+        )),
+        (Some(words), _) => CaptureError(format!("cannot read its {what}: {words}")),
+        (None, PcapError::Incomplete(_) | PcapError::UnexpectedEof | PcapError::Eof) => {
+            CaptureError(format!("cut short in its {what}"))
+        }
+        _ => CaptureError(format!("corrupt {what}")),
+    }
+}
+
+/// What a block changes in the reader, and the packet it holds.
+struct State<'a> {
+    ifaces: &'a mut Vec<Iface>,
+    link_types: &'a mut Vec<i32>,
+    snaplen: &'a mut u32,
+    nano: &'a mut bool,
+    big: &'a mut bool,
+    packets: u64,
+}
+
+impl State<'_> {
+    fn link(&mut self, linktype: i32) -> Result<Link, CaptureError> {
+        let lt = linktype & 0xffff;
+        let link = Link::of(lt as u16).ok_or_else(|| unsupported_link(lt))?;
+        if !self.link_types.contains(&lt) {
+            self.link_types.push(lt);
+        }
+        Ok(link)
+    }
+
+    /// Takes in `block`; true if it held a packet, now in `out`.
+    fn take(&mut self, block: &PcapBlockOwned<'_>, out: &mut Record) -> Result<bool, CaptureError> {
+        match block {
+            PcapBlockOwned::LegacyHeader(h) => {
+                let network = h.network.0;
+                let link = self.link(network)?;
+                // the FCS bits of the link-type field: bit 26 set, length in 16-bit words in 28-31
+                let fcs_bytes = if network & 0x0400_0000 != 0 {
+                    ((network as u32 >> 28) & 0xf) * 2
+                } else {
+                    0
+                };
+                *self.nano = h.is_nanosecond_precision();
+                *self.big = h.is_bigendian();
+                *self.snaplen = h.snaplen;
+                self.ifaces.clear();
+                self.ifaces.push(Iface {
+                    link,
+                    fcs_bytes,
+                    units_per_s: if *self.nano { 1_000_000_000 } else { 1_000_000 },
+                    offset_s: 0,
+                });
+                Ok(false)
+            }
+            PcapBlockOwned::Legacy(b) => {
+                let iface = self.ifaces[0];
+                if b.caplen > MAX_CAPLEN {
+                    return err(format!(
+                        "corrupt: packet record {} claims {} captured bytes (at most {MAX_CAPLEN})",
+                        self.packets + 1,
+                        b.caplen
+                    ));
+                }
+                if u64::from(b.ts_usec) >= iface.units_per_s {
+                    return err(format!(
+                        "corrupt: packet record {} has a timestamp fraction of {} (its unit is 1/{} s)",
+                        self.packets + 1,
+                        b.ts_usec,
+                        iface.units_per_s
+                    ));
+                }
+                let ts_ps = i128::from(b.ts_sec) * i128::from(PS_PER_S)
+                    + i128::from(b.ts_usec) * i128::from(PS_PER_S / iface.units_per_s);
+                self.record(iface, ts_ps, b.origlen, b.data, out)
+            }
+            PcapBlockOwned::NG(Block::SectionHeader(_)) => {
+                self.ifaces.clear();
+                Ok(false)
+            }
+            PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
+                let link = self.link(idb.linktype.0)?;
+                let units_per_s = idb.ts_resolution().ok_or_else(|| {
+                    CaptureError(format!(
+                        "corrupt: interface {} has an invalid timestamp resolution (if_tsresol = {})",
+                        self.ifaces.len(),
+                        idb.if_tsresol
+                    ))
+                })?;
+                let fcs_bytes = idb
+                    .options
+                    .iter()
+                    .find(|o| o.code.0 == 13)
+                    .and_then(|o| o.value.first())
+                    .map_or(0, |&b| u32::from(b));
+                *self.snaplen = (*self.snaplen).max(idb.snaplen);
+                self.ifaces.push(Iface {
+                    link,
+                    fcs_bytes,
+                    units_per_s,
+                    offset_s: idb.ts_offset(),
+                });
+                Ok(false)
+            }
+            PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
+                let Some(&iface) = self.ifaces.get(epb.if_id as usize) else {
+                    return err(format!(
+                        "corrupt: packet {} names interface {}, which its section does not describe",
+                        self.packets + 1,
+                        epb.if_id
+                    ));
+                };
+                let ts = (u128::from(epb.ts_high) << 32) | u128::from(epb.ts_low);
+                let units = u128::from(iface.units_per_s);
+                let ps = (ts * u128::from(PS_PER_S) + units / 2) / units;
+                let ts_ps = i128::from(iface.offset_s) * i128::from(PS_PER_S) + ps as i128;
+                self.record(iface, ts_ps, epb.origlen, epb.packet_data(), out)
+            }
+            PcapBlockOwned::NG(Block::SimplePacket(_)) => err(format!(
+                "packet {} is a pcapng simple packet block, which has no timestamp: it cannot be replayed",
+                self.packets + 1
+            )),
+            PcapBlockOwned::NG(_) => Ok(false),
+        }
+    }
+
+    fn record(
+        &self,
+        iface: Iface,
+        ts_ps: i128,
+        origlen: u32,
+        data: &[u8],
+        out: &mut Record,
+    ) -> Result<bool, CaptureError> {
+        let orig = origlen.max(data.len() as u32);
+        let frame = (orig.saturating_sub(iface.link.header_bytes() + iface.fcs_bytes)
+            + ETHERNET_BYTES)
+            .max(MIN_FRAME_BYTES);
+        if frame > MAX_FRAME_BYTES {
+            return err(format!(
+                "packet {} is a {frame}-byte frame, and irqlab's frames are at most {MAX_FRAME_BYTES} bytes (a capture taken with GRO or TSO holds merged segments: capture with them off, ethtool -K IFACE gro off tso off)",
+                self.packets + 1
+            ));
+        }
+        out.ts_ps = ts_ps;
+        out.frame_bytes = frame;
+        out.cut = (data.len() as u32) < origlen;
+        out.key = flow_of(iface.link, data);
+        Ok(true)
+    }
+}
+
+fn be16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+
+/// The flow of a captured packet (see the module docs).
+fn flow_of(link: Link, data: &[u8]) -> FlowKey {
+    let (mut ethertype, mut at, src, dst) = match link {
+        Link::Ethernet => {
+            if data.len() < 14 {
+                return FlowKey::other([0; 6], [0; 6], 0);
+            }
+            let dst: [u8; 6] = data[..6].try_into().expect("6 bytes");
+            let src: [u8; 6] = data[6..12].try_into().expect("6 bytes");
+            (be16(data, 12), 14, src, dst)
+        }
+        Link::LinuxSll => {
+            if data.len() < 16 {
+                return FlowKey::other([0; 6], [0; 6], 0);
+            }
+            let mut src = [0u8; 6];
+            src.copy_from_slice(&data[6..12]);
+            (be16(data, 14), 16, src, [0; 6])
+        }
+        Link::LinuxSll2 => {
+            if data.len() < 20 {
+                return FlowKey::other([0; 6], [0; 6], 0);
+            }
+            let mut src = [0u8; 6];
+            src.copy_from_slice(&data[12..18]);
+            (be16(data, 0), 20, src, [0; 6])
+        }
+        Link::RawIp => return ip(data).unwrap_or_else(|| FlowKey::other([0; 6], [0; 6], 0)),
+    };
+    // 802.1Q, 802.1ad and the older QinQ tag: 4 bytes each (TCI, then the next EtherType)
+    while matches!(ethertype, 0x8100 | 0x88a8 | 0x9100) && data.len() >= at + 4 {
+        ethertype = be16(data, at + 2);
+        at += 4;
+    }
+    match ethertype {
+        0x0800 | 0x86dd => ip(&data[at..]),
+        _ => None,
+    }
+    .unwrap_or_else(|| FlowKey::other(src, dst, ethertype))
+}
+
+/// The 5-tuple of an IP packet, `None` if its header cannot be read.
+fn ip(data: &[u8]) -> Option<FlowKey> {
+    if let Some(k) = ipv4(data) {
+        return Some(k);
+    }
+    let (slice, _) = LaxIpSlice::from_slice(data).ok()?;
+    let mut k = FlowKey {
+        family: 4,
+        proto: 0,
+        ports: false,
+        sport: 0,
+        dport: 0,
+        src: [0; 16],
+        dst: [0; 16],
+    };
+    let payload = match &slice {
+        LaxIpSlice::Ipv4(s) => {
+            let h = s.header();
+            k.src[..4].copy_from_slice(&h.source());
+            k.dst[..4].copy_from_slice(&h.destination());
+            s.payload()
+        }
+        LaxIpSlice::Ipv6(s) => {
+            let h = s.header();
+            k.family = 6;
+            k.src = h.source();
+            k.dst = h.destination();
+            s.payload()
+        }
+    };
+    k.proto = payload.ip_number.0;
+    let p = payload.payload;
+    if matches!(k.proto, TCP | UDP) && !payload.fragmented && p.len() >= 4 {
+        k.ports = true;
+        k.sport = be16(p, 0);
+        k.dport = be16(p, 2);
+    }
+    Some(k)
+}
+
+/// The 5-tuple of an IPv4 packet, read straight from its header (the common case, and the
+/// hot path of a replay; the lenient rules of `etherparse`'s `LaxIpSlice`: a total length
+/// beyond the captured bytes is the captured bytes). `None` if it is not one whose header
+/// was captured whole (then `etherparse` reads it, or says it cannot).
+#[inline]
+fn ipv4(data: &[u8]) -> Option<FlowKey> {
+    let first = *data.first()?;
+    let ihl = usize::from(first & 0xf) * 4;
+    if first >> 4 != 4 || ihl < 20 || data.len() < ihl {
+        return None;
+    }
+    let total = usize::from(be16(data, 2));
+    let end = if total < ihl || total > data.len() {
+        data.len()
+    } else {
+        total
+    };
+    let proto = data[9];
+    // more fragments, or an offset: a fragment
+    let fragment = be16(data, 6) & 0x3fff != 0;
+    let mut k = FlowKey {
+        family: 4,
+        proto,
+        ..FlowKey::default()
+    };
+    k.src[..4].copy_from_slice(&data[12..16]);
+    k.dst[..4].copy_from_slice(&data[16..20]);
+    let l4 = &data[ihl..end];
+    if matches!(proto, TCP | UDP) && !fragment && l4.len() >= 4 {
+        k.ports = true;
+        k.sport = be16(l4, 0);
+        k.dport = be16(l4, 2);
+    }
+    Some(k)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// An Ethernet frame: MACs, optional VLAN tags, EtherType, then `l3`.
+    pub fn ether(vlans: &[u16], ethertype: u16, l3: &[u8]) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1];
+        for (i, &v) in vlans.iter().enumerate() {
+            let tpid: u16 = if i == 0 && vlans.len() > 1 {
+                0x88a8
+            } else {
+                0x8100
+            };
+            f.extend_from_slice(&tpid.to_be_bytes());
+            f.extend_from_slice(&v.to_be_bytes());
+        }
+        f.extend_from_slice(&ethertype.to_be_bytes());
+        f.extend_from_slice(l3);
+        f
+    }
+
+    /// An IPv4 header (no options) carrying `l4` of protocol `proto`; `frag`: the flags and
+    /// fragment offset field.
+    pub fn ipv4(src: [u8; 4], dst: [u8; 4], proto: u8, frag: u16, l4: &[u8]) -> Vec<u8> {
+        let total = (20 + l4.len()) as u16;
+        let mut h = vec![0x45, 0];
+        h.extend_from_slice(&total.to_be_bytes());
+        h.extend_from_slice(&[0, 1]);
+        h.extend_from_slice(&frag.to_be_bytes());
+        h.extend_from_slice(&[64, proto, 0, 0]);
+        h.extend_from_slice(&src);
+        h.extend_from_slice(&dst);
+        h.extend_from_slice(l4);
+        h
+    }
+
+    pub fn ipv6(src: [u8; 16], dst: [u8; 16], next: u8, l4: &[u8]) -> Vec<u8> {
+        let mut h = vec![0x60, 0, 0, 0];
+        h.extend_from_slice(&(l4.len() as u16).to_be_bytes());
+        h.extend_from_slice(&[next, 64]);
+        h.extend_from_slice(&src);
+        h.extend_from_slice(&dst);
+        h.extend_from_slice(l4);
+        h
+    }
+
+    /// A UDP header (and 4 bytes of payload).
+    pub fn udp(sport: u16, dport: u16) -> Vec<u8> {
+        let mut u = Vec::new();
+        u.extend_from_slice(&sport.to_be_bytes());
+        u.extend_from_slice(&dport.to_be_bytes());
+        u.extend_from_slice(&[0, 12, 0, 0, b'd', b'a', b't', b'a']);
+        u
+    }
+
+    /// A TCP header of 20 bytes.
+    pub fn tcp(sport: u16, dport: u16) -> Vec<u8> {
+        let mut t = Vec::new();
+        t.extend_from_slice(&sport.to_be_bytes());
+        t.extend_from_slice(&dport.to_be_bytes());
+        t.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x10, 0xff, 0xff, 0, 0, 0, 0]);
+        t
+    }
+
+    /// A pcap file: `(timestamp ns, data, original length)` per packet.
+    pub fn pcap(packets: &[(u64, Vec<u8>, u32)], nano: bool, big: bool, linktype: u32) -> Vec<u8> {
+        let w32 = |v: &mut Vec<u8>, x: u32| {
+            v.extend_from_slice(&if big {
+                x.to_be_bytes()
+            } else {
+                x.to_le_bytes()
+            })
+        };
+        let mut f = Vec::new();
+        w32(&mut f, if nano { 0xa1b2_3c4d } else { 0xa1b2_c3d4 });
+        let version: [u16; 2] = [2, 4];
+        for v in version {
+            f.extend_from_slice(&if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            });
+        }
+        w32(&mut f, 0);
+        w32(&mut f, 0);
+        w32(&mut f, 65_535);
+        w32(&mut f, linktype);
+        for (ts, data, orig) in packets {
+            w32(&mut f, (ts / 1_000_000_000) as u32);
+            let frac = ts % 1_000_000_000;
+            w32(&mut f, if nano { frac } else { frac / 1000 } as u32);
+            w32(&mut f, data.len() as u32);
+            w32(&mut f, *orig);
+            f.extend_from_slice(data);
+        }
+        f
+    }
+
+    fn block(f: &mut Vec<u8>, kind: u32, body: &[u8]) {
+        let len = 12 + body.len().div_ceil(4) * 4;
+        f.extend_from_slice(&kind.to_le_bytes());
+        f.extend_from_slice(&(len as u32).to_le_bytes());
+        f.extend_from_slice(body);
+        f.resize(f.len() + (4 - body.len() % 4) % 4, 0);
+        f.extend_from_slice(&(len as u32).to_le_bytes());
+    }
+
+    /// A little-endian pcapng file: interfaces `(linktype, if_tsresol)`, then packets
+    /// `(interface, timestamp in its units, data, original length)`.
+    pub fn pcapng(ifaces: &[(u16, u8)], packets: &[(u32, u64, Vec<u8>, u32)]) -> Vec<u8> {
+        let mut f = Vec::new();
+        let mut shb = vec![0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0];
+        shb.extend_from_slice(&(-1i64).to_le_bytes());
+        block(&mut f, 0x0a0d_0d0a, &shb);
+        for &(lt, res) in ifaces {
+            let mut idb = Vec::new();
+            idb.extend_from_slice(&lt.to_le_bytes());
+            idb.extend_from_slice(&[0, 0]);
+            idb.extend_from_slice(&0u32.to_le_bytes());
+            // if_tsresol (9), then the end of options
+            idb.extend_from_slice(&[9, 0, 1, 0, res, 0, 0, 0, 0, 0, 0, 0]);
+            block(&mut f, 1, &idb);
+        }
+        for (iface, ts, data, orig) in packets {
+            let mut epb = Vec::new();
+            epb.extend_from_slice(&iface.to_le_bytes());
+            epb.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
+            epb.extend_from_slice(&(*ts as u32).to_le_bytes());
+            epb.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            epb.extend_from_slice(&orig.to_le_bytes());
+            epb.extend_from_slice(data);
+            epb.resize(epb.len().div_ceil(4) * 4, 0);
+            block(&mut f, 6, &epb);
+        }
+        f
+    }
+
+    /// Writes `bytes` to a fresh file of the test's own; returns its path.
+    pub fn file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("irqlab-capture-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn read_all(path: &Path) -> Result<Vec<Record>, CaptureError> {
+        let mut r = Reader::open(path)?;
+        let mut out = Vec::new();
+        while let Some(rec) = r.next_record()? {
+            out.push(rec);
+        }
+        Ok(out)
+    }
+
+    /// Three UDP packets of two flows, at 0, 2 µs and 1 s + 7 µs after 1000 s.
+    pub fn three() -> Vec<(u64, Vec<u8>, u32)> {
+        let f1 = ether(&[], 0x0800, &ipv4(A, B, UDP, 0, &udp(1, 2)));
+        let f2 = ether(&[9], 0x0800, &ipv4(B, A, UDP, 0, &udp(2, 1)));
+        let base = 1_000_000_000_000u64;
+        vec![
+            (base, f1.clone(), f1.len() as u32),
+            (base + 2_000, f2.clone(), 1000),
+            (base + 1_000_007_000, f1.clone(), f1.len() as u32),
+        ]
+    }
+
+    #[test]
+    fn pcap_and_pcapng_in_either_byte_order_and_resolution_read_alike() {
+        let pk = three();
+        let expect_ts: Vec<i128> = pk.iter().map(|p| i128::from(p.0) * 1000).collect();
+        for (nano, big) in [(false, false), (true, false), (false, true), (true, true)] {
+            let path = file(&format!("t-{nano}-{big}.pcap"), &pcap(&pk, nano, big, 1));
+            let recs = read_all(&path).unwrap();
+            let ts: Vec<i128> = recs.iter().map(|r| r.ts_ps).collect();
+            assert_eq!(ts, expect_ts, "nano {nano} big {big}");
+            // 42-byte frames pad to 64; a 1000-byte original gets its FCS
+            let sizes: Vec<u32> = recs.iter().map(|r| r.frame_bytes).collect();
+            assert_eq!(sizes, [64, 1004, 64]);
+            assert!(recs[1].cut && !recs[0].cut);
+            assert_eq!(recs[0].key, recs[2].key);
+            assert_ne!(recs[0].key, recs[1].key);
+        }
+        // pcapng: two interfaces, microseconds and nanoseconds
+        let ng = pcapng(
+            &[(1, 6), (1, 9)],
+            &[
+                (0, 1_000_000_000, pk[0].1.clone(), pk[0].2),
+                (1, 1_000_000_002_000, pk[1].1.clone(), pk[1].2),
+                (0, 1_001_000_007, pk[2].1.clone(), pk[2].2),
+            ],
+        );
+        let recs = read_all(&file("t.pcapng", &ng)).unwrap();
+        let ts: Vec<i128> = recs.iter().map(|r| r.ts_ps).collect();
+        assert_eq!(ts, expect_ts);
+        // gzip, told by its bytes whatever the name
+        let gz = read_all(&file("t.pcap", &gzip(&ng))).unwrap();
+        assert_eq!(gz, recs);
+        let mut r = Reader::open(&file("t2.pcapng.gz", &gzip(&ng))).unwrap();
+        assert!(r.compressed() && r.format() == Format::PcapNg);
+        while r.next_record().unwrap().is_some() {}
+        assert_eq!(r.link_types(), [1]);
+    }
+
+    #[test]
+    fn bad_files_are_one_line_errors() {
+        let pk = three();
+        let good = pcap(&pk, false, false, 1);
+        let why = |name: &str, bytes: &[u8]| read_all(&file(name, bytes)).unwrap_err().0;
+        let cut = why("cut.pcap", &good[..good.len() - 5]);
+        assert!(
+            cut.starts_with("cut short in the middle of a packet record after 2 whole packets"),
+            "{cut}"
+        );
+        let ng = pcapng(&[(1, 6)], &[(0, 1, pk[0].1.clone(), 42)]);
+        let cut = why("cut.pcapng", &ng[..ng.len() - 8]);
+        assert!(
+            cut.starts_with("cut short in the middle of a block after 0 whole packets"),
+            "{cut}"
+        );
+        assert!(why("head.pcap", &good[..10]).starts_with("cut short in its pcap file header"));
+        assert_eq!(why("empty.pcap", b""), "is empty: not a capture");
+        let text = why("notes.txt", b"hello, world");
+        assert_eq!(
+            text,
+            "not a pcap or pcapng capture (it starts with bytes 68 65 6c 6c)"
+        );
+        let gz_text = why("notes.gz", &gzip(b"hello"));
+        assert!(gz_text.ends_with("(after gzip decompression)"), "{gz_text}");
+        let many: Vec<_> = (0..20_000).map(|i| pk[i % 3].clone()).collect();
+        let broken_gz = gzip(&pcap(&many, false, false, 1));
+        let cut_gz = why("cut.pcap.gz", &broken_gz[..broken_gz.len() / 2]);
+        assert!(
+            cut_gz.starts_with("the gzip stream is damaged or cut short after "),
+            "{cut_gz}"
+        );
+        for n in [12, 30] {
+            let cut_gz = why("cut2.pcap.gz", &broken_gz[..n]);
+            assert!(
+                cut_gz.starts_with("the gzip stream is damaged or cut short"),
+                "{cut_gz}"
+            );
+        }
+        assert!(why("z.zst", &[0x28, 0xb5, 0x2f, 0xfd, 0, 0]).contains("zstd -d"));
+        assert!(
+            why("wifi.pcap", &pcap(&pk, false, false, 105))
+                .starts_with("link type 105 is not supported")
+        );
+        // a record header whose captured length is garbage
+        let mut bad = good.clone();
+        bad[24 + 8..24 + 12].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+        assert_eq!(
+            why("bad.pcap", &bad),
+            "corrupt: packet record 1 claims 2147483647 captured bytes (at most 262144)"
+        );
+        // a little less: it fits the buffer, and the file ends before it
+        bad[24 + 8..24 + 12].copy_from_slice(&300_000u32.to_le_bytes());
+        let w = why("bad2.pcap", &bad);
+        assert!(
+            w.starts_with("corrupt: packet record 1 claims 300000"),
+            "{w}"
+        );
+        // big-endian
+        let mut bad = pcap(&pk, false, true, 1);
+        let second = 24 + 16 + pk[0].1.len();
+        bad[second + 8..second + 12].copy_from_slice(&0x0100_0000u32.to_be_bytes());
+        let w = why("bad3.pcap", &bad);
+        assert!(
+            w.starts_with("corrupt: packet record 2 claims 16777216"),
+            "{w}"
+        );
+        let mut bad = good.clone();
+        bad[24 + 4..24 + 8].copy_from_slice(&2_000_000u32.to_le_bytes());
+        assert!(why("frac.pcap", &bad).contains("timestamp fraction"));
+        let jumbo = ether(&[], 0x0800, &ipv4(A, B, UDP, 0, &udp(1, 2)));
+        let big = why("gso.pcap", &pcap(&[(0, jumbo, 70_000)], false, false, 1));
+        assert!(big.contains("at most 65535 bytes"), "{big}");
+        let dir = std::env::temp_dir();
+        assert_eq!(
+            read_all(&dir).unwrap_err().0,
+            "is a directory, not a capture file"
+        );
+        assert_eq!(
+            read_all(&dir.join("no-such-capture.pcap")).unwrap_err().0,
+            "no such file"
+        );
+    }
+
+    const A: [u8; 4] = [66, 9, 149, 187];
+    const B: [u8; 4] = [161, 142, 100, 80];
+
+    #[test]
+    fn the_5_tuple_is_read_through_vlan_tags() {
+        let l3 = ipv4(A, B, UDP, 0, &udp(2794, 1766));
+        for vlans in [&[][..], &[5], &[100, 5]] {
+            let k = flow_of(Link::Ethernet, &ether(vlans, 0x0800, &l3));
+            assert_eq!((k.family, k.proto, k.ports), (4, UDP, true), "{vlans:?}");
+            assert_eq!((k.sport, k.dport), (2794, 1766));
+            assert_eq!(&k.src[..4], &A);
+            assert_eq!(&k.dst[..4], &B);
+            // Microsoft's published RSS vector for this tuple (with ports)
+            assert_eq!(k.rss_hash(), 0x51cc_c178);
+        }
+        assert_eq!(
+            flow_of(Link::RawIp, &l3),
+            flow_of(Link::Ethernet, &ether(&[], 0x0800, &l3))
+        );
+        let k = flow_of(Link::Ethernet, &ether(&[], 0x0800, &l3));
+        assert_eq!(k.to_string(), "udp 66.9.149.187:2794 > 161.142.100.80:1766");
+    }
+
+    #[test]
+    fn ipv6_tcp_and_ports_cut_by_the_snap_length() {
+        let mut s = [0u8; 16];
+        s[0] = 0x20;
+        s[1] = 0x01;
+        s[15] = 1;
+        let mut d = s;
+        d[15] = 2;
+        let l3 = ipv6(s, d, TCP, &tcp(443, 5000));
+        let k = flow_of(Link::Ethernet, &ether(&[7], 0x86dd, &l3));
+        assert_eq!((k.family, k.proto, k.sport, k.dport), (6, TCP, 443, 5000));
+        assert_eq!(k.to_string(), "tcp [2001::1]:443 > [2001::2]:5000");
+        // a header-only capture that kept 4 bytes of TCP still has the ports
+        let frame = ether(&[], 0x86dd, &l3);
+        let cut = flow_of(Link::Ethernet, &frame[..14 + 40 + 4]);
+        assert_eq!(cut, flow_of(Link::Ethernet, &frame));
+        // and one that kept 2 has addresses only
+        let cut = flow_of(Link::Ethernet, &frame[..14 + 40 + 2]);
+        assert!(!cut.ports);
+        assert_eq!(cut.src, s);
+    }
+
+    #[test]
+    fn fragments_hash_by_addresses_and_other_packets_not_at_all() {
+        let first = ipv4(A, B, UDP, 0x2000, &udp(2794, 1766)); // MF, offset 0
+        let later = ipv4(A, B, UDP, 0x0010, b"fragment"); // offset 16 bytes
+        let kf = flow_of(Link::Ethernet, &ether(&[], 0x0800, &first));
+        let kl = flow_of(Link::Ethernet, &ether(&[], 0x0800, &later));
+        assert!(!kf.ports);
+        assert_eq!(kf, kl, "a datagram's fragments are one flow");
+        assert_eq!(kf.rss_hash(), 0x323e_8fc2, "the published 2-tuple vector");
+        let arp = ether(&[], 0x0806, &[0; 28]);
+        let k = flow_of(Link::Ethernet, &arp);
+        assert_eq!((k.family, k.dport, k.rss_hash()), (0, 0x0806, 0));
+        assert_eq!(
+            k.to_string(),
+            "ethertype 0x0806 02:00:00:00:00:01 > 02:00:00:00:00:02"
+        );
+        // too short for its headers: not IP, no panic
+        for n in 0..20 {
+            flow_of(Link::Ethernet, &ether(&[], 0x0800, &first)[..n]);
+            flow_of(Link::LinuxSll, &first[..n]);
+            flow_of(Link::LinuxSll2, &first[..n]);
+            flow_of(Link::RawIp, &first[..n]);
+        }
+    }
+
+    #[test]
+    fn the_ipv4_fast_path_reads_as_etherparse_does() {
+        let etherparse = |d: &[u8]| {
+            let (slice, _) = LaxIpSlice::from_slice(d).ok()?;
+            let LaxIpSlice::Ipv4(s) = slice else {
+                return None;
+            };
+            let p = s.payload();
+            let mut k = FlowKey {
+                family: 4,
+                proto: p.ip_number.0,
+                ..FlowKey::default()
+            };
+            k.src[..4].copy_from_slice(&s.header().source());
+            k.dst[..4].copy_from_slice(&s.header().destination());
+            if matches!(k.proto, TCP | UDP) && !p.fragmented && p.payload.len() >= 4 {
+                (k.ports, k.sport, k.dport) = (true, be16(p.payload, 0), be16(p.payload, 2));
+            }
+            Some(k)
+        };
+        let mut with_options = ipv4(A, B, TCP, 0, &tcp(80, 8080));
+        with_options[0] = 0x46; // a 24-byte header: 4 bytes of options
+        with_options.splice(20..20, [1, 1, 1, 0]);
+        with_options[3] += 4;
+        let packets = [
+            ipv4(A, B, UDP, 0, &udp(1, 2)),
+            ipv4(A, B, TCP, 0, &tcp(3, 4)),
+            ipv4(A, B, UDP, 0x2000, &udp(1, 2)),
+            ipv4(A, B, UDP, 0x0004, &udp(1, 2)),
+            ipv4(A, B, 1, 0, &[8, 0, 0, 0, 0, 0, 0, 0]),
+            with_options,
+        ];
+        for p in &packets {
+            for n in 0..=p.len() {
+                let d = &p[..n];
+                assert_eq!(super::ipv4(d), etherparse(d), "{p:?} cut at {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn linux_cooked_captures_read_the_protocol_field() {
+        let l3 = ipv4(A, B, TCP, 0, &tcp(1, 2));
+        let mut sll = vec![0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00];
+        sll.extend_from_slice(&l3);
+        let k = flow_of(Link::LinuxSll, &sll);
+        assert_eq!((k.proto, k.sport, k.dport), (TCP, 1, 2));
+        let mut sll2 = vec![
+            0x08, 0x00, 0, 0, 0, 0, 0, 2, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0,
+        ];
+        sll2.extend_from_slice(&l3);
+        assert_eq!(flow_of(Link::LinuxSll2, &sll2), k);
+    }
+}
