@@ -310,7 +310,8 @@ from irqlab.executors import ProcessExecutor
 
 
 def nap(seconds):
-    print(os.getpid(), flush=True)
+    # one write: two workers' lines must not interleave on the shared pipe
+    os.write(1, f"{os.getpid()}\\n".encode())
     time.sleep(seconds)
 
 
