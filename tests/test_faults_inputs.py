@@ -272,7 +272,7 @@ def test_run_out_on_a_special_file_system():
     )
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+@pytest.mark.skipif(os.geteuid() == 0, reason="permission bits do not bind root: run the tests as a normal user to check a read-only directory")
 def test_run_out_in_a_read_only_directory(tmp_path):
     ro = tmp_path / "ro"
     ro.mkdir()

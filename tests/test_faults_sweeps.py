@@ -776,11 +776,11 @@ def _unwritable(tmp_path: Path, kind: str) -> tuple[Path, str]:
         "under a file",
         pytest.param(
             "read-only folder",
-            marks=pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere"),
+            marks=pytest.mark.skipif(os.geteuid() == 0, reason="permission bits do not bind root: run the tests as a normal user to check a read-only folder"),
         ),
         pytest.param(
             "under a read-only folder",
-            marks=pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere"),
+            marks=pytest.mark.skipif(os.geteuid() == 0, reason="permission bits do not bind root: run the tests as a normal user to check a read-only folder"),
         ),
         pytest.param("/proc", marks=linux_only),
         pytest.param("/proc/self", marks=linux_only),

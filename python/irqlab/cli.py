@@ -986,6 +986,7 @@ def tune(
       pareto.csv/.png     the objective against the first SLO's metric, and its frontier
       runs.jsonl          every finished run (a rerun resumes from it), tune.json the setup
     """
+    from irqlab.experiments import progress_bar
     from irqlab.tuning import parse_range, summary_text
     from irqlab.tuning import tune as run_tune
 
@@ -996,7 +997,7 @@ def tune(
         raise ConfigError(f"--replications {replications}: expected MIN..MAX", None) from None
     loads = parse_range("traffic.rate_pps", load_range) if load_range else None
     show = Console(stderr=True).is_terminal if progress is None else progress
-    bar = _tune_progress(show)
+    bar = progress_bar(show, "runs (at most)", "ETA ≤")
     with bar:
         task = bar.add_task("tune", total=None)
 
@@ -1025,30 +1026,6 @@ def tune(
         bar.update(task, total=result.runs, completed=result.runs)
     click.echo(summary_text(result), nl=False)
     click.echo(f"wrote {out}/recommendation.md, candidates.csv, pareto.csv and pareto.png")
-
-
-def _tune_progress(enabled: bool) -> Any:
-    """A bar over runs; its total is the most the race can take, and shrinks as it ends."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("runs (at most) ·"),
-        TimeElapsedColumn(),
-        TextColumn("· ETA ≤"),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        disable=not enabled,
-    )
 
 
 @main.command()

@@ -662,7 +662,9 @@ def _check_points(spec: SweepSpec) -> list[str]:
     return ids
 
 
-def _progress(enabled: bool):
+def progress_bar(enabled: bool, runs: str = "runs", eta: str = "ETA") -> Any:
+    """A rich bar over runs on stderr: done/total, elapsed, ETA (sweeps; ``irqlab tune`` says
+    "runs (at most)" and "ETA ≤", its total being the most its race can take)."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -677,9 +679,9 @@ def _progress(enabled: bool):
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("runs ·"),
+        TextColumn(f"{runs} ·"),
         TimeElapsedColumn(),
-        TextColumn("· ETA"),
+        TextColumn(f"· {eta}"),
         TimeRemainingColumn(),
         console=Console(stderr=True),
         disable=not enabled,
@@ -865,7 +867,7 @@ def execute(
         targets = [spec.replications] * len(ids)
         settled: set[int] = set()
         pilots = journal.pilot_ids() if spec.warmup == "auto" else set()
-        bar = _progress(progress)
+        bar = progress_bar(progress)
         bars: dict[str, Any] = {}
 
         def missing(i: int) -> list[int]:
