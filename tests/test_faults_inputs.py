@@ -31,6 +31,12 @@ SHORT = {"run.duration_ms": 2, "run.warmup_ms": 0}
 SHORT_SETS = ["--set", "run.duration_ms=2", "--set", "run.warmup_ms=0"]
 
 
+#: Why the read-only checks do not run as root.
+ROOT_SKIP = (
+    "permission bits do not bind root: run the tests as a normal user to check a read-only folder"
+)
+
+
 def cli(*args: str):
     return CliRunner().invoke(main, [str(a) for a in args])
 
@@ -272,7 +278,7 @@ def test_run_out_on_a_special_file_system():
     )
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="permission bits do not bind root: run the tests as a normal user to check a read-only directory")
+@pytest.mark.skipif(os.geteuid() == 0, reason=ROOT_SKIP)
 def test_run_out_in_a_read_only_directory(tmp_path):
     ro = tmp_path / "ro"
     ro.mkdir()

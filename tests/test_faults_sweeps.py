@@ -51,6 +51,12 @@ SMALL = (
 )
 
 
+#: Why the read-only checks do not run as root.
+ROOT_SKIP = (
+    "permission bits do not bind root: run the tests as a normal user to check a read-only folder"
+)
+
+
 def write(folder: Path, text: str, name: str = "s.toml") -> Path:
     f = folder / name
     f.write_text(text)
@@ -776,11 +782,11 @@ def _unwritable(tmp_path: Path, kind: str) -> tuple[Path, str]:
         "under a file",
         pytest.param(
             "read-only folder",
-            marks=pytest.mark.skipif(os.geteuid() == 0, reason="permission bits do not bind root: run the tests as a normal user to check a read-only folder"),
+            marks=pytest.mark.skipif(os.geteuid() == 0, reason=ROOT_SKIP),
         ),
         pytest.param(
             "under a read-only folder",
-            marks=pytest.mark.skipif(os.geteuid() == 0, reason="permission bits do not bind root: run the tests as a normal user to check a read-only folder"),
+            marks=pytest.mark.skipif(os.geteuid() == 0, reason=ROOT_SKIP),
         ),
         pytest.param("/proc", marks=linux_only),
         pytest.param("/proc/self", marks=linux_only),
