@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use crate::cpu::{Category, N_CATEGORIES};
 use crate::params::Value;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, SizeDist};
 use crate::time::{PS_PER_NS, PS_PER_US, SimTime};
 
 /// Largest latency the histogram resolves (larger values are clamped for percentiles only;
@@ -210,8 +210,11 @@ pub struct Metrics {
     ring_exits_before: u64,
     host_exits_before: u64,
     /// Offered frames per size in bytes (grown to the largest size seen: frames are at most
-    /// 65535 bytes).
+    /// 65535 bytes). Not counted when every frame has the same size (`fixed_size`): the
+    /// offered count says it all, and the hot path saves the count.
     pub sizes: Vec<u64>,
+    /// The size of every frame, when the traffic has one size.
+    fixed_size: Option<u32>,
 }
 
 /// The state of the host when the run ends, for the in-flight counts and the CPU accounts.
@@ -249,6 +252,10 @@ impl Metrics {
             ring_exits_before: 0,
             host_exits_before: 0,
             sizes: Vec::new(),
+            fixed_size: match s.traffic.sizes {
+                SizeDist::Fixed(size) => Some(size),
+                SizeDist::Table { .. } => None,
+            },
         }
     }
 
@@ -301,11 +308,13 @@ impl Metrics {
         size_bytes: u32,
     ) {
         if self.measuring(t) {
-            let i = size_bytes as usize;
-            if i >= self.sizes.len() {
-                self.sizes.resize(i + 1, 0);
+            if self.fixed_size.is_none() {
+                let i = size_bytes as usize;
+                if i >= self.sizes.len() {
+                    self.sizes.resize(i + 1, 0);
+                }
+                self.sizes[i] += 1;
             }
-            self.sizes[i] += 1;
             let p = self.path_mut(queue, class);
             p.offered += 1;
             if !accepted {
@@ -640,6 +649,15 @@ impl Metrics {
         let in_app: u64 = snap.in_app.iter().sum();
         let in_tx_ring: u64 = snap.in_tx_ring.iter().sum();
         let dropped = all.dropped_nic + all.dropped_socket + all.dropped_tx;
+        // offered frames by size: counted, or all of the one size
+        let sizes = match self.fixed_size {
+            Some(size) => {
+                let mut v = vec![0; size as usize + 1];
+                v[size as usize] = all.offered;
+                v
+            }
+            None => self.sizes.clone(),
+        };
         Report {
             scheme: s.scheme.name().to_string(),
             seed: s.run.seed,
@@ -664,15 +682,10 @@ impl Metrics {
             },
             offered_pps: per_rate(all.offered),
             offered_gbps: {
-                let bytes: u64 = self
-                    .sizes
-                    .iter()
-                    .enumerate()
-                    .map(|(b, n)| b as u64 * n)
-                    .sum();
+                let bytes: u64 = sizes.iter().enumerate().map(|(b, n)| b as u64 * n).sum();
                 bytes as f64 * 8.0 / secs / 1e9
             },
-            frame_bytes: frame_bytes(&self.sizes),
+            frame_bytes: frame_bytes(&sizes),
             throughput_pps,
             loss_ratio: if all.offered > 0 {
                 dropped as f64 / all.offered as f64

@@ -81,9 +81,10 @@ impl<'s> Generator<'s> {
             .source
             .next_arrival(&mut self.arrivals, &mut self.sizes);
         debug_assert!(self.next.time >= a.time);
-        let flow = match a.flow {
-            Some(f) => f,
-            None => self.draw_flow(),
+        let flow = if a.flow == Arrival::DRAW_FLOW {
+            self.draw_flow()
+        } else {
+            a.flow
         };
         let class = self.draw_class();
         Routed {

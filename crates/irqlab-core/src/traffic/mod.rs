@@ -21,12 +21,19 @@ use crate::scenario::{SizeDist, TrafficConfig, TrafficKind};
 use crate::time::SimTime;
 
 /// One arrival: when, how many bytes, and its flow if the source knows it (a replayed
-/// capture; synthetic traffic draws it).
+/// capture; synthetic traffic draws it: [`Arrival::DRAW_FLOW`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Arrival {
     pub time: SimTime,
     pub size_bytes: u32,
-    pub flow: Option<u32>,
+    pub flow: u32,
+}
+
+impl Arrival {
+    /// The flow of an arrival whose source does not know it. No flow has this number
+    /// (`traffic.flows` ≤ 2^20; a capture numbers its flows from 0, fewer than its packets). A
+    /// sentinel rather than an `Option`: the arrival stays 16 bytes.
+    pub const DRAW_FLOW: u32 = u32::MAX;
 }
 
 /// The arrival processes, dispatched statically.
@@ -66,25 +73,20 @@ impl Source {
     }
 
     /// The next arrival, drawing times from the arrivals stream and sizes from the sizes
-    /// stream (fixed sizes draw nothing).
-    #[inline]
+    /// stream (fixed sizes draw nothing). Poisson and CBR are inlined into the engine's
+    /// loop; the on/off sources and a replay are called out of line.
+    #[inline(always)]
     pub fn next_arrival(&mut self, arrivals: &mut Stream, sizes: &mut Stream) -> Arrival {
         let time = match &mut self.process {
             Process::Poisson(s) => s.next_time(arrivals),
             Process::Cbr(s) => s.next_time(),
-            Process::OnOff(s) => return s.next_arrival(arrivals, &self.sizes, sizes),
-            Process::Replay(r) => {
-                return r.next_arrival().unwrap_or(Arrival {
-                    time: SimTime(u64::MAX),
-                    size_bytes: 0,
-                    flow: Some(0),
-                });
-            }
+            Process::OnOff(s) => return on_off_arrival(s, arrivals, &self.sizes, sizes),
+            Process::Replay(r) => return replayed_arrival(r),
         };
         Arrival {
             time,
             size_bytes: self.sizes.sample(sizes),
-            flow: None,
+            flow: Arrival::DRAW_FLOW,
         }
     }
 
@@ -95,6 +97,25 @@ impl Source {
             _ => None,
         }
     }
+}
+
+#[inline(never)]
+fn on_off_arrival(
+    s: &mut OnOff,
+    arrivals: &mut Stream,
+    cfg: &SizeDist,
+    sizes: &mut Stream,
+) -> Arrival {
+    s.next_arrival(arrivals, cfg, sizes)
+}
+
+#[inline(never)]
+fn replayed_arrival(r: &mut Replay) -> Arrival {
+    r.next_arrival().unwrap_or(Arrival {
+        time: SimTime(u64::MAX),
+        size_bytes: 0,
+        flow: 0,
+    })
 }
 
 impl SizeDist {

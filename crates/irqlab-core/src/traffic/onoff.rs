@@ -203,7 +203,7 @@ impl OnOff {
         Arrival {
             time: SimTime(time),
             size_bytes: size,
-            flow: None,
+            flow: Arrival::DRAW_FLOW,
         }
     }
 }

@@ -460,7 +460,7 @@ impl Replay {
                     return Some(Arrival {
                         time: SimTime(t),
                         size_bytes: rec.frame_bytes,
-                        flow: Some(flow),
+                        flow,
                     });
                 }
                 Ok(false) => {
@@ -501,7 +501,7 @@ mod tests {
         let mut r = Replay::new(cfg, SimTime(end_ps));
         let mut out = Vec::new();
         while let Some(a) = r.next_arrival() {
-            out.push((a.time.ps(), a.size_bytes, a.flow.unwrap()));
+            out.push((a.time.ps(), a.size_bytes, a.flow));
         }
         (out, r.report())
     }
