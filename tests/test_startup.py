@@ -80,6 +80,23 @@ def test_the_quick_commands_load_no_heavy_library(args):
     assert loaded_after(code) == []
 
 
+@pytest.mark.parametrize(
+    "args", [["--help"], ["sweep", "--help"], ["check", "examples/napi.toml"]], ids=" ".join
+)
+def test_help_and_check_do_not_load_rich(args):
+    # they print with click alone; rich's console and tables load for the commands that use them
+    code = f"""
+        import sys
+        from irqlab.cli import main
+        try:
+            main({args!r})
+        except SystemExit as e:
+            assert e.code in (0, None), e.code
+        assert "rich.console" not in sys.modules, "rich.console"
+    """
+    loaded_after(code)
+
+
 def test_a_failing_command_loads_no_heavy_library():
     code = """
         from irqlab.cli import main
