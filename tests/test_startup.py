@@ -160,3 +160,20 @@ def test_an_unknown_attribute_is_an_attribute_error():
         irqlab.no_such_thing  # noqa: B018
     assert not hasattr(irqlab, "__no_such_dunder__")
     assert not hasattr(irqlab, "no_such_thing")
+
+
+def test_a_submodule_missing_a_library_says_which_library():
+    # not "irqlab has no attribute experiments": the missing library is what to install
+    code = """
+        import sys
+        sys.modules["pandas"] = None  # as if pandas were not installed
+        import irqlab
+        for name in ("sweep", "experiments"):
+            try:
+                getattr(irqlab, name)
+            except ModuleNotFoundError as e:
+                assert e.name == "pandas", (name, e.name)
+            else:
+                raise AssertionError(f"irqlab.{name} imported without pandas")
+    """
+    loaded_after(code)
