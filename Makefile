@@ -1,7 +1,7 @@
 # One target per chore; CI (.ci/run) and people use the same ones.
 PYTHON ?= python3
 
-.PHONY: help install dev lint fmt test test-rust test-python test-wheel test-lower-bounds bench bench-pcap screenshot ci clean
+.PHONY: help install dev lint fmt test test-rust test-python test-wheel test-lower-bounds bench bench-pcap bench-startup screenshot ci clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -47,6 +47,10 @@ bench:  ## simulated packets per second against the C and SimPy references
 bench-pcap:  ## trace replay: packets/s against Poisson, peak memory for 2 M and 20 M packets
 	$(PYTHON) -m pip install .
 	$(PYTHON) benches/pcap_replay.py
+
+bench-startup:  ## wall time of import irqlab and the quick commands (--help, keys, check, run)
+	$(PYTHON) -m pip install .
+	$(PYTHON) benches/startup.py
 
 screenshot:  ## refresh docs/img/report.png, the README's picture of irqlab report (needs Chromium)
 	IRQLAB_REPORT_SCREENSHOT=docs/img/report.png $(PYTHON) -m pytest -q tests/test_report_html.py -k sweep_report_in_the_browser

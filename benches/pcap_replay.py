@@ -15,7 +15,7 @@ fresh process, which reports its wall time and peak resident memory (``VmHWM``):
 - ``poisson``: the same scenario with ``traffic.kind = "poisson"`` at the capture's rate, sizes
   and flows;
 - ``python + irqlab``: the process that imports irqlab and runs nothing, the floor under every
-  peak (Python, numpy, pandas).
+  peak (Python and irqlab; pandas and scipy load only for sweeps and statistics).
 
 Usage: ``python benches/pcap_replay.py [--packets N [N ...]] [--dir DIR] [--keep]``
 """

@@ -11,6 +11,7 @@ moderation, NAPI polling, softirqs) and reports latency, CPU load, IRQ rate, thr
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from irqlab._irqlab import __version__
@@ -22,18 +23,51 @@ from irqlab.errors import (
     IrqlabWarning,
     ReplayWarning,
 )
-from irqlab.experiments import load_results, summary_table, sweep
 from irqlab.scenario import load_scenario, resolve
 from irqlab.simulate import run, run_traced
-from irqlab.tuning import tune
 
 if TYPE_CHECKING:
     import pandas
+
+    from irqlab.experiments import load_results, sweep
+    from irqlab.tuning import tune
+
+#: Loaded on first use: sweeps, statistics and tuning need pandas and scipy (about a second
+#: to import), which a single run and the command line's quick commands do without.
+_LAZY = {
+    "load_results": "irqlab.experiments",
+    "sweep": "irqlab.experiments",
+    "tune": "irqlab.tuning",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``irqlab.sweep``, ``irqlab.load_results``, ``irqlab.tune`` and the submodules
+    (``irqlab.experiments``, …), imported when first asked for."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif not name.startswith("__"):
+        try:
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise  # the submodule exists; a library it needs does not
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def summarize(runs: pandas.DataFrame, confidence: float = 0.95) -> pandas.DataFrame:
     """Per point of a sweep's runs table: parameters, ``n``, and for each metric its mean,
     ``.std``, ``.ci95`` (Student-t half-width) and ``.rel`` (half-width / mean)."""
+    from irqlab.experiments import summary_table
+
     return summary_table(runs, confidence)
 
 

@@ -17,16 +17,32 @@ import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from irqlab import __version__
 from irqlab.errors import ConfigError, InternalError, IrqlabError, IrqlabWarning
 
+if TYPE_CHECKING:
+    import rich.console
+    import rich.table
+
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+# rich loads when a command first prints a table, not for --help, check or an error.
+def Console(*args: Any, **kwargs: Any) -> rich.console.Console:
+    from rich.console import Console
+
+    return Console(*args, **kwargs)
+
+
+def Table(*args: Any, **kwargs: Any) -> rich.table.Table:
+    from rich.table import Table
+
+    return Table(*args, **kwargs)
+
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL = 3
