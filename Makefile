@@ -4,7 +4,7 @@ PYTHON ?= python3
 .PHONY: help install dev lint fmt test test-rust test-python test-wheel test-lower-bounds bench bench-pcap bench-startup screenshot ci clean
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 install:  ## build the Rust core and install irqlab
 	$(PYTHON) -m pip install .
