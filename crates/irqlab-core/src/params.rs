@@ -266,7 +266,7 @@ pub const SCHEMES: &[&str] = &[
     "napi",
 ];
 /// Platform presets: named sets of costs.
-pub const PLATFORM_PRESETS: &[&str] = &["none", "salah2007", "emmerich2015"];
+pub const PLATFORM_PRESETS: &[&str] = &["none", "salah2007", "emmerich2015", "chang2007"];
 /// Interrupt moderation policies (`driver.moderation`).
 pub const MODERATION: &[&str] = &[
     "off",
@@ -969,6 +969,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "aic: the interrupt rate one beta stands for, ints/s (irqlab's choice)",
     ),
     p(
+        "adapt.aic_decrease",
+        Kind::OneOf(&["per-interval", "per-packet"]),
+        S("per-interval"),
+        "aic: the rate is divided by alpha at the first packet above bufupper in each interval, or at every one (irqlab's choice)",
+    ),
+    p(
         "poll.period_us",
         Kind::Float {
             min: 0.0,
@@ -1080,6 +1086,12 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         key: "platform.preset",
+        value: "chang2007",
+        defaults: CHANG2007,
+        doc: "the 2.8 GHz Pentium D receiver of Chang et al. (2007) with Linux 2.6.18 and e1000 (docs/applications.md): one interrupt 5.5 us + 1.9 us to re-enable, protocol processing 1.6 us per packet, 0.3 us per softirq pass and per poll, context switch 2 us, wake-up 1 us; 4096 descriptors, 8,000,000-byte socket buffer, ksoftirqd below the app, 2.6.18's net_rx_action, no softirq time limit, 100 ms quantum",
+    },
+    Preset {
+        key: "platform.preset",
         value: "emmerich2015",
         defaults: &[
             ("platform.cpu_ghz", F(3.3)),
@@ -1106,6 +1118,38 @@ pub const PRESETS: &[Preset] = &[
         ],
         doc: "one 3.3 GHz Xeon E3-1230 v2 core forwarding 64 B frames of Emmerich et al. (2015), calibrated in docs/moderation.md: saturates at 2.1 Mpps when polling, one IRQ per packet up to 0.5 Mpps, 2300 us of buffering at overload",
     },
+];
+
+/// The `chang2007` platform: Chang et al. (2007)'s receiver, calibrated in
+/// `docs/applications.md` (the costs are not printed in the paper).
+const CHANG2007: &[(&str, Default)] = &[
+    ("platform.cpu_ghz", F(2.8)),
+    ("platform.irq_ns", F(5500.0)),
+    ("platform.irq_dist", S("deterministic")),
+    ("platform.softirq_ns", F(300.0)),
+    ("platform.softirq_dist", S("deterministic")),
+    ("platform.poll_ns", F(300.0)),
+    ("platform.poll_dist", S("deterministic")),
+    ("platform.mask_ns", F(0.0)),
+    ("platform.unmask_ns", F(1900.0)),
+    ("platform.unmask_dist", S("deterministic")),
+    ("platform.proto_ns", F(1600.0)),
+    ("platform.proto_dist", S("deterministic")),
+    ("platform.proto_ns_per_byte", F(0.0)),
+    ("platform.ctx_switch_ns", F(2000.0)),
+    ("platform.ctx_switch_dist", S("deterministic")),
+    ("platform.task_wakeup_ns", F(1000.0)),
+    ("platform.task_wakeup_dist", S("deterministic")),
+    ("platform.wakeup_ns", F(0.0)),
+    ("platform.tx_ns", F(0.0)),
+    ("platform.tx_clean_ns", F(0.0)),
+    ("nic.ring_descriptors", I(4096)),
+    ("socket.rcvbuf_bytes", I(8_000_000)),
+    ("kernel.hz", I(250)),
+    ("kernel.ksoftirqd_policy", S("below-apps")),
+    ("kernel.net_rx_action", S("2.6.18")),
+    ("kernel.softirq_time_limit", B(false)),
+    ("kernel.sched_slice_us", F(100_000.0)),
 ];
 
 /// The fields of one traffic class (`traffic.classes.N.*`).

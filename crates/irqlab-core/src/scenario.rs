@@ -669,6 +669,7 @@ fn configure_adapt(p: &Params, scheme: Scheme) -> Result<crate::adapt::AdaptConf
         aic_min_rate: p.f64("adapt.aic_min_rate"),
         aic_max_rate: p.f64("adapt.aic_max_rate"),
         aic_rate_step: p.f64("adapt.aic_rate_step"),
+        aic_once_per_interval: p.str("adapt.aic_decrease") == "per-interval",
     })
 }
 
@@ -1415,6 +1416,7 @@ const ADAPT: &[&str] = &[
     "adapt.aic_min_rate",
     "adapt.aic_max_rate",
     "adapt.aic_rate_step",
+    "adapt.aic_decrease",
 ];
 /// What only forwarded packets use (their costs, `platform.tx_*`, describe the machine and are
 /// not reported, as no `platform.*` key is).

@@ -6,7 +6,11 @@
 //! B_p by α, AIC divides the interrupt rate 1/T by α (an unthrottled NIC counts as
 //! `aic_max_rate`); where QAPolling adds β, AIC adds β × `aic_rate_step` interrupts/s, and a
 //! rate that reaches `aic_max_rate` unthrottles the NIC (T = 0, an interrupt per packet, the
-//! paper's setting without receive livelock).
+//! paper's setting without receive livelock). The division happens at most once per sampling
+//! interval (`adapt.aic_decrease = "per-interval"`, the default): at every packet above
+//! `bufupper` (`"per-packet"`) it takes the rate from 100000/s to the floor of 1/s within 17
+//! packets, and a ring emptied once a second into the socket keeps it above `bufupper`, so the
+//! scheme never leaves the floor.
 
 use super::{Band, Controller, Interval, Knobs, band};
 use crate::time::SimDuration;
@@ -21,6 +25,9 @@ pub struct Aic {
     min_rate: f64,
     max_rate: f64,
     step: f64,
+    /// At most one decrease per interval, and whether it was made in this one.
+    once_per_interval: bool,
+    decreased: bool,
 }
 
 impl Aic {
@@ -34,6 +41,8 @@ impl Aic {
             min_rate: c.aic_min_rate,
             max_rate: c.aic_max_rate,
             step: c.aic_rate_step,
+            once_per_interval: c.aic_once_per_interval,
+            decreased: false,
         }
     }
 
@@ -62,13 +71,15 @@ impl Aic {
 
 impl Controller for Aic {
     fn on_enqueue(&mut self, util: f64, k: &mut Knobs) {
-        if util > self.bufupper {
+        if util > self.bufupper && !(self.once_per_interval && self.decreased) {
             let r = (self.rate(k.itr) / self.alpha).max(self.min_rate);
             self.set_rate(r, k);
+            self.decreased = true;
         }
     }
 
     fn on_interval(&mut self, i: &Interval, k: &mut Knobs) {
+        self.decreased = false;
         match band(i.max_util, self.buflow, self.bufupper) {
             Band::Low => self.raise(k),
             Band::Middle if self.micro => {
@@ -94,8 +105,34 @@ mod tests {
     }
 
     #[test]
-    fn overflow_pressure_halves_the_rate_down_to_one_per_second() {
+    fn overflow_pressure_halves_the_rate_once_per_interval() {
         let mut a = Aic::new(&test_config(Scheme::Aic));
+        let mut k = Knobs {
+            budget: 300,
+            itr: SimDuration::ZERO,
+        };
+        for _ in 0..10 {
+            a.on_enqueue(0.6, &mut k);
+        }
+        assert!((rate(&k) - 50_000.0).abs() < 1e-3, "{}", rate(&k));
+        let high = Interval {
+            max_util: 0.6,
+            ..Interval::default()
+        };
+        a.on_interval(&high, &mut k);
+        assert!(
+            (rate(&k) - 50_000.0).abs() < 1e-3,
+            "the interval itself does nothing"
+        );
+        a.on_enqueue(0.6, &mut k);
+        assert!((rate(&k) - 25_000.0).abs() < 1e-3, "{}", rate(&k));
+    }
+
+    #[test]
+    fn per_packet_pressure_halves_the_rate_down_to_one_per_second() {
+        let mut c = test_config(Scheme::Aic);
+        c.aic_once_per_interval = false;
+        let mut a = Aic::new(&c);
         let mut k = Knobs {
             budget: 300,
             itr: SimDuration::ZERO,

@@ -114,6 +114,8 @@ pub struct AdaptConfig {
     pub aic_min_rate: f64,
     pub aic_max_rate: f64,
     pub aic_rate_step: f64,
+    /// AIC divides the rate at most once per interval.
+    pub aic_once_per_interval: bool,
 }
 
 impl AdaptConfig {
@@ -231,6 +233,7 @@ pub(crate) fn test_config(scheme: Scheme) -> AdaptConfig {
         aic_min_rate: 1.0,
         aic_max_rate: 100_000.0,
         aic_rate_step: 1000.0,
+        aic_once_per_interval: true,
     }
 }
 
