@@ -769,6 +769,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "net_rx_action's loop: 6.13 (each NAPI polled once per pass with its whole weight, a repoll ends the pass) or 2.6.18 (dev->poll(dev, &budget): a poll cleans at most min(weight, budget left) and a device that used it goes to the tail and is polled again in the same pass until netdev_budget or the time limit ends it)",
     ),
     p(
+        "kernel.timer_tick",
+        Kind::Bool,
+        B(false),
+        "a timer interrupt every jiffy (at no cost of its own) whose exit runs pending softirqs inline, as irq_exit does: a softirq left to ksoftirqd still gets a softirq-level run each jiffy",
+    ),
+    p(
         "kernel.softirq_time_limit",
         Kind::Bool,
         B(true),
@@ -1149,6 +1155,7 @@ const CHANG2007: &[(&str, Default)] = &[
     ("kernel.ksoftirqd_policy", S("below-apps")),
     ("kernel.net_rx_action", S("2.6.18")),
     ("kernel.softirq_time_limit", B(false)),
+    ("kernel.timer_tick", B(true)),
     ("kernel.sched_slice_us", F(100_000.0)),
 ];
 

@@ -541,6 +541,8 @@ pub struct KernelConfig {
     /// `net_rx_action` budget, not its whole weight, and a NAPI that used it is polled again
     /// in the same pass.
     pub poll_budget_left: bool,
+    /// `kernel.timer_tick`: a tick every jiffy whose exit runs pending softirqs inline.
+    pub timer_tick: bool,
 }
 
 /// Everything one run needs, validated.
@@ -839,6 +841,7 @@ impl Scenario {
             },
             ksoftirqd_below_apps: p.str("kernel.ksoftirqd_policy") == "below-apps",
             poll_budget_left: p.str("kernel.net_rx_action") == "2.6.18",
+            timer_tick: p.bool("kernel.timer_tick"),
             defer_hard_irqs: p.u64("kernel.napi_defer_hard_irqs"),
             gro_flush_timeout: SimDuration::from_ns(p.f64("kernel.gro_flush_timeout_ns")),
             sched_slice: SimDuration::from_us(slice_us),

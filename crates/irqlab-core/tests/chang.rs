@@ -246,3 +246,21 @@ fn an_adaptive_scheme_refuses_a_moderation_policy_that_also_writes_t() {
     assert_eq!(e.key(), "adapt.buflow");
     assert!(e.to_string().lines().count() == 1);
 }
+
+#[test]
+fn each_timer_tick_gives_a_pending_softirq_one_inline_invocation() {
+    // The app takes 1 s per packet in a 1 s slice: below it, ksoftirqd never runs. Without
+    // the tick the ring is never served again after the first interrupt's invocation; with
+    // it, every jiffy (1 ms) runs one invocation of B_p = 10 packets at softirq level.
+    let busy = overloaded()
+        .with("kernel.ksoftirqd_policy", s("below-apps"))
+        .with("kernel.sched_slice_us", f(1e6))
+        .with("app.0.cost_ns", f(1e9))
+        .with("socket.rcvbuf_bytes", i(100_000_000));
+    let r = run(&busy.build());
+    assert_eq!(r.per_core[0].counts.polled_packets, 0);
+    let r = run(&busy.with("kernel.timer_tick", b(true)).build());
+    let polled = r.per_core[0].counts.polled_packets;
+    assert_eq!(polled, 20 * 10, "20 ticks in the 20 ms window, 10 packets each");
+    assert!((r.cpu.softirq - 0.02).abs() < 1e-9, "200 x 2 us in 20 ms: {}", r.cpu.softirq);
+}

@@ -30,6 +30,7 @@ pub(crate) mod partition;
 mod polling;
 mod softirq;
 mod threads;
+mod tick;
 
 use std::collections::VecDeque;
 
@@ -107,6 +108,8 @@ pub enum Timer {
     TxDone(u16),
     /// A receive-load controller's sampling interval of a core ends (`adapt`).
     AdaptInterval(u16),
+    /// A core's timer tick (`tick`).
+    Tick(u16),
 }
 
 /// One core.
@@ -321,6 +324,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             host.poll_loop_start();
         }
         host.adapt_start();
+        host.tick_start();
         host
     }
 
