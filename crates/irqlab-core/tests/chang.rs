@@ -261,6 +261,14 @@ fn each_timer_tick_gives_a_pending_softirq_one_inline_invocation() {
     assert_eq!(r.per_core[0].counts.polled_packets, 0);
     let r = run(&busy.with("kernel.timer_tick", b(true)).build());
     let polled = r.per_core[0].counts.polled_packets;
-    assert_eq!(polled, 20 * 10, "20 ticks in the 20 ms window, 10 packets each");
-    assert!((r.cpu.softirq - 0.02).abs() < 1e-9, "200 x 2 us in 20 ms: {}", r.cpu.softirq);
+    assert_eq!(
+        polled,
+        20 * 10,
+        "20 ticks in the 20 ms window, 10 packets each"
+    );
+    assert!(
+        (r.cpu.softirq - 0.02).abs() < 1e-9,
+        "200 x 2 us in 20 ms: {}",
+        r.cpu.softirq
+    );
 }
