@@ -868,6 +868,8 @@ def reproduce(
                     hybrid, analysis and simulation, Poisson and bursty traffic (Figs. 6, 9, 10)
       emmerich2015  Emmerich et al. (2015): ITR off, ixgbe's dynamic ITR and the linear ITR
                     (Figs. 3, 5, 7, 8), plus today's ixgbe, i40e, DIM and software coalescing
+      chang2007     Chang et al. (2007): goodput of an application under receive load with
+                    NAPI, QAPolling, AIC and RHIP (Figs. 8-11, Table II)
 
     The sweeps are resumable: rerunning the command reuses the runs already in --out.
     """

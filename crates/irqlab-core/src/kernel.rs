@@ -84,6 +84,8 @@ pub struct Kernel {
     pub in_net_rx_action: bool,
     /// Budget left in the current `net_rx_action` run.
     pub budget: i64,
+    /// `netdev_budget`: the budget of each run (a receive-load controller may change it).
+    pub netdev_budget: i64,
     /// Its time limit, in jiffies.
     pub time_limit: u64,
     /// The per-CPU poll list, and `net_rx_action`'s local and repoll lists (vector indices).
@@ -110,6 +112,7 @@ impl Kernel {
             restarts_left: 0,
             in_net_rx_action: false,
             budget: 0,
+            netdev_budget: 0,
             time_limit: 0,
             poll_list: VecDeque::with_capacity(napis),
             local: VecDeque::with_capacity(napis),

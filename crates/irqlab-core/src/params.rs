@@ -266,7 +266,7 @@ pub const SCHEMES: &[&str] = &[
     "napi",
 ];
 /// Platform presets: named sets of costs.
-pub const PLATFORM_PRESETS: &[&str] = &["none", "salah2007", "emmerich2015"];
+pub const PLATFORM_PRESETS: &[&str] = &["none", "salah2007", "emmerich2015", "chang2007"];
 /// Interrupt moderation policies (`driver.moderation`).
 pub const MODERATION: &[&str] = &[
     "off",
@@ -278,6 +278,8 @@ pub const MODERATION: &[&str] = &[
     "dim",
     "python",
 ];
+/// Receive-load controllers (`adapt.scheme`).
+pub const ADAPT_SCHEMES: &[&str] = &["none", "qapolling", "aic", "rhip", "rhip-noksd"];
 /// Cost distributions.
 pub const DISTS: &[&str] = &["deterministic", "exponential"];
 
@@ -755,6 +757,30 @@ pub const PARAMS: &[ParamSpec] = &[
         "time slice of the threads (apps, ksoftirqd) sharing a core, us (0 = EEVDF's base slice: 750 x (1 + log2(min(cores, 8))))",
     ),
     p(
+        "kernel.ksoftirqd_policy",
+        Kind::OneOf(&["fair", "below-apps"]),
+        S("fair"),
+        "how ksoftirqd shares the thread level with the apps: fair (round robin in slices, EEVDF) or below-apps (Linux 2.6.18's O(1) scheduler with ksoftirqd at nice 19: an app that waits takes the core after each handle_softirqs run of ksoftirqd; ksoftirqd waits for an app's slice to end)",
+    ),
+    p(
+        "kernel.net_rx_action",
+        Kind::OneOf(&["6.13", "2.6.18"]),
+        S("6.13"),
+        "net_rx_action's loop: 6.13 (each NAPI polled once per pass with its whole weight, a repoll ends the pass) or 2.6.18 (dev->poll(dev, &budget): a poll cleans at most min(weight, budget left) and a device that used it goes to the tail and is polled again in the same pass until netdev_budget or the time limit ends it)",
+    ),
+    p(
+        "kernel.timer_tick",
+        Kind::Bool,
+        B(false),
+        "a timer interrupt every jiffy (at no cost of its own) whose exit runs pending softirqs inline, as irq_exit does: a softirq left to ksoftirqd still gets a softirq-level run each jiffy",
+    ),
+    p(
+        "kernel.softirq_time_limit",
+        Kind::Bool,
+        B(true),
+        "false: no time limit on net_rx_action runs (netdev_budget_usecs) nor on handle_softirqs restarts (max_softirq_time_ms), as Chang et al. (2007) removed it; only budgets and restarts bound them",
+    ),
+    p(
         "driver.moderation",
         Kind::OneOf(MODERATION),
         S("static"),
@@ -837,6 +863,122 @@ pub const PARAMS: &[ParamSpec] = &[
         Kind::OneOf(&["softirq", "isr"]),
         S("softirq"),
         "disable-enable, hybrid: isr = the ISR processes the first packet of a busy period, one cost of mean irq+mask+proto (Salah's 1/v); softirq = ISR, then protocol processing",
+    ),
+    p(
+        "adapt.scheme",
+        Kind::OneOf(ADAPT_SCHEMES),
+        S("none"),
+        "receive-load controller adapting netdev_budget and/or the interrupt interval from the socket buffer (Chang et al. 2007): qapolling (budget), aic (interval), rhip (both), rhip-noksd (rhip without its ksoftirqd rule)",
+    ),
+    p(
+        "adapt.interval_ms",
+        positive(1e4),
+        F(100.0),
+        "adapt: sampling interval of the per-interval rules, ms (the paper's T = 100 ms)",
+    ),
+    p(
+        "adapt.buflow",
+        float(0.0, 1.0),
+        F(0.03),
+        "adapt: lower threshold of socket-buffer utilisation (sk_rmem_alloc / sk_rcvbuf), fraction",
+    ),
+    p(
+        "adapt.bufupper",
+        float(0.0, 1.0),
+        F(0.5),
+        "adapt: upper threshold of socket-buffer utilisation, fraction, checked before each packet is queued",
+    ),
+    p(
+        "adapt.alpha",
+        Kind::Float {
+            min: 1.0,
+            max: 1e6,
+            min_open: true,
+        },
+        F(2.0),
+        "adapt: multiplicative decrease (budget / alpha; aic: interrupt rate / alpha) — the paper's alpha, its use irqlab's choice",
+    ),
+    p(
+        "adapt.beta",
+        int(1, 1 << 20),
+        I(1),
+        "adapt: additive increase per interval (budget + beta; aic: rate + beta x aic_rate_step) — the paper's beta, its use irqlab's choice",
+    ),
+    p(
+        "adapt.budget_min",
+        int(1, 1 << 20),
+        I(1),
+        "adapt: lowest netdev_budget the controller sets",
+    ),
+    p(
+        "adapt.budget_max",
+        int(1, 1 << 20),
+        I(300),
+        "adapt: highest netdev_budget the controller sets (the paper varies it in [1, 300])",
+    ),
+    p(
+        "adapt.micro",
+        Kind::OneOf(&["trend", "none"]),
+        S("trend"),
+        "qapolling, aic: between buflow and bufupper, trend = step down by beta if the interval's maximum utilisation rose since the interval before, else up (irqlab's choice); none = leave it",
+    ),
+    p(
+        "adapt.rhip_rate",
+        positive(1e7),
+        F(8000.0),
+        "rhip: interrupt rate above which pressure raises T before lowering the budget, ints/s",
+    ),
+    p(
+        "adapt.rhip_budget",
+        int(1, 1 << 20),
+        I(300),
+        "rhip: netdev_budget up to which calm intervals raise the budget; at it they lower T",
+    ),
+    p(
+        "adapt.t_decrease",
+        Kind::Float {
+            min: 0.0,
+            max: 1.0,
+            min_open: true,
+        },
+        F(0.1),
+        "rhip: fraction by which a calm interval lowers T (the paper's 10 %)",
+    ),
+    p(
+        "adapt.t_increase_ns",
+        positive(1e9),
+        F(500.0),
+        "rhip: step by which pressure raises T, ns (the paper's \"+500\", unit not given: ns is irqlab's choice)",
+    ),
+    p(
+        "adapt.t_snap_ns",
+        float(0.0, 1e9),
+        F(1000.0),
+        "rhip: a T lowered below this becomes 0 (an interrupt per packet), ns",
+    ),
+    p(
+        "adapt.aic_min_rate",
+        positive(1e7),
+        F(1.0),
+        "aic: lowest interrupt rate, ints/s (the paper's one per second)",
+    ),
+    p(
+        "adapt.aic_max_rate",
+        positive(1e7),
+        F(100_000.0),
+        "aic: interrupt rate at and above which the NIC is unthrottled (T = 0), ints/s",
+    ),
+    p(
+        "adapt.aic_rate_step",
+        positive(1e7),
+        F(1000.0),
+        "aic: the interrupt rate one beta stands for, ints/s (irqlab's choice)",
+    ),
+    p(
+        "adapt.aic_decrease",
+        Kind::OneOf(&["per-interval", "per-packet"]),
+        S("per-interval"),
+        "aic: the rate is divided by alpha at the first packet above bufupper in each interval, or at every one (irqlab's choice)",
     ),
     p(
         "poll.period_us",
@@ -950,6 +1092,12 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         key: "platform.preset",
+        value: "chang2007",
+        defaults: CHANG2007,
+        doc: "the 2.8 GHz Pentium D receiver of Chang et al. (2007) with Linux 2.6.18 and e1000 (docs/applications.md): one interrupt 5.5 us + 1.9 us to re-enable, protocol processing 1.6 us per packet, 0.3 us per softirq pass and per poll, context switch 2 us, wake-up 1 us; 4096 descriptors, 8,000,000-byte socket buffer, ksoftirqd below the app, 2.6.18's net_rx_action, no softirq time limit, 100 ms quantum",
+    },
+    Preset {
+        key: "platform.preset",
         value: "emmerich2015",
         defaults: &[
             ("platform.cpu_ghz", F(3.3)),
@@ -976,6 +1124,39 @@ pub const PRESETS: &[Preset] = &[
         ],
         doc: "one 3.3 GHz Xeon E3-1230 v2 core forwarding 64 B frames of Emmerich et al. (2015), calibrated in docs/moderation.md: saturates at 2.1 Mpps when polling, one IRQ per packet up to 0.5 Mpps, 2300 us of buffering at overload",
     },
+];
+
+/// The `chang2007` platform: Chang et al. (2007)'s receiver, calibrated in
+/// `docs/applications.md` (the costs are not printed in the paper).
+const CHANG2007: &[(&str, Default)] = &[
+    ("platform.cpu_ghz", F(2.8)),
+    ("platform.irq_ns", F(5500.0)),
+    ("platform.irq_dist", S("deterministic")),
+    ("platform.softirq_ns", F(300.0)),
+    ("platform.softirq_dist", S("deterministic")),
+    ("platform.poll_ns", F(300.0)),
+    ("platform.poll_dist", S("deterministic")),
+    ("platform.mask_ns", F(0.0)),
+    ("platform.unmask_ns", F(1900.0)),
+    ("platform.unmask_dist", S("deterministic")),
+    ("platform.proto_ns", F(1600.0)),
+    ("platform.proto_dist", S("deterministic")),
+    ("platform.proto_ns_per_byte", F(0.0)),
+    ("platform.ctx_switch_ns", F(2000.0)),
+    ("platform.ctx_switch_dist", S("deterministic")),
+    ("platform.task_wakeup_ns", F(1000.0)),
+    ("platform.task_wakeup_dist", S("deterministic")),
+    ("platform.wakeup_ns", F(0.0)),
+    ("platform.tx_ns", F(0.0)),
+    ("platform.tx_clean_ns", F(0.0)),
+    ("nic.ring_descriptors", I(4096)),
+    ("socket.rcvbuf_bytes", I(8_000_000)),
+    ("kernel.hz", I(250)),
+    ("kernel.ksoftirqd_policy", S("below-apps")),
+    ("kernel.net_rx_action", S("2.6.18")),
+    ("kernel.softirq_time_limit", B(false)),
+    ("kernel.timer_tick", B(true)),
+    ("kernel.sched_slice_us", F(100_000.0)),
 ];
 
 /// The fields of one traffic class (`traffic.classes.N.*`).

@@ -534,6 +534,15 @@ pub struct KernelConfig {
     pub gro_flush_timeout: SimDuration,
     /// Time slice of the threads sharing a core (resolved).
     pub sched_slice: SimDuration,
+    /// `kernel.ksoftirqd_policy = "below-apps"`: a waiting app takes the core from ksoftirqd
+    /// after each of its `handle_softirqs` runs (Linux 2.6.18, ksoftirqd at nice 19).
+    pub ksoftirqd_below_apps: bool,
+    /// `kernel.net_rx_action = "2.6.18"`: a poll cleans at most what is left of the
+    /// `net_rx_action` budget, not its whole weight, and a NAPI that used it is polled again
+    /// in the same pass.
+    pub poll_budget_left: bool,
+    /// `kernel.timer_tick`: a tick every jiffy whose exit runs pending softirqs inline.
+    pub timer_tick: bool,
 }
 
 /// Everything one run needs, validated.
@@ -554,6 +563,8 @@ pub struct Scenario {
     pub poll: PollConfig,
     pub hybrid: HybridConfig,
     pub moderation: Moderation,
+    /// The receive-load controller (`adapt.*`).
+    pub adapt: crate::adapt::AdaptConfig,
     /// disable-enable and hybrid: the ISR processes the first packet of a busy period.
     pub first_packet_in_isr: bool,
     /// The validated key/value pairs it was built from (echoed into the result).
@@ -581,6 +592,87 @@ fn cost_of(ns: f64) -> Cost {
         mean_ps: mean.ps() as f64,
         dist: Dist::Deterministic,
     }
+}
+
+/// A softirq deadline no run reaches (`kernel.softirq_time_limit = false`), with room to add.
+const NO_LIMIT_JIFFIES: u64 = 1 << 62;
+
+/// The receive-load controller's settings, checked against the scheme and the moderation.
+fn configure_adapt(p: &Params, scheme: Scheme) -> Result<crate::adapt::AdaptConfig, Error> {
+    use crate::adapt::{AdaptConfig, Scheme as A};
+    let name = p.str("adapt.scheme");
+    let a = A::from_name(name);
+    let bad = |key: &str, reason: String| Error::Inconsistent {
+        key: key.into(),
+        value: p.get(key).to_string(),
+        reason,
+    };
+    if a != A::None {
+        if !matches!(scheme, Scheme::Napi) {
+            return Err(bad(
+                "adapt.scheme",
+                format!(
+                    "needs scheme \"napi\" (it adapts NAPI's budget and the interrupt interval); scheme is \"{}\"",
+                    scheme.name()
+                ),
+            ));
+        }
+        if a.writes_itr() && !matches!(p.str("driver.moderation"), "static" | "off") {
+            return Err(bad(
+                "driver.moderation",
+                format!(
+                    "adapt.scheme \"{name}\" writes the interrupt interval itself: use \"static\" (its start is nic.itr_us) or \"off\""
+                ),
+            ));
+        }
+    }
+    if p.f64("adapt.buflow") > p.f64("adapt.bufupper") {
+        return Err(bad(
+            "adapt.buflow",
+            format!(
+                "must not exceed adapt.bufupper ({})",
+                p.get("adapt.bufupper")
+            ),
+        ));
+    }
+    if p.u64("adapt.budget_min") > p.u64("adapt.budget_max") {
+        return Err(bad(
+            "adapt.budget_min",
+            format!(
+                "must not exceed adapt.budget_max ({})",
+                p.get("adapt.budget_max")
+            ),
+        ));
+    }
+    if p.f64("adapt.aic_min_rate") > p.f64("adapt.aic_max_rate") {
+        return Err(bad(
+            "adapt.aic_min_rate",
+            format!(
+                "must not exceed adapt.aic_max_rate ({})",
+                p.get("adapt.aic_max_rate")
+            ),
+        ));
+    }
+    Ok(AdaptConfig {
+        scheme: a,
+        interval: SimDuration::from_ms(p.f64("adapt.interval_ms")),
+        buflow: p.f64("adapt.buflow"),
+        bufupper: p.f64("adapt.bufupper"),
+        alpha: p.f64("adapt.alpha"),
+        beta: p.u64("adapt.beta"),
+        budget_min: p.u64("adapt.budget_min"),
+        budget_max: p.u64("adapt.budget_max"),
+        micro: p.str("adapt.micro") == "trend",
+        rhip_rate: p.f64("adapt.rhip_rate"),
+        rhip_budget: p.u64("adapt.rhip_budget"),
+        t_decrease: p.f64("adapt.t_decrease"),
+        t_increase: SimDuration::from_ns(p.f64("adapt.t_increase_ns")),
+        t_snap: SimDuration::from_ns(p.f64("adapt.t_snap_ns")),
+        aic_min_rate: p.f64("adapt.aic_min_rate"),
+        aic_max_rate: p.f64("adapt.aic_max_rate"),
+        aic_rate_step: p.f64("adapt.aic_rate_step"),
+        aic_once_per_interval: p.str("adapt.aic_decrease") == "per-interval",
+    })
 }
 
 /// `ceil(units * hz / per_second)`: the kernel's rounding of a time to jiffies.
@@ -730,13 +822,26 @@ impl Scenario {
             }
             us => us,
         };
+        // no time limit: a deadline no run reaches
+        let limits = p.bool("kernel.softirq_time_limit");
         let kernel = KernelConfig {
             napi_weight: p.u64("kernel.napi_weight"),
             netdev_budget: p.u64("kernel.netdev_budget") as i64,
             jiffy,
-            budget_jiffies: to_jiffies(budget_us as f64, 1e6, hz),
+            budget_jiffies: if limits {
+                to_jiffies(budget_us as f64, 1e6, hz)
+            } else {
+                NO_LIMIT_JIFFIES
+            },
             max_softirq_restart: p.u64("kernel.max_softirq_restart"),
-            max_softirq_jiffies: to_jiffies(p.f64("kernel.max_softirq_time_ms"), 1e3, hz),
+            max_softirq_jiffies: if limits {
+                to_jiffies(p.f64("kernel.max_softirq_time_ms"), 1e3, hz)
+            } else {
+                NO_LIMIT_JIFFIES
+            },
+            ksoftirqd_below_apps: p.str("kernel.ksoftirqd_policy") == "below-apps",
+            poll_budget_left: p.str("kernel.net_rx_action") == "2.6.18",
+            timer_tick: p.bool("kernel.timer_tick"),
             defer_hard_irqs: p.u64("kernel.napi_defer_hard_irqs"),
             gro_flush_timeout: SimDuration::from_ns(p.f64("kernel.gro_flush_timeout_ns")),
             sched_slice: SimDuration::from_us(slice_us),
@@ -746,6 +851,7 @@ impl Scenario {
             p.set("driver.link_gbps", Value::Float(nic.link_gbps));
         }
         let moderation = Moderation::from_params(&p, nic.itr);
+        let adapt = configure_adapt(&p, scheme)?;
         let driver = DriverConfig {
             tx_work_limit: p.u64("driver.tx_work_limit"),
         };
@@ -905,6 +1011,7 @@ impl Scenario {
             poll,
             hybrid,
             moderation,
+            adapt,
             first_packet_in_isr: p.str("driver.first_packet") == "isr",
             params: p,
             warnings,
@@ -1294,6 +1401,26 @@ const SOFTIRQ: &[&str] = &[
 const SOFT_COALESCING: &[&str] = &["kernel.napi_defer_hard_irqs", "kernel.gro_flush_timeout_ns"];
 const POLL: &[&str] = &["poll.period_us", "poll.quota"];
 const HYBRID: &[&str] = &["hybrid.switch_pps", "hybrid.window_us", "hybrid.hysteresis"];
+/// The receive-load controllers' parameters.
+const ADAPT: &[&str] = &[
+    "adapt.interval_ms",
+    "adapt.buflow",
+    "adapt.bufupper",
+    "adapt.alpha",
+    "adapt.beta",
+    "adapt.budget_min",
+    "adapt.budget_max",
+    "adapt.micro",
+    "adapt.rhip_rate",
+    "adapt.rhip_budget",
+    "adapt.t_decrease",
+    "adapt.t_increase_ns",
+    "adapt.t_snap_ns",
+    "adapt.aic_min_rate",
+    "adapt.aic_max_rate",
+    "adapt.aic_rate_step",
+    "adapt.aic_decrease",
+];
 /// What only forwarded packets use (their costs, `platform.tx_*`, describe the machine and are
 /// not reported, as no `platform.*` key is).
 const TX: &[&str] = &["driver.tx_work_limit", "nic.tx_irq"];
@@ -1413,6 +1540,9 @@ impl Effect<'_> {
         });
         rule(HYBRID, self.scheme != Scheme::Hybrid, &|| {
             no_effect("only scheme \"hybrid\" uses it")
+        });
+        rule(ADAPT, p.str("adapt.scheme") == "none", &|| {
+            no_effect("only a receive-load controller uses it (adapt.scheme)")
         });
         rule(
             &["driver.first_packet"],

@@ -60,6 +60,12 @@ impl Socket {
         self.queue.is_empty()
     }
 
+    /// Utilisation of the buffer: `sk_rmem_alloc / sk_rcvbuf` (may exceed 1 by one packet).
+    #[inline]
+    pub fn utilisation(&self) -> f64 {
+        self.rmem as f64 / self.rcvbuf as f64
+    }
+
     /// Memory charged, bytes (`sk_rmem_alloc`).
     pub fn rmem(&self) -> u64 {
         self.rmem

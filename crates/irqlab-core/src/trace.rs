@@ -22,6 +22,10 @@ pub trait Tracer {
     /// An app finished packet `id` at `t`.
     #[inline(always)]
     fn consumed(&mut self, _app: usize, _id: u64, _t: SimTime) {}
+    /// Core `core`'s receive-load controller set `netdev_budget` and the interrupt interval
+    /// (ps) at `t`.
+    #[inline(always)]
+    fn knobs(&mut self, _core: usize, _t: SimTime, _budget: u64, _itr_ps: u64) {}
 }
 
 /// A tracer that records nothing.

@@ -15,6 +15,9 @@ And one model of a host beyond the paper: an application on the core that does p
 processing, a two-stage tandem under preemptive priority with a ring and a socket
 (:func:`tandem`, module :mod:`irqlab.analytic.tandem`).
 
+And the goodput model of Chang et al. (2007), §III: protocol processing, ksoftirqd and an
+application on one CPU at a constant rate (module :mod:`irqlab.analytic.chang`).
+
 Only numpy, scipy and pandas are used: the models do not need the simulator.
 """
 

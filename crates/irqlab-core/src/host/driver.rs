@@ -91,7 +91,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     #[inline]
     pub(super) fn driver_poll_step(&mut self, c: usize) {
         let v = self.l.core_mut(c).kernel.polling as usize;
-        let per_ring = self.ring_budget;
+        let per_ring = self.poll_limit(c);
         let vec = &mut self.l.vector_mut(v);
         if let [ring] = vec.rings.as_mut_slice() {
             // one ring: its budget is the weight
@@ -123,6 +123,18 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             }
             vec.napi.ring = r + 1;
             vec.napi.ring_work = 0;
+        }
+    }
+
+    /// The packets each ring may give this poll: its share of the weight, or (2.6.18) no more
+    /// than what is left of the `net_rx_action` budget.
+    #[inline(always)]
+    fn poll_limit(&self, c: usize) -> u64 {
+        if self.s.kernel.poll_budget_left {
+            self.ring_budget
+                .min(self.l.core(c).kernel.budget.max(1) as u64)
+        } else {
+            self.ring_budget
         }
     }
 
@@ -190,7 +202,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         vec.napi.ring_work += 1;
         metrics.on_polled_to_stack(now, v, pkt.class, pkt.arrival);
         tracer.delivered(pkt.id, pkt.arrival, now);
-        if vec.napi.ring_work < *ring_budget && ring.unprocessed() > 0 {
+        let limit = if s.kernel.poll_budget_left {
+            (*ring_budget).min(core.kernel.budget.max(1) as u64)
+        } else {
+            *ring_budget
+        };
+        if vec.napi.ring_work < limit && ring.unprocessed() > 0 {
             let next = ring.take();
             let p = &s.platform;
             let mut d = sample(&p.proto, &mut core.streams[StreamId::ProtoCost as usize]);
@@ -252,6 +269,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             Sink::App(a) => {
                 let a = a as usize;
                 let truesize = self.s.socket.truesize(u32::from(pkt.size_bytes));
+                if !self.adapt.is_empty() {
+                    self.adapt_on_enqueue(self.l.vector(v).core, a);
+                }
                 if self.apps[a].socket.enqueue(pkt, truesize) {
                     self.metrics
                         .on_ring_exit(now, v, pkt.class, pkt.arrival, RingExit::Socket);
@@ -273,6 +293,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                         RingExit::DroppedSocket,
                     );
                     self.metrics.on_socket_drop(now, a, pkt.class);
+                    if !self.adapt.is_empty() {
+                        self.adapt[self.l.vector(v).core].overflowed = true;
+                    }
                 }
             }
             Sink::Tx => {

@@ -94,6 +94,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             Timer::HybridWindow(v) => self.on_hybrid_window(v as usize),
             Timer::NapiWatchdog(v) => self.on_napi_watchdog(v as usize),
             Timer::TxDone(v) => self.on_tx_done(v as usize),
+            Timer::AdaptInterval(c) => self.on_adapt_interval(c as usize),
+            Timer::Tick(c) => self.on_tick(c as usize),
         }
     }
 

@@ -21,6 +21,7 @@
 //! - `disable-enable`, `poll`, `napi-poll`, `hybrid`: the same NIC and CPU, with protocol
 //!   processing in Salah's polling loop (`polling`).
 
+mod adapt;
 mod driver;
 mod feed;
 mod hardirq;
@@ -29,6 +30,7 @@ pub(crate) mod partition;
 mod polling;
 mod softirq;
 mod threads;
+mod tick;
 
 use std::collections::VecDeque;
 
@@ -104,6 +106,10 @@ pub enum Timer {
     NapiWatchdog(u16),
     /// A transmitted packet leaves the wire: its descriptor write-back raises the cause.
     TxDone(u16),
+    /// A receive-load controller's sampling interval of a core ends (`adapt`).
+    AdaptInterval(u16),
+    /// A core's timer tick (`tick`).
+    Tick(u16),
 }
 
 /// One core.
@@ -177,6 +183,8 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     /// The core whose job completion is being handled (`usize::MAX`: none).
     completing: usize,
     pub apps: Vec<App>,
+    /// Each core's receive-load controller (empty: none).
+    pub adapt: Vec<adapt::CoreAdapt>,
     pub wire: Wire,
     pub metrics: Metrics,
     /// Each core's CPU accounts when the window opened.
@@ -229,7 +237,11 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                         },
                         p.wakeup_after,
                     ),
-                    kernel: Kernel::new(s.kernel.jiffy.ps(), vectors.len()),
+                    kernel: {
+                        let mut k = Kernel::new(s.kernel.jiffy.ps(), vectors.len());
+                        k.netdev_budget = s.kernel.netdev_budget;
+                        k
+                    },
                     threads: RunQueue::new(apps_here + 1),
                     ksoftirqd: ThreadState::Sleeping,
                     pending_isr: VecDeque::with_capacity(vectors.len()),
@@ -284,6 +296,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             next_cpu_ps: u64::MAX,
             completing: usize::MAX,
             apps,
+            adapt: Vec::new(),
             wire: Wire::new(s.nic.link_gbps),
             metrics: Metrics::new(s),
             at_warmup: vec![[0; N_CATEGORIES]; n_cores],
@@ -310,6 +323,8 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
         if s.scheme.uses_poll_loop() {
             host.poll_loop_start();
         }
+        host.adapt_start();
+        host.tick_start();
         host
     }
 

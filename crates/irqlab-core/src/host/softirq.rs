@@ -37,7 +37,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         let now = self.now;
         let k = &mut self.l.core_mut(c).kernel;
         k.softirq_pending = false;
-        k.budget = self.s.kernel.netdev_budget;
+        k.budget = k.netdev_budget;
         k.time_limit = k.jiffies(now) + self.s.kernel.budget_jiffies;
         if self.measuring() {
             self.metrics.cores[c].softirq_runs += 1;
@@ -74,6 +74,21 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             } else {
                 self.net_rx_start(c);
             }
+            return;
+        }
+        if self.s.kernel.poll_budget_left {
+            // 2.6.18: the device went to the tail of the poll list; the pass goes on
+            let k = &mut self.l.core_mut(c).kernel;
+            let scheduled = std::mem::take(&mut k.poll_list);
+            k.local.extend(scheduled.iter().copied());
+            k.poll_list = scheduled;
+            k.poll_list.clear();
+            let repoll = std::mem::take(&mut k.repoll);
+            k.local.extend(repoll.iter().copied());
+            k.repoll = repoll;
+            k.repoll.clear();
+            let v = k.local.pop_front().expect("a NAPI to poll");
+            self.napi_poll(c, v as usize);
             return;
         }
         self.net_rx_finish(c);
@@ -167,7 +182,13 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         if k.softirq_pending && k.ctx.is_none() {
             let thread_ps = self.thread_ps(c);
             let slice = self.s.kernel.sched_slice.ps();
-            if self.l.core_mut(c).threads.should_yield(thread_ps, slice) {
+            let rq = &self.l.core_mut(c).threads;
+            // below-apps: an app that waits takes the core after each handle_softirqs run
+            // (Linux 2.6.18); ksoftirqd, once switched in, makes at least one
+            let below = self.s.kernel.ksoftirqd_below_apps
+                && !rq.queue.is_empty()
+                && thread_ps > rq.slice_start_ps;
+            if below || rq.should_yield(thread_ps, slice) {
                 self.yield_thread(c);
             } else {
                 self.handle_softirqs(c, SoftirqCtx::Ksoftirqd);

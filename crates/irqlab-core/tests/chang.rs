@@ -1,0 +1,274 @@
+//! Integration tests of the receive path under application load as Chang et al. (2007) model
+//! it: ksoftirqd below the app (Linux 2.6.18), a poll bounded by what is left of the budget,
+//! no softirq time limit, and the receive-load controllers acting through the host.
+//!
+//! CBR arrivals and deterministic costs make each timeline one a reader can work out by hand
+//! (written next to each scenario).
+
+use irqlab_core::time::SimTime;
+use irqlab_core::{Report, Scenario, Tracer, Value, run, run_with};
+
+fn f(x: f64) -> Value {
+    Value::Float(x)
+}
+fn i(x: i128) -> Value {
+    Value::Int(x)
+}
+fn s(x: &str) -> Value {
+    Value::Str(x.to_string())
+}
+fn b(x: bool) -> Value {
+    Value::Bool(x)
+}
+
+#[derive(Clone, Debug, Default)]
+struct Pairs(Vec<(String, Value)>);
+
+impl Pairs {
+    fn with(mut self, key: &str, value: Value) -> Pairs {
+        self.0.push((key.to_string(), value));
+        self
+    }
+    fn try_build(&self) -> Result<Scenario, irqlab_core::Error> {
+        Scenario::from_pairs(self.0.iter().cloned())
+    }
+    fn build(&self) -> Scenario {
+        self.try_build()
+            .unwrap_or_else(|e| panic!("a valid scenario, got: {e}"))
+    }
+}
+
+/// One core, one app reading every packet; CBR at 1 Mpps; protocol processing 2 us, the app
+/// 10 us per packet; every other cost zero; one softirq pass of at most 10 packets before
+/// ksoftirqd takes over; a 1 ms slice.
+fn overloaded() -> Pairs {
+    Pairs::default()
+        .with("scheme", s("napi"))
+        .with("traffic.kind", s("cbr"))
+        .with("traffic.rate_pps", f(1e6))
+        .with("run.warmup_ms", f(5.0))
+        .with("run.duration_ms", f(20.0))
+        .with("platform.irq_ns", f(0.0))
+        .with("platform.irq_dist", s("deterministic"))
+        .with("platform.proto_ns", f(2000.0))
+        .with("platform.proto_dist", s("deterministic"))
+        .with("platform.ctx_switch_ns", f(0.0))
+        .with("platform.task_wakeup_ns", f(0.0))
+        .with("platform.softirq_ns", f(0.0))
+        .with("platform.poll_ns", f(0.0))
+        .with("platform.unmask_ns", f(0.0))
+        .with("platform.mask_ns", f(0.0))
+        .with("kernel.napi_weight", i(10))
+        .with("kernel.netdev_budget", i(10))
+        .with("kernel.max_softirq_restart", i(1))
+        .with("kernel.sched_slice_us", f(1000.0))
+        .with("app.0.cost_ns", f(10_000.0))
+        .with("app.0.cost_dist", s("deterministic"))
+}
+
+fn share(r: &Report) -> (f64, f64) {
+    (r.cpu.ksoftirqd, r.cpu.app)
+}
+
+#[test]
+fn below_apps_ksoftirqd_gets_one_softirq_run_per_app_round() {
+    // The ring never empties, so the vector stays masked and ksoftirqd does all protocol
+    // processing. Below the app: the app drains its socket (10 packets, 100 us) and sleeps;
+    // ksoftirqd runs one handle_softirqs (10 packets, 20 us), whose first packet wakes the
+    // app, which takes the core at once after it: ksoftirqd / app = 20 / 100.
+    let r = run(&overloaded()
+        .with("kernel.ksoftirqd_policy", s("below-apps"))
+        .build());
+    let (ksd, app) = share(&r);
+    assert!(
+        (ksd / app - 0.2).abs() < 0.01,
+        "ksoftirqd {ksd}, app {app}: Fig. 2's round of one B_p and the app's k_a"
+    );
+    assert!(r.cpu.idle < 1e-9, "no idle: the core is always behind");
+    assert_eq!(
+        r.packets.dropped_socket, 0,
+        "the app empties its socket every round"
+    );
+    // Fair sharing: the woken app waits for ksoftirqd's 1 ms slice (50 runs, 500 packets)
+    // and the socket overflows; each thread gets half the thread level.
+    let r = run(&overloaded().build());
+    let (ksd, app) = share(&r);
+    assert!(
+        (ksd / app - 1.0).abs() < 0.05,
+        "fair: ksoftirqd {ksd}, app {app}"
+    );
+    assert!(r.packets.dropped_socket > 0);
+}
+
+#[test]
+fn below_apps_an_app_in_its_slice_is_never_preempted_by_ksoftirqd() {
+    // A 10 us slice: the app yields after each packet if ksoftirqd waits; ksoftirqd still
+    // gives the core back after one run. ksoftirqd's share follows the rounds: 20 us per
+    // 10 us of app time.
+    let r = run(&overloaded()
+        .with("kernel.ksoftirqd_policy", s("below-apps"))
+        .with("kernel.sched_slice_us", f(10.0))
+        .build());
+    let (ksd, app) = share(&r);
+    assert!((ksd / app - 2.0).abs() < 0.02, "ksoftirqd {ksd}, app {app}");
+}
+
+#[derive(Default)]
+struct Polls {
+    packets: Vec<u64>,
+    knobs: Vec<(u64, u64, u64)>,
+}
+
+impl Tracer for Polls {
+    fn arrival(&mut self, _: u64, _: SimTime, _: bool) {}
+    fn delivered(&mut self, _: u64, _: SimTime, _: SimTime) {}
+    fn poll(&mut self, _: usize, _: usize, _: SimTime, packets: u64, _: u64) {
+        self.packets.push(packets);
+    }
+    fn knobs(&mut self, _: usize, t: SimTime, budget: u64, itr_ps: u64) {
+        self.knobs.push((t.ps(), budget, itr_ps));
+    }
+}
+
+#[test]
+fn budget_left_bounds_each_poll_by_what_is_left_of_netdev_budget() {
+    // Weight 64, netdev_budget 10: v6.13 lets each poll clean its whole weight; 2.6.18's
+    // dev->poll(dev, &budget) cleans at most 10.
+    let base = overloaded().with("kernel.napi_weight", i(64));
+    let (_, weight) = run_with(&base.build(), Polls::default());
+    assert_eq!(weight.packets.iter().max(), Some(&64));
+    let (_, left) = run_with(
+        &base.with("kernel.net_rx_action", s("2.6.18")).build(),
+        Polls::default(),
+    );
+    assert_eq!(left.packets.iter().max(), Some(&10));
+}
+
+#[test]
+fn without_a_time_limit_a_pass_runs_to_its_budget() {
+    // A 3000-packet budget at 2 us a packet is 6 ms: the default limit (2 jiffies at HZ 1000)
+    // ends each pass after about 1000 packets; without it each pass takes its 3000.
+    let base = overloaded()
+        .with("nic.ring_descriptors", i(4096))
+        .with("kernel.napi_weight", i(64))
+        .with("kernel.netdev_budget", i(3000))
+        .with("kernel.net_rx_action", s("2.6.18"))
+        .with("app.0.cost_ns", f(100.0))
+        .with("run.duration_ms", f(300.0));
+    let per_pass = |p: Pairs| {
+        let r = run(&p.build());
+        let c = &r.per_core[0].counts;
+        c.polled_packets as f64 / c.softirq_runs as f64
+    };
+    let limited = per_pass(base.clone());
+    let unlimited = per_pass(base.with("kernel.softirq_time_limit", b(false)));
+    assert!(limited < 1100.0, "{limited}");
+    assert!((unlimited - 3000.0).abs() < 100.0, "{unlimited}");
+}
+
+/// A 1500-byte stream at 80 kpps to an app slower than the stream (15 us per packet): the
+/// socket fills, whatever the controller does about protocol processing.
+fn pressured(scheme: &str) -> Pairs {
+    overloaded()
+        .with("traffic.rate_pps", f(80_000.0))
+        .with("traffic.size_bytes", i(1518))
+        .with("app.0.cost_ns", f(15_000.0))
+        .with("kernel.napi_weight", i(64))
+        .with("kernel.netdev_budget", i(300))
+        .with("kernel.max_softirq_restart", i(10))
+        .with("kernel.net_rx_action", s("2.6.18"))
+        .with("kernel.ksoftirqd_policy", s("below-apps"))
+        .with("socket.rcvbuf_bytes", i(2_000_000))
+        .with("run.warmup_ms", f(0.0))
+        .with("run.duration_ms", f(500.0))
+        .with("adapt.scheme", s(scheme))
+}
+
+#[test]
+fn qapolling_halves_the_budget_once_the_socket_is_half_full() {
+    let (_, t) = run_with(&pressured("qapolling").build(), Polls::default());
+    let first = t.knobs.first().expect("the controller acted");
+    assert_eq!((first.1, first.2), (150, 0), "300 / alpha, T untouched");
+    assert!(t.knobs.iter().any(|k| k.1 == 1), "down to the floor");
+    assert!(t.knobs.iter().all(|k| k.2 == 0), "QAPolling never writes T");
+}
+
+#[test]
+fn rhip_raises_t_to_125_us_before_it_touches_the_budget() {
+    let (r, t) = run_with(&pressured("rhip").build(), Polls::default());
+    let first_budget_change = t
+        .knobs
+        .iter()
+        .position(|k| k.1 != 300)
+        .expect("the budget moved");
+    assert!(first_budget_change > 0);
+    assert_eq!(
+        t.knobs[first_budget_change - 1].2,
+        125_000_000,
+        "T at 1/8000 s first"
+    );
+    assert!(
+        t.knobs[..first_budget_change]
+            .windows(2)
+            .all(|w| w[1].2 == w[0].2 + 500_000),
+        "+500 ns per packet above bufupper"
+    );
+    assert!(r.irq_per_s <= 8000.0 * 1.01, "{}", r.irq_per_s);
+}
+
+#[test]
+fn aic_lowers_the_interrupt_rate_and_leaves_the_budget() {
+    let (_, t) = run_with(&pressured("aic").build(), Polls::default());
+    assert!(!t.knobs.is_empty());
+    assert!(t.knobs.iter().all(|k| k.1 == 300));
+    assert_eq!(
+        t.knobs[0].2, 20_000_000,
+        "unthrottled counts as 100000/s: halved"
+    );
+}
+
+#[test]
+fn an_adaptive_scheme_refuses_a_moderation_policy_that_also_writes_t() {
+    let e = pressured("rhip")
+        .with("driver.moderation", s("ixgbe"))
+        .try_build()
+        .unwrap_err();
+    assert_eq!(e.key(), "driver.moderation");
+    let e = pressured("qapolling")
+        .with("scheme", s("irq"))
+        .try_build()
+        .unwrap_err();
+    assert_eq!(e.key(), "adapt.scheme");
+    let e = pressured("qapolling")
+        .with("adapt.buflow", f(0.6))
+        .try_build()
+        .unwrap_err();
+    assert_eq!(e.key(), "adapt.buflow");
+    assert!(e.to_string().lines().count() == 1);
+}
+
+#[test]
+fn each_timer_tick_gives_a_pending_softirq_one_inline_invocation() {
+    // The app takes 1 s per packet in a 1 s slice: below it, ksoftirqd never runs. Without
+    // the tick the ring is never served again after the first interrupt's invocation; with
+    // it, every jiffy (1 ms) runs one invocation of B_p = 10 packets at softirq level.
+    let busy = overloaded()
+        .with("kernel.ksoftirqd_policy", s("below-apps"))
+        .with("kernel.sched_slice_us", f(1e6))
+        .with("app.0.cost_ns", f(1e9))
+        .with("socket.rcvbuf_bytes", i(100_000_000));
+    let r = run(&busy.build());
+    assert_eq!(r.per_core[0].counts.polled_packets, 0);
+    let r = run(&busy.with("kernel.timer_tick", b(true)).build());
+    let polled = r.per_core[0].counts.polled_packets;
+    assert_eq!(
+        polled,
+        20 * 10,
+        "20 ticks in the 20 ms window, 10 packets each"
+    );
+    assert!(
+        (r.cpu.softirq - 0.02).abs() < 1e-9,
+        "200 x 2 us in 20 ms: {}",
+        r.cpu.softirq
+    );
+}
