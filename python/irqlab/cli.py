@@ -852,6 +852,8 @@ def reproduce(
                     hybrid, analysis and simulation, Poisson and bursty traffic (Figs. 6, 9, 10)
       emmerich2015  Emmerich et al. (2015): ITR off, ixgbe's dynamic ITR and the linear ITR
                     (Figs. 3, 5, 7, 8), plus today's ixgbe, i40e, DIM and software coalescing
+      beifuss2016   Beifuß et al. (2016): ingress QoS, SQ, RR, LL-RR and LL-WFQ (Figs. 5a/b,
+                    6a/b, 7a/b) and the paper's numbers beside irqlab's
 
     The sweeps are resumable: rerunning the command reuses the runs already in --out.
     """
@@ -873,6 +875,8 @@ def reproduce(
         click.echo(module.headline_markdown(tables["headline"]), nl=False)
     if "policies" in tables:
         click.echo(module.policy_markdown(tables["policies"]), nl=False)
+    if "paper" in tables:
+        click.echo(module.paper_markdown(tables["paper"]), nl=False)
     click.echo(f"wrote {target}/README.md and the figures and tables it lists")
 
 

@@ -18,6 +18,7 @@ from irqlab.errors import ConfigError
 STUDIES = {
     "salah2007": "irqlab.studies.salah2007",
     "emmerich2015": "irqlab.studies.emmerich2015",
+    "beifuss2016": "irqlab.studies.beifuss2016",
 }
 
 
