@@ -92,11 +92,11 @@ def _mpps(*x: float) -> tuple[float, ...]:
 FULL = Plan(
     shares=_steps(0.0, 1.0, 0.05),
     loads=_mpps(*_steps(0.05, 2.0, 0.05)),
-    search_shares=_steps(0.0, 1.0, 0.1),
+    search_shares=_steps(0.0, 1.0, 0.05),
     search_loads=_mpps(*_steps(1.45, 1.95, 0.05)),
     duration_ms=100.0,
     warmup_ms=10.0,
-    replications=3,
+    replications=5,
 )
 QUICK = Plan(
     shares=(0.0, 0.1, 0.3, 0.5, 0.7, 1.0),
@@ -301,7 +301,9 @@ def paper_table(
         lo, hi = mx(strategy)
         if not np.isfinite(lo):
             return "—"
-        return f"{lo / 1e6:.2f}–{hi / 1e6:.2f} Mpps"
+        if round(lo / 1e4) == round(hi / 1e4):
+            return f"{lo / 1e6:.2f} Mpps at every RT share"
+        return f"{lo / 1e6:.2f}–{hi / 1e6:.2f} Mpps over the RT shares"
 
     def s(strategy: str, share: float, col: str) -> pd.Series:
         r = at(shares, strategy, rt_share=share)
