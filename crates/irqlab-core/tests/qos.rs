@@ -126,6 +126,9 @@ fn rr_completes_the_lighter_vector_more_often() {
     // each vector carries only its class
     assert_eq!(be.path.offered, class(&r, "be").path.offered);
     assert_eq!(rt.path.offered, class(&r, "rt").path.offered);
+    // with 70 % RT the lighter vector is the BE one
+    let r = run(&build(pairs("rr", 1.5e6, 0.7, &[])));
+    assert!(2 * r.per_queue[0].counts.irqs > 3 * r.per_queue[1].counts.irqs);
     // and in overload the RT vector still interrupts, the BE one never
     let over = run(&build(pairs("rr", 2.0e6, 0.3, &[])));
     assert!(over.per_queue[1].irq_per_s > 5000.0);
