@@ -66,3 +66,12 @@ def emmerich2015_quick(tmp_path_factory) -> Path:
 
 def is_png(path: Path) -> bool:
     return path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="session")
+def beifuss2016_quick(tmp_path_factory) -> Path:
+    """`irqlab reproduce beifuss2016 --quick`, run once per session (about 30 s) for the tests
+    that read it: do not change its files."""
+    return reproduce_quick(
+        "beifuss2016", tmp_path_factory.mktemp("beifuss2016"), "| quantity | paper | irqlab |"
+    )

@@ -870,6 +870,8 @@ def reproduce(
                     (Figs. 3, 5, 7, 8), plus today's ixgbe, i40e, DIM and software coalescing
       chang2007     Chang et al. (2007): goodput of an application under receive load with
                     NAPI, QAPolling, AIC and RHIP (Figs. 8-11, Table II)
+      beifuss2016   Beifuß et al. (2016): ingress QoS, SQ, RR, LL-RR and LL-WFQ (Figs. 5a/b,
+                    6a/b, 7a/b) and the paper's numbers beside irqlab's
 
     The sweeps are resumable: rerunning the command reuses the runs already in --out.
     """
@@ -891,6 +893,8 @@ def reproduce(
         click.echo(module.headline_markdown(tables["headline"]), nl=False)
     if "policies" in tables:
         click.echo(module.policy_markdown(tables["policies"]), nl=False)
+    if "paper" in tables:
+        click.echo(module.paper_markdown(tables["paper"]), nl=False)
     click.echo(f"wrote {target}/README.md and the figures and tables it lists")
 
 

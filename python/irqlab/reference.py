@@ -901,6 +901,7 @@ class Sim:
             "size_bytes": [],
             "flow": [],
             "queue": [],
+            "class": [],
         }
 
     # ----- engine ------------------------------------------------------------------------------
@@ -982,6 +983,7 @@ class Sim:
         self.trace["size_bytes"].append(self.cfg.size_bytes)
         self.trace["flow"].append(self.draw_flow())
         self.trace["queue"].append(0)
+        self.trace["class"].append(0)  # one traffic class
         if accepted:
             self.ring.push(Packet(self.now, self.cfg.size_bytes, pid))
         if self.cfg.scheme == "ideal":

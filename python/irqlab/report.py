@@ -245,13 +245,18 @@ def render_per_core(report: Mapping[str, Any]) -> Table | None:
 
 
 def render_per_class(report: Mapping[str, Any]) -> Table | None:
-    """One row per traffic class, or None with one class."""
+    """One row per traffic class (offered and delivered rates, loss, latency mean and
+    percentiles, drops by place where there are some), or None with one class."""
     per_class = report.get("per_class") or []
     if len(per_class) <= 1:
         return None
     apps = bool(report.get("per_app"))
-    t = Table(title="per traffic class", show_header=True, header_style="bold")
-    headers = ["class", "share", "offered kpps", "kpps", "loss %", "p50 µs", "p99 µs"]
+    t = Table(title="per traffic class (rates in kpps)", show_header=True, header_style="bold")
+    headers = ["class", "share", "offered", "kpps", "loss %", "mean µs", "p50 µs", "p99 µs"]
+    # packets dropped, by place, when some class lost some
+    places = [p for p in ("nic", "socket", "tx") if any(c[f"dropped_{p}"] for c in per_class)]
+    if places:
+        headers.append("drops")
     if apps:
         headers += ["app p99 µs", "goodput"]
     for i, h in enumerate(headers):
@@ -263,9 +268,13 @@ def render_per_class(report: Mapping[str, Any]) -> Table | None:
             _k(c["offered_pps"]),
             _k(c["throughput_pps"]),
             _p(c["loss_ratio"]),
+            _num(c["latency_us"]["mean"]),
             _num(c["latency_us"]["p50"]),
             _num(c["latency_us"]["p99"]),
         ]
+        if places:
+            drops = [f"{p} {_num(c[f'dropped_{p}'])}" for p in places if c[f"dropped_{p}"]]
+            cells.append(", ".join(drops) or "0")
         if apps:
             cells += [_num(c["app_latency_us"]["p99"]), _mbps(c.get("goodput_bps"))]
         t.add_row(*cells)

@@ -62,8 +62,9 @@ def run_traced(
     """Like :func:`run`, plus every packet's arrival and completion time in picoseconds.
 
     The trace holds ``arrival_ps``, ``accepted`` (False if the ring was full), ``done_ps``
-    (None if dropped or still in flight), ``size_bytes`` (the frame), ``flow`` and ``queue``
-    (the vector RSS steered it to) per packet, in arrival order. Memory grows with the run:
+    (None if dropped or still in flight), ``size_bytes`` (the frame), ``flow``, ``queue``
+    (the vector RSS steered it to) and ``class`` (its traffic class's index) per packet, in
+    arrival order. Memory grows with the run:
     for tests and small studies.
     """
     params, make = resolve_policy(load_scenario(scenario, overrides, seed=seed), policy)

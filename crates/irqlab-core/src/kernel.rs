@@ -62,6 +62,8 @@ pub struct Napi {
     pub ring_work: u64,
     /// Every ring (and the Tx ring) was cleaned below its budget so far in this poll.
     pub clean_complete: bool,
+    /// Where the poll is in the vector's ring discipline (`qos`), if it has one.
+    pub rings: crate::qos::PollState,
     /// `napi->defer_hard_irqs_count`.
     pub defer_count: u64,
     /// When the NAPI hrtimer fires, if armed.

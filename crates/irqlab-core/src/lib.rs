@@ -28,7 +28,7 @@
 //!
 //! Modules mirror the parts of the real system: [`traffic`], [`nic`] (rings, interrupt logic,
 //! Tx, RSS), [`cpu`], [`kernel`] (softirq, NAPI), [`sched`] (the thread level), [`socket`],
-//! [`moderation`] (the drivers' policies), [`topology`] (what runs where) and [`metrics`];
+//! [`moderation`] (the drivers' policies), [`qos`] (ingress QoS: ring disciplines), [`topology`] (what runs where) and [`metrics`];
 //! `host` puts them together as the model the engine runs. [`params`] and [`scenario`] hold
 //! the validated configuration; `engine`, `queue`, [`time`] and [`rng`] are the simulation
 //! machinery; [`trace`] observes a run.
@@ -44,6 +44,7 @@ pub mod metrics;
 pub mod moderation;
 pub mod nic;
 pub mod params;
+pub mod qos;
 mod queue;
 pub mod rng;
 pub mod scenario;

@@ -266,7 +266,13 @@ pub const SCHEMES: &[&str] = &[
     "napi",
 ];
 /// Platform presets: named sets of costs.
-pub const PLATFORM_PRESETS: &[&str] = &["none", "salah2007", "emmerich2015", "chang2007"];
+pub const PLATFORM_PRESETS: &[&str] = &[
+    "none",
+    "salah2007",
+    "emmerich2015",
+    "chang2007",
+    "beifuss2016",
+];
 /// Interrupt moderation policies (`driver.moderation`).
 pub const MODERATION: &[&str] = &[
     "off",
@@ -703,6 +709,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "distribution of task_wakeup_ns",
     ),
     p(
+        "platform.ring_switch_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "ll-rr, ll-wfq: one visit of an Rx ring in the LL driver's poll (its overhead per ring switch), ns",
+    ),
+    p(
         "kernel.napi_weight",
         int(1, 65_536),
         I(64),
@@ -1018,6 +1030,34 @@ pub const PARAMS: &[ParamSpec] = &[
         F(0.1),
         "hybrid: polling hands back to disable-enable below (1 - hysteresis) x switch_pps",
     ),
+    p(
+        "qos.strategy",
+        Kind::OneOf(crate::qos::STRATEGIES),
+        S("off"),
+        "ingress QoS: off (the classes of traffic.classes), sq (one ring), rr (an RT and a BE vector), vmdq (equal split), ll-rr, ll-wfq (ring budgets)",
+    ),
+    p(
+        "qos.rt_share",
+        float(0.0, 1.0),
+        F(0.3),
+        "with a QoS strategy: fraction of the packets in class rt (the rest are be), drawn independently per packet",
+    ),
+    p(
+        "qos.ring_budgets",
+        Kind::IntList {
+            min: 1,
+            max: 1 << 20,
+            max_len: 2,
+        },
+        EmptyList,
+        "ll-rr, ll-wfq: ring budgets [BE, RT] in the driver's PRB order (empty = ll-rr [4, 4], ll-wfq [4, 60])",
+    ),
+    p(
+        "qos.ring_order",
+        Kind::OneOf(crate::qos::RING_ORDERS),
+        S("rt-first"),
+        "vmdq, ll-rr, ll-wfq: ring visited first in each pass (rt-first; prb: BE first, the PRB order)",
+    ),
 ];
 
 /// Defaults that a choice brings with it: when `key` has `value`, each listed key that the
@@ -1123,6 +1163,39 @@ pub const PRESETS: &[Preset] = &[
             ("nic.ring_descriptors", I(4830)),
         ],
         doc: "one 3.3 GHz Xeon E3-1230 v2 core forwarding 64 B frames of Emmerich et al. (2015), calibrated in docs/moderation.md: saturates at 2.1 Mpps when polling, one IRQ per packet up to 0.5 Mpps, 2300 us of buffering at overload",
+    },
+    Preset {
+        key: "platform.preset",
+        value: "beifuss2016",
+        defaults: &[
+            ("platform.cpu_ghz", F(3.2)),
+            ("platform.irq_ns", F(3900.0)),
+            ("platform.irq_dist", S("deterministic")),
+            ("platform.proto_ns", F(556.0)),
+            ("platform.proto_dist", S("exponential")),
+            ("platform.proto_ns_per_byte", F(0.0)),
+            ("platform.poll_ns", F(600.0)),
+            ("platform.poll_dist", S("deterministic")),
+            ("platform.softirq_ns", F(360.0)),
+            ("platform.softirq_dist", S("deterministic")),
+            ("platform.mask_ns", F(0.0)),
+            ("platform.unmask_ns", F(40.0)),
+            ("platform.unmask_dist", S("deterministic")),
+            ("platform.ctx_switch_ns", F(0.0)),
+            ("platform.poll_timer_ns", F(840.0)),
+            ("platform.poll_timer_dist", S("deterministic")),
+            ("platform.wakeup_ns", F(4800.0)),
+            ("platform.wakeup_after_us", F(20.0)),
+            ("platform.tx_ns", F(0.0)),
+            ("platform.tx_clean_ns", F(0.0)),
+            ("platform.ring_switch_ns", F(100.0)),
+            ("nic.ring_descriptors", I(512)),
+            ("nic.itr_us", F(0.0)),
+            ("kernel.napi_weight", I(64)),
+            ("kernel.netdev_budget", I(300)),
+            ("kernel.hz", I(250)),
+        ],
+        doc: "one 3.2 GHz Xeon E3-1230 core of Beifuss et al. (2016), 512 descriptors per ring, ITR off, HZ 250; with host.forward = true and 128 B frames, calibrated in docs/qos.md on SQ: 1.75 Mpps when polling, 32 k IRQ/s at 1.5 Mpps",
     },
 ];
 
@@ -1520,6 +1593,25 @@ impl Params {
     pub(crate) fn set(&mut self, key: &str, value: Value) {
         debug_assert!(lookup(key).is_ok(), "{key}");
         self.values.insert(key.to_string(), value);
+    }
+
+    /// Sets a field of numbered entry `index` of table `prefix` (the entries up to it exist
+    /// afterwards, their unset fields at their defaults): for entries a setting derives.
+    pub(crate) fn set_entry(&mut self, prefix: &str, index: usize, field: &str, value: Value) {
+        let t = TABLES
+            .iter()
+            .position(|t| t.prefix == prefix)
+            .expect("a table of the schema");
+        while self.entries[t] <= index {
+            let i = self.entries[t];
+            for f in TABLES[t].fields {
+                self.values
+                    .entry(field_key(prefix, i, f.key))
+                    .or_insert_with(|| f.default.value());
+            }
+            self.entries[t] += 1;
+        }
+        self.set(&field_key(prefix, index, field), value);
     }
 
     /// All values, sorted by key.

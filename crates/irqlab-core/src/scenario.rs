@@ -515,6 +515,8 @@ pub struct PlatformConfig {
     /// Waking the core after an idle period longer than `wakeup_after` (zero cost: never).
     pub wakeup: Cost,
     pub wakeup_after: SimDuration,
+    /// LL driver: one visit of an Rx ring in a poll.
+    pub ring_switch: Cost,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -565,6 +567,8 @@ pub struct Scenario {
     pub moderation: Moderation,
     /// The receive-load controller (`adapt.*`).
     pub adapt: crate::adapt::AdaptConfig,
+    /// Ingress QoS: the classes' rings and vectors, and the ring discipline.
+    pub qos: crate::qos::QosConfig,
     /// disable-enable and hybrid: the ISR processes the first packet of a busy period.
     pub first_packet_in_isr: bool,
     /// The validated key/value pairs it was built from (echoed into the result).
@@ -757,6 +761,17 @@ impl Scenario {
                 (flows, cum)
             }
         };
+        let strategy = crate::qos::prepare(&mut p)?;
+        if scheme.uses_poll_loop() && strategy != crate::qos::Strategy::Off {
+            return Err(Error::Inconsistent {
+                key: "qos.strategy".into(),
+                value: p.get("qos.strategy").to_string(),
+                reason: format!(
+                    "scheme \"{}\" runs Salah's polling loop, one ring per vector; QoS needs a NAPI scheme (napi, irq, coalesce-count, coalesce-time, ideal)",
+                    scheme.name()
+                ),
+            });
+        }
         let (classes, class_cum) = parse_classes(&mut p)?;
         let hz = p.u64("kernel.hz");
         let jiffy = SimDuration(PS_PER_S / hz);
@@ -779,6 +794,7 @@ impl Scenario {
                 ..cost_of(p.f64("platform.wakeup_ns"))
             },
             wakeup_after: SimDuration::from_us(p.f64("platform.wakeup_after_us")),
+            ring_switch: cost_of(p.f64("platform.ring_switch_ns")),
         };
         let host = HostConfig {
             cores: p.u64("host.cores") as usize,
@@ -968,6 +984,13 @@ impl Scenario {
                 reason: "host.forward = true needs a Tx ring on each vector".into(),
             });
         }
+        let qos = crate::qos::configure(
+            &p,
+            strategy,
+            classes.len(),
+            kernel.napi_weight,
+            &topology.vector_core,
+        )?;
         check_scheme_settings(&p, scheme, classes.len())?;
         let warnings = Effect {
             p: &p,
@@ -1012,6 +1035,7 @@ impl Scenario {
             hybrid,
             moderation,
             adapt,
+            qos,
             first_packet_in_isr: p.str("driver.first_packet") == "isr",
             params: p,
             warnings,
@@ -1652,9 +1676,31 @@ impl Effect<'_> {
         rule(&["nic.rss_table_size"], p.u64("nic.queues") == 1, &|| {
             no_effect("there is one queue vector (nic.queues = 1)")
         });
+        // ingress QoS (`qos`)
+        let strategy = p.str("qos.strategy");
+        rule(QOS, strategy == "off", &|| {
+            no_effect("there is no QoS strategy (qos.strategy = \"off\")")
+        });
+        rule(
+            &["qos.ring_budgets"],
+            !matches!(strategy, "ll-rr" | "ll-wfq"),
+            &|| {
+                no_effect(
+                    "ring budgets are the LL driver's (qos.strategy = \"ll-rr\" or \"ll-wfq\")",
+                )
+            },
+        );
+        rule(
+            &["qos.ring_order"],
+            matches!(strategy, "sq" | "rr"),
+            &|| no_effect("the strategy has one ring per vector"),
+        );
         out
     }
 }
+
+/// The keys of a QoS strategy.
+const QOS: &[&str] = &["qos.rt_share", "qos.ring_budgets", "qos.ring_order"];
 
 fn no_effect(why: &str) -> String {
     format!("has no effect: {why}")

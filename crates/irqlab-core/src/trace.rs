@@ -12,6 +12,9 @@ pub trait Tracer {
     /// RSS steered it to.
     #[inline(always)]
     fn packet(&mut self, _id: u64, _size_bytes: u32, _flow: u32, _queue: u16) {}
+    /// The traffic class of packet `id`, just arrived.
+    #[inline(always)]
+    fn class(&mut self, _id: u64, _class: u16) {}
     /// Packet `id`, which arrived at `arrival`, finished protocol processing at `t` and was
     /// taken by its socket, its Tx ring or the stack.
     fn delivered(&mut self, id: u64, arrival: SimTime, t: SimTime);
@@ -48,6 +51,7 @@ pub struct PacketTrace {
     pub size_bytes: Vec<u32>,
     pub flow: Vec<u32>,
     pub queue: Vec<u16>,
+    pub class: Vec<u16>,
 }
 
 impl Tracer for PacketTrace {
@@ -62,6 +66,10 @@ impl Tracer for PacketTrace {
         self.size_bytes.push(size_bytes);
         self.flow.push(flow);
         self.queue.push(queue);
+    }
+    fn class(&mut self, id: u64, class: u16) {
+        debug_assert_eq!(id as usize + 1, self.arrival_ps.len());
+        self.class.push(class);
     }
     fn delivered(&mut self, id: u64, _: SimTime, t: SimTime) {
         self.done_ps[id as usize] = Some(t.ps());

@@ -273,7 +273,7 @@ fn run<'py>(
 }
 
 /// Like `run`, and also returns per-packet outcomes: `{arrival_ps, accepted, done_ps,
-/// size_bytes, flow, queue}` lists (`done_ps` is None for dropped packets and packets still in
+/// size_bytes, flow, queue, class}` lists (`done_ps` is None for dropped packets and packets still in
 /// flight; `queue`: the vector RSS steered the packet to).
 #[pyfunction]
 #[pyo3(signature = (params, policy = None))]
@@ -293,6 +293,7 @@ fn run_traced<'py>(
     d.set_item("size_bytes", PyList::new(py, &trace.size_bytes)?)?;
     d.set_item("flow", PyList::new(py, &trace.flow)?)?;
     d.set_item("queue", PyList::new(py, &trace.queue)?)?;
+    d.set_item("class", PyList::new(py, &trace.class)?)?;
     Ok((report_to_py(py, &r)?, d))
 }
 

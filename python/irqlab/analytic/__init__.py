@@ -11,6 +11,9 @@ interrupt-handling schemes in gigabit networks", §3 and §5.3:
 * the hybrid of disable-enable and pure polling (:func:`hybrid`, §5.3);
 * :func:`curve`, a table of one scheme's figures over arrival rates for a scenario.
 
+The RT latency bound of Beifuß et al. (2016), Eqs. (1) and (2) (:func:`t_max`, :func:`b_max`,
+module :mod:`irqlab.analytic.beifuss`, with the model of their Fig. 3 as a scenario).
+
 And one model of a host beyond the paper: an application on the core that does protocol
 processing, a two-stage tandem under preemptive priority with a ring and a socket
 (:func:`tandem`, module :mod:`irqlab.analytic.tandem`).
@@ -21,6 +24,7 @@ application on one CPU at a constant rate (module :mod:`irqlab.analytic.chang`).
 Only numpy, scipy and pandas are used: the models do not need the simulator.
 """
 
+from irqlab.analytic.beifuss import b_max, t_max
 from irqlab.analytic.curves import SCHEMES_WITH_MODEL, curve, model_rates
 from irqlab.analytic.disable_enable import (
     DisableEnable,
@@ -53,6 +57,7 @@ __all__ = [
     "Normal",
     "Polling",
     "TandemResult",
+    "b_max",
     "cliff_point",
     "curve",
     "disable_enable",
@@ -70,6 +75,7 @@ __all__ = [
     "p01_compact",
     "pure_polling",
     "switch_point",
+    "t_max",
     "tandem",
     "throughput_compact",
     "u_ip_printed",

@@ -19,6 +19,7 @@ STUDIES = {
     "salah2007": "irqlab.studies.salah2007",
     "emmerich2015": "irqlab.studies.emmerich2015",
     "chang2007": "irqlab.studies.chang2007",
+    "beifuss2016": "irqlab.studies.beifuss2016",
 }
 
 

@@ -90,6 +90,10 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// allows, then the next ring.
     #[inline]
     pub(super) fn driver_poll_step(&mut self, c: usize) {
+        if self.disciplined {
+            self.ring_discipline_step(c);
+            return;
+        }
         let v = self.l.core_mut(c).kernel.polling as usize;
         let per_ring = self.poll_limit(c);
         let vec = &mut self.l.vector_mut(v);
@@ -140,7 +144,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
 
     /// Protocol processing of `pkt` (and its transmit, if it is forwarded).
     #[inline]
-    fn start_packet(&mut self, c: usize, pkt: Packet) {
+    pub(super) fn start_packet(&mut self, c: usize, pkt: Packet) {
         let d = self.packet_cost(c, pkt);
         self.start_softirq_job(c, d, Work::Packet);
     }

@@ -136,7 +136,11 @@ impl Feed for Generator<'_> {
     fn take(&mut self) -> Routed {
         let mut r = self.take_unsteered();
         if self.rss {
-            r.vector = self.s.topology.flow_queue[r.flow as usize];
+            r.vector = match &self.s.qos.class_vector {
+                // qos.strategy = "rr": the NIC's filter steers each class to its vector
+                Some(v) => v[r.class as usize],
+                None => self.s.topology.flow_queue[r.flow as usize],
+            };
         }
         r
     }

@@ -33,7 +33,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         let v = vector as usize;
         let c = l.vector(v).core;
         let (core, vec) = l.both(c, v);
-        let ring = &mut vec.rings[class as usize];
+        let ring = &mut vec.rings[s.qos.class_ring[class as usize] as usize];
         let accepted = !ring.is_full();
         if accepted {
             ring.push(Packet {
@@ -48,6 +48,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         metrics.on_arrival(now, v, class, accepted, a.size_bytes);
         tracer.arrival(id, now, accepted);
         tracer.packet(id, a.size_bytes, flow, vector);
+        tracer.class(id, class);
         if s.scheme == Scheme::Ideal {
             if accepted {
                 let k = &mut core.kernel;

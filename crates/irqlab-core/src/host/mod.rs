@@ -28,6 +28,7 @@ mod hardirq;
 mod layout;
 pub(crate) mod partition;
 mod polling;
+mod rings;
 mod softirq;
 mod threads;
 mod tick;
@@ -77,6 +78,8 @@ pub enum Work {
     Wakeup,
     /// Re-enabling the vector after `napi_complete_done`.
     Unmask,
+    /// The LL driver's poll starts a visit of an Rx ring (`qos`, `rings`).
+    RingVisit,
     /// A context switch into the core's current thread (ksoftirqd or an app).
     ThreadSwitch,
     /// An app reading and handling one packet.
@@ -198,6 +201,8 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     single_ring: bool,
     /// The Rx budget of each ring in a poll: the weight split equally (at least 1 each).
     ring_budget: u64,
+    /// The vectors' rings are served by a ring discipline (`qos`), not the stock loop.
+    disciplined: bool,
     pub tracer: T,
 }
 
@@ -256,7 +261,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             .map(|v| Vector {
                 core: topo.vector_core[v] as usize,
                 irq: IrqLine::new(&s.nic),
-                rings: (0..s.traffic.classes.len())
+                rings: (0..s.qos.rings)
                     .map(|_| Ring::new(s.nic.ring_descriptors))
                     .collect(),
                 tx: TxRing::new(s.nic.tx_ring_descriptors),
@@ -303,9 +308,9 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             measured: vec![[0; N_CATEGORIES]; n_cores],
             multi_core: n_cores > 1,
             all_to_stack: s.apps.is_empty() && !s.host.forward,
-            single_ring: s.traffic.classes.len() == 1,
+            single_ring: s.qos.rings == 1,
             ring_budget: {
-                let rings = s.traffic.classes.len() as u64;
+                let rings = s.qos.rings as u64;
                 let weight = s.kernel.napi_weight;
                 if rings > 1 {
                     (weight / rings).max(1)
@@ -313,6 +318,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                     weight
                 }
             },
+            disciplined: s.qos.discipline.is_some(),
             tracer,
         };
         for v in 0..host.l.vectors().len() {
@@ -345,12 +351,13 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
     }
 
     fn snapshot(&self) -> Snapshot {
-        let mut in_ring = Vec::new();
-        let mut in_poll = Vec::new();
-        for v in self.l.vectors() {
+        // per (vector, class): a ring may hold several classes (`qos`)
+        let classes = self.s.traffic.classes.len();
+        let mut in_ring = vec![0; self.l.vectors().len() * classes];
+        let mut in_poll = vec![0; self.l.vectors().len() * classes];
+        for (i, v) in self.l.vectors().iter().enumerate() {
             for r in &v.rings {
-                in_ring.push(r.occupied() as u64);
-                in_poll.push((r.occupied() - r.unprocessed()) as u64);
+                r.count_by_class(&mut in_ring[i * classes..], &mut in_poll[i * classes..]);
             }
         }
         Snapshot {
@@ -460,6 +467,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             Work::Packet => self.packet_done(c),
             Work::Wakeup => self.driver_poll_step(c),
             Work::Unmask => self.unmask_done(c),
+            Work::RingVisit => self.ring_visit_done(c),
             Work::ThreadSwitch => self.thread_switched_in(c),
             Work::AppPacket => self.app_packet_done(c),
             Work::PollTimer => self.tick_done(c),

@@ -117,6 +117,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         napi.ring = 0;
         napi.ring_work = 0;
         napi.clean_complete = true;
+        napi.rings = crate::qos::PollState::default();
         let cost = self.s.platform.poll;
         if cost.is_zero() {
             self.driver_poll_begin(c);

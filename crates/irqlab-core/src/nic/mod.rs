@@ -101,6 +101,21 @@ impl Ring {
         self.slots[self.head]
     }
 
+    /// Adds the packets of each class in the ring to `in_ring[class]`, and the one in
+    /// protocol processing to `in_poll[class]`.
+    pub fn count_by_class(&self, in_ring: &mut [u64], in_poll: &mut [u64]) {
+        for k in 0..self.len {
+            let mut i = self.head + k;
+            if i >= self.slots.len() {
+                i -= self.slots.len();
+            }
+            in_ring[self.slots[i].class as usize] += 1;
+        }
+        if self.head_in_service {
+            in_poll[self.slots[self.head].class as usize] += 1;
+        }
+    }
+
     /// Processing of the taken packet finished: its slot is free again.
     #[inline]
     pub fn release(&mut self) -> Packet {
