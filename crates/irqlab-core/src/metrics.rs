@@ -298,7 +298,7 @@ impl Metrics {
         &mut self.path[queue * self.classes + class as usize]
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn on_arrival(
         &mut self,
         t: SimTime,

@@ -28,12 +28,19 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             l,
             metrics,
             tracer,
+            single_ring,
             ..
         } = self;
         let v = vector as usize;
         let c = l.vector(v).core;
         let (core, vec) = l.both(c, v);
-        let ring = &mut vec.rings[s.qos.class_ring[class as usize] as usize];
+        // one ring per vector (the common case) needs no lookup
+        let r = if *single_ring {
+            0
+        } else {
+            s.qos.class_ring[class as usize] as usize
+        };
+        let ring = &mut vec.rings[r];
         let accepted = !ring.is_full();
         if accepted {
             ring.push(Packet {
