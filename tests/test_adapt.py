@@ -4,9 +4,13 @@ settings refused before the run with one line naming the key."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from click.testing import CliRunner
 
 import irqlab
+from irqlab.cli import main
 from irqlab.studies.chang2007 import app, traffic
 
 SCHEMES = ["none", "qapolling", "aic", "rhip", "rhip-noksd"]
@@ -104,3 +108,30 @@ def test_the_cli_reports_a_bad_key_in_one_line(tmp_path):
     assert r.exit_code != 0
     assert "adapt.bufupper" in r.output
     assert "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("adapt", SCHEMES)
+def test_every_result_of_a_controller_says_it_depends_on_irqlab_choices(adapt, tmp_path):
+    """The paper leaves rules open (QAPolling's update, the unit of RHIP's "+500"): a report
+    of a controller says so in `notes`, the JSON and the table of ``irqlab run`` carry it; a
+    run without a controller has no note."""
+    s = scenario(adapt, 1024, **{"run.duration_ms": 10.0})
+    notes = irqlab.run(s).get("notes", [])
+    f = tmp_path / "s.toml"
+    lines = [f"{k} = {json.dumps(v)}" for k, v in s.items() if k != "app"]
+    for entry in s["app"]:
+        lines += ["[[app]]", *(f"{k} = {json.dumps(v)}" for k, v in entry.items())]
+    f.write_text("\n".join(lines) + "\n")
+    if adapt == "none":
+        assert notes == []
+    else:
+        assert len(notes) == 1
+        assert "irqlab" in notes[0] and "depend" in notes[0]
+        assert f'"{adapt}"' in notes[0] or adapt.startswith("rhip")
+    out = tmp_path / "r.json"
+    r = CliRunner().invoke(main, ["run", str(f), "--format", "json", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(out.read_text()).get("notes", []) == notes
+    table = CliRunner().invoke(main, ["run", str(f)], terminal_width=400)
+    assert table.exit_code == 0, table.output
+    assert ("note: " in table.output) == (adapt != "none")

@@ -19,6 +19,7 @@ from typing import Any
 
 from rich.console import Console, Group
 from rich.table import Table
+from rich.text import Text
 
 #: The lists of entries in a report, and the fields that name an entry rather than measure
 #: it: they are carried into tables as they are and never averaged.
@@ -285,7 +286,9 @@ def render(report: Mapping[str, Any], scenario: Mapping[str, Any] | None = None)
     """Everything ``irqlab run`` prints: the host-wide table, then the per-core table (several
     cores) and the per-class table (several classes)."""
     parts = [render_table(report, scenario), render_per_core(report), render_per_class(report)]
-    return Group(*(p for p in parts if p is not None))
+    # what the result depends on beyond the sources (plain text: no markup)
+    notes = [Text(f"note: {n}") for n in report.get("notes", ())]
+    return Group(*(p for p in parts if p is not None), *notes)
 
 
 def print_table(

@@ -727,6 +727,7 @@ impl Metrics {
             per_class,
             per_app,
             replay: None,
+            notes: s.adapt.scheme.choice_note().map(str::to_string).into_iter().collect(),
         }
     }
 }
@@ -1019,6 +1020,10 @@ pub struct Report {
     pub per_queue: Vec<QueueReport>,
     pub per_class: Vec<ClassReport>,
     pub per_app: Vec<AppReport>,
+    /// What the result depends on beyond the model's sources (a rule a paper leaves open,
+    /// which irqlab chose); none for most scenarios.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// How a replayed capture went (`traffic.kind = "pcap"` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<crate::traffic::replay::ReplayReport>,

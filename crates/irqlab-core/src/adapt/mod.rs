@@ -78,6 +78,30 @@ impl Scheme {
         }
     }
 
+    /// What a result of this scheme depends on beyond the paper: the rules the paper leaves
+    /// open, for which irqlab chose (`docs/applications.md`). Every report of the scheme
+    /// carries it (`notes`).
+    pub fn choice_note(self) -> Option<&'static str> {
+        match self {
+            Scheme::None => None,
+            Scheme::QaPolling => Some(
+                "adapt.scheme = \"qapolling\": QAPolling's update rule is not in the paper \
+                 (adapt.alpha, adapt.beta, adapt.micro are used as irqlab chose): this result \
+                 depends on that choice (docs/applications.md)",
+            ),
+            Scheme::Aic => Some(
+                "adapt.scheme = \"aic\": AIC's rule on the interrupt rate (adapt.alpha, \
+                 adapt.beta, adapt.aic_rate_step, adapt.aic_decrease) is irqlab's choice: this \
+                 result depends on it (docs/applications.md)",
+            ),
+            Scheme::Rhip | Scheme::RhipNoKsd => Some(
+                "adapt.scheme = rhip: the unit of the paper's \"+500\" (adapt.t_increase_ns, \
+                 ns) and the budget rule taken from QAPolling (adapt.alpha, adapt.beta) are \
+                 irqlab's choices: this result depends on them (docs/applications.md)",
+            ),
+        }
+    }
+
     /// Whether the scheme writes the interrupt interval.
     pub fn writes_itr(self) -> bool {
         matches!(self, Scheme::Aic | Scheme::Rhip | Scheme::RhipNoKsd)
