@@ -33,6 +33,7 @@
 //! the validated configuration; `engine`, `queue`, [`time`] and [`rng`] are the simulation
 //! machinery; [`trace`] observes a run.
 
+pub mod busypoll;
 pub mod cpu;
 mod dist;
 mod engine;

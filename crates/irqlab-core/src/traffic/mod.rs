@@ -10,6 +10,7 @@ mod cbr;
 pub mod onoff;
 mod poisson;
 pub mod replay;
+pub mod rr;
 
 pub use cbr::Cbr;
 pub use onoff::OnOff;
@@ -36,6 +37,7 @@ pub enum Process {
     Cbr(Cbr),
     OnOff(OnOff),
     Replay(Box<Replay>),
+    Rr(rr::Rr),
 }
 
 /// An arrival process and the frame sizes it carries.
@@ -47,7 +49,11 @@ pub struct Source {
 
 impl Source {
     /// The source of `cfg` in a run that ends at `end` (a replay reads no further).
-    pub fn new(cfg: &TrafficConfig, end: SimTime) -> Source {
+    pub fn new(
+        cfg: &TrafficConfig,
+        rr: Option<&crate::busypoll::RrConfig>,
+        end: SimTime,
+    ) -> Source {
         let process = match cfg.kind {
             TrafficKind::Poisson => Process::Poisson(Poisson::new(cfg.rate_pps)),
             TrafficKind::Cbr => Process::Cbr(Cbr::new(cfg.rate_pps)),
@@ -58,6 +64,10 @@ impl Source {
                 cfg.replay.as_ref().expect("replay configured"),
                 end,
             ))),
+            TrafficKind::Rr => {
+                let cfg = rr.expect("rr configured");
+                Process::Rr(rr::Rr::new(cfg, SimTime::ZERO + cfg.remote.mean))
+            }
         };
         Source {
             process,
@@ -73,6 +83,10 @@ impl Source {
             Process::Poisson(s) => s.next_time(arrivals),
             Process::Cbr(s) => s.next_time(),
             Process::OnOff(s) => return s.next_arrival(arrivals, &self.sizes, sizes),
+            Process::Rr(r) => {
+                let size = self.sizes.sample(sizes);
+                return r.next_arrival(arrivals, size);
+            }
             Process::Replay(r) => {
                 return r.next_arrival().unwrap_or(Arrival {
                     time: SimTime(u64::MAX),
@@ -85,6 +99,14 @@ impl Source {
             time,
             size_bytes: self.sizes.sample(sizes),
             flow: None,
+        }
+    }
+
+    /// The request/response clients, for `traffic.kind = "rr"`.
+    pub fn rr_mut(&mut self) -> Option<&mut rr::Rr> {
+        match &mut self.process {
+            Process::Rr(r) => Some(r),
+            _ => None,
         }
     }
 
