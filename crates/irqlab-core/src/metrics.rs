@@ -226,6 +226,8 @@ pub struct BusyPollCounts {
     /// final polls), and the packets they processed.
     pub polls: u64,
     pub packets: u64,
+    /// The most packets one of those calls processed.
+    pub most_per_poll: u64,
     /// The softirq handed the NAPI to a preferring poller (full weight, deferral armed).
     pub handovers: u64,
     /// IRQs issued while a busy poller owned the NAPI (they set MISSED).

@@ -300,10 +300,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         };
         self.tracer
             .poll(c, v, self.now, work, self.l.vector(v).napi_ret);
-        if self.measuring() {
-            self.metrics.busy.packets += work;
-        }
         if self.l.vector(v).napi.in_busy_poll {
+            self.count_busy_poll(work);
             self.local_bh_enable(c, Work::BusyCheck);
             return;
         }
@@ -321,6 +319,14 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             }
         }
         self.busy_stop_returned(c);
+    }
+
+    fn count_busy_poll(&mut self, work: u64) {
+        if self.measuring() {
+            let b = &mut self.metrics.busy;
+            b.packets += work;
+            b.most_per_poll = b.most_per_poll.max(work);
+        }
     }
 
     /// `local_bh_enable` after a poll: softirqs raised meanwhile run now, then `then`
@@ -376,7 +382,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
         let d = k * iter;
         self.session(a).spin_ps = d;
-        self.l.vector_mut(s.v as usize).spinner = Some(a as u16);
+        let vec = self.l.vector_mut(s.v as usize);
+        if s.owned {
+            vec.spinner = Some(a as u16);
+        } else {
+            vec.waiting.push(a as u16);
+        }
         self.start(
             c,
             Level::Thread,
@@ -391,7 +402,11 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         let a = self.current_app(c);
         let v = self.session(a).v as usize;
         self.session(a).spin_ps = 0;
-        self.l.vector_mut(v).spinner = None;
+        let vec = self.l.vector_mut(v);
+        if vec.spinner == Some(a as u16) {
+            vec.spinner = None;
+        }
+        vec.waiting.retain(|&w| w as usize != a);
         self.busy_iteration(c, a);
     }
 
@@ -435,6 +450,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// `busy_poll_stop`'s poll has returned (through `after_napi_poll`).
     pub(super) fn busy_stop_returned(&mut self, c: usize) {
         let v = self.l.core(c).kernel.polling as usize;
+        self.count_busy_poll(self.l.vector(v).napi.work);
         if !self.l.vector(v).napi.sched {
             self.napi_released(v);
         }
@@ -478,9 +494,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
 
     /// NAPI `v` is free (SCHED cleared): a poller waiting for it tries again.
     pub(super) fn napi_released(&mut self, v: usize) {
-        if let Some(a) = self.l.vector(v).spinner
-            && !self.apps[a as usize].session.is_some_and(|s| s.owned)
-        {
+        for i in 0..self.l.vector(v).waiting.len() {
+            let a = self.l.vector(v).waiting[i];
             self.busy_cut(a as usize);
         }
     }

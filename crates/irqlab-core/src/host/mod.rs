@@ -159,8 +159,10 @@ pub struct Vector {
     pub pending_ticks: u32,
     /// When a Tx write-back will raise the cause, if armed.
     pub tx_signal_at: Option<SimTime>,
-    /// The app whose busy loop spins on this NAPI, waiting for it (`busypoll`).
+    /// The app whose busy loop owns this NAPI and spins (`busypoll`), and the apps whose
+    /// busy loops spin waiting for it to be free.
     pub spinner: Option<u16>,
+    pub waiting: Vec<u16>,
 }
 
 /// One application thread and its socket.
@@ -283,6 +285,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 pending_ticks: 0,
                 tx_signal_at: None,
                 spinner: None,
+                waiting: Vec::with_capacity(s.apps.len()),
             })
             .collect();
         let min_truesize = s.socket.truesize(1);
