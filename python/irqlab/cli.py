@@ -852,6 +852,10 @@ def reproduce(
                     hybrid, analysis and simulation, Poisson and bursty traffic (Figs. 6, 9, 10)
       emmerich2015  Emmerich et al. (2015): ITR off, ixgbe's dynamic ITR and the linear ITR
                     (Figs. 3, 5, 7, 8), plus today's ixgbe, i40e, DIM and software coalescing
+      busypoll2013  the socket busy-poll cover letter (2013): TCP_RR transactions/s with and
+                    without busy polling, rx-usecs 0 / adaptive / 100, deep C-states on and off
+      irq-suspend   Linux 6.13 IRQ suspension: interrupts, deferral, busy polling and suspension
+                    at low, medium and saturating load, with napi.rst's conclusions
 
     The sweeps are resumable: rerunning the command reuses the runs already in --out.
     """
@@ -873,6 +877,8 @@ def reproduce(
         click.echo(module.headline_markdown(tables["headline"]), nl=False)
     if "policies" in tables:
         click.echo(module.policy_markdown(tables["policies"]), nl=False)
+    if "conclusions" in tables:
+        click.echo(module.conclusions_markdown(tables["conclusions"]), nl=False)
     click.echo(f"wrote {target}/README.md and the figures and tables it lists")
 
 

@@ -266,7 +266,7 @@ pub const SCHEMES: &[&str] = &[
     "napi",
 ];
 /// Platform presets: named sets of costs.
-pub const PLATFORM_PRESETS: &[&str] = &["none", "salah2007", "emmerich2015"];
+pub const PLATFORM_PRESETS: &[&str] = &["none", "salah2007", "emmerich2015", "busypoll2013"];
 /// Interrupt moderation policies (`driver.moderation`).
 pub const MODERATION: &[&str] = &[
     "off",
@@ -1090,6 +1090,37 @@ pub const PRESETS: &[Preset] = &[
             ("nic.ring_descriptors", I(4830)),
         ],
         doc: "one 3.3 GHz Xeon E3-1230 v2 core forwarding 64 B frames of Emmerich et al. (2015), calibrated in docs/moderation.md: saturates at 2.1 Mpps when polling, one IRQ per packet up to 0.5 Mpps, 2300 us of buffering at overload",
+    },
+    Preset {
+        key: "platform.preset",
+        value: "busypoll2013",
+        defaults: &[
+            ("platform.cpu_ghz", F(2.7)),
+            ("platform.irq_ns", F(2000.0)),
+            ("platform.irq_dist", S("deterministic")),
+            ("platform.mask_ns", F(0.0)),
+            ("platform.softirq_ns", F(300.0)),
+            ("platform.softirq_dist", S("deterministic")),
+            ("platform.poll_ns", F(300.0)),
+            ("platform.poll_dist", S("deterministic")),
+            ("platform.proto_ns", F(1000.0)),
+            ("platform.proto_dist", S("deterministic")),
+            ("platform.proto_ns_per_byte", F(0.0)),
+            ("platform.unmask_ns", F(50.0)),
+            ("platform.unmask_dist", S("deterministic")),
+            ("platform.task_wakeup_ns", F(800.0)),
+            ("platform.task_wakeup_dist", S("deterministic")),
+            ("platform.ctx_switch_ns", F(1200.0)),
+            ("platform.ctx_switch_dist", S("deterministic")),
+            ("platform.tx_ns", F(1000.0)),
+            ("platform.tx_dist", S("deterministic")),
+            ("platform.tx_clean_ns", F(50.0)),
+            ("platform.tx_clean_dist", S("deterministic")),
+            ("platform.poll_timer_ns", F(700.0)),
+            ("platform.poll_timer_dist", S("deterministic")),
+            ("platform.busy_iter_ns", F(100.0)),
+        ],
+        doc: "a 2.7 GHz Xeon E5-2680 with an 82599 answering 1-byte TCP_RR requests, after the busy-poll cover letter (2013), calibrated in docs/busy-polling.md on its interrupt-driven 57k and busy-polling 87k transactions/s; C-states (platform.wakeup_ns) are set by the study",
     },
 ];
 

@@ -18,6 +18,8 @@ from irqlab.errors import ConfigError
 STUDIES = {
     "salah2007": "irqlab.studies.salah2007",
     "emmerich2015": "irqlab.studies.emmerich2015",
+    "busypoll2013": "irqlab.studies.busypoll2013",
+    "irq-suspend": "irqlab.studies.irq_suspend",
 }
 
 
