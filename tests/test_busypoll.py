@@ -10,6 +10,8 @@ input.
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.test_conservation import assert_conserved
 
 import irqlab
@@ -348,6 +350,8 @@ def test_busy_polling_with_no_application_is_an_error():
     with pytest.raises(irqlab.ConfigError) as e:
         irqlab.run({"socket.busy_read_us": 50, "run.duration_ms": 1})
     assert "socket.busy_read_us" in str(e.value) and "app" in str(e.value)
+    with pytest.raises(irqlab.ConfigError, match="polling loop"):
+        run_d({"scheme": "poll", "socket.busy_read_us": 50})
     with pytest.raises(irqlab.ConfigError, match=r"traffic\.kind"):
         irqlab.run({"traffic.kind": "rr", "run.duration_ms": 1})
 
@@ -369,3 +373,56 @@ def test_settings_that_cannot_take_effect_warn_naming_what_is_missing():
                 "run.duration_ms": 1,
             }
         )
+
+
+# random busy-poll scenarios: no panic, packets and CPU time conserved, deterministic
+_random = st.fixed_dictionaries(
+    {
+        "run.seed": st.integers(0, 2**32),
+        "run.duration_ms": st.floats(0.2, 3),
+        "run.warmup_ms": st.floats(0, 0.5),
+        "host.cores": st.integers(1, 2),
+        "nic.queues": st.integers(1, 2),
+        "nic.itr_us": st.sampled_from([0, 10, 100]),
+        "nic.ring_descriptors": st.integers(4, 256),
+        "nic.tx_ring_descriptors": st.integers(1, 64),
+        "rr.clients": st.integers(1, 16),
+        "rr.outstanding": st.integers(1, 4),
+        "rr.remote_us": st.floats(0, 50),
+        "rr.remote_dist": st.sampled_from(["deterministic", "exponential"]),
+        "rr.rate_rps": st.sampled_from([0, 50_000, 500_000]),
+        "socket.busy_read_us": st.sampled_from([0, 5, 50]),
+        "socket.busy_poll_budget": st.integers(0, 16),
+        "socket.prefer_busy_poll": st.booleans(),
+        "epoll.busy_poll_us": st.sampled_from([0, 10, 100]),
+        "epoll.prefer_busy_poll": st.booleans(),
+        "epoll.maxevents": st.integers(1, 8),
+        "epoll.batch_ns": st.floats(1, 2000),
+        "kernel.irq_suspend_timeout_ns": st.sampled_from([0, 50_000, 2_000_000]),
+        "kernel.napi_defer_hard_irqs": st.integers(0, 3),
+        "kernel.gro_flush_timeout_ns": st.sampled_from([0, 5_000, 50_000]),
+        "kernel.napi_weight": st.integers(1, 64),
+        "platform.busy_iter_ns": st.floats(10, 500),
+        "platform.proto_dist": st.sampled_from(["deterministic", "exponential"]),
+        "io0": st.sampled_from(["recv", "epoll"]),
+        "io1": st.sampled_from(["recv", "epoll"]),
+        "core1": st.integers(0, 1),
+    }
+)
+
+
+@pytest.mark.filterwarnings("ignore::irqlab.ConfigWarning")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_random)
+def test_random_busy_poll_scenarios_conserve_and_repeat(p):
+    p = dict(p)
+    io0, io1, core1 = p.pop("io0"), p.pop("io1"), min(p.pop("core1"), p["host.cores"] - 1)
+    clients = p["rr.clients"]
+    half = max(1, clients // 2)
+    apps = [{"core": 0, "io": io0, "flows": list(range(half)), "cost_dist": "exponential"}]
+    if clients > 1:
+        apps.append({"core": core1, "io": io1, "flows": list(range(half, clients))})
+    params = {**BASE, **p, "app": apps}
+    a = irqlab.run(params)
+    assert_conserved(a)
+    assert a == irqlab.run(params)

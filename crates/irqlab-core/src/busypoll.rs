@@ -150,6 +150,18 @@ pub fn configure(p: &Params, ios: &[Io]) -> Result<BusyConfig, Error> {
             reason: "busy polling runs in an application's thread; add an app ([[app]])".into(),
         });
     }
+    let scheme = p.str("scheme");
+    if matches!(scheme, "disable-enable" | "poll" | "napi-poll" | "hybrid")
+        && let Some(k) = busy_keys.iter().find(|k| is_on(p, k))
+    {
+        return Err(Error::Inconsistent {
+            key: (*k).into(),
+            value: p.get(k).to_string(),
+            reason: format!(
+                "busy polling polls a NAPI; scheme \"{scheme}\" runs Salah's polling loop instead (use napi, irq, coalesce-count or coalesce-time)"
+            ),
+        });
+    }
     if p.str("traffic.kind") == "rr" && ios.is_empty() {
         return Err(Error::Inconsistent {
             key: "traffic.kind".into(),
