@@ -108,7 +108,7 @@ impl<T: Copy> Cpu<T> {
     }
 
     /// Puts a job on `level`. The level must be free; the caller has advanced to now.
-    #[inline]
+    #[inline(always)]
     pub fn start(&mut self, level: Level, duration: SimDuration, category: Category, tag: T) {
         let l = level as usize;
         debug_assert!(self.jobs[l].is_none(), "level {level:?} is busy");

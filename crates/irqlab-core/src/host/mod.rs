@@ -489,7 +489,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
         a[Category::Ksoftirqd as usize] + a[Category::App as usize] + a[Category::BusyPoll as usize]
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, c: usize, work: Work) {
         match work {
             Work::Isr => self.isr_done(c),
