@@ -341,7 +341,8 @@ def test_keys_of_one_table(prefix):
     keys = [line.split("│")[1].strip() for line in r.output.splitlines() if line.startswith("│")]
     keys = [k for k in keys if k]
     assert keys == ["[[app]]", *(f"app.N.{f}" for f in (
-        "core", "cost_ns", "cost_dist", "cost_ns_per_byte", "flows", "rcvbuf_bytes"))]  # fmt: skip
+        "core", "cost_ns", "cost_dist", "cost_ns_per_byte", "flows", "rcvbuf_bytes",
+        "io"))]  # fmt: skip
 
 
 def test_keys_of_a_plain_section_and_an_unknown_prefix():

@@ -86,7 +86,10 @@ def assert_conserved(rep: dict) -> None:
     right = p["delivered"] + p["dropped_nic"] + p["dropped_socket"] + p["in_flight"]
     assert left == right, p
     c = rep["cpu_ps"]
-    assert c["irq"] + c["softirq"] + c["ksoftirqd"] + c["app"] + c["idle"] == c["measured"], c
+    assert (
+        c["irq"] + c["softirq"] + c["ksoftirqd"] + c["app"] + c["busy_poll"] + c["idle"]
+        == c["measured"]
+    ), c
     share = rep["cpu"]
     assert abs(share["busy"] + share["idle"] - 1) < 1e-12
     assert rep["counts"]["polled_packets"] >= 0

@@ -872,6 +872,10 @@ def reproduce(
                     NAPI, QAPolling, AIC and RHIP (Figs. 8-11, Table II)
       beifuss2016   Beifuß et al. (2016): ingress QoS, SQ, RR, LL-RR and LL-WFQ (Figs. 5a/b,
                     6a/b, 7a/b) and the paper's numbers beside irqlab's
+      busypoll2013  the socket busy-poll cover letter (2013): TCP_RR transactions/s with and
+                    without busy polling, rx-usecs 0 / adaptive / 100, deep C-states on and off
+      irq-suspend   Linux 6.13 IRQ suspension: interrupts, deferral, busy polling and suspension
+                    at low, medium and saturating load, with napi.rst's conclusions
 
     The sweeps are resumable: rerunning the command reuses the runs already in --out.
     """
@@ -895,6 +899,8 @@ def reproduce(
         click.echo(module.policy_markdown(tables["policies"]), nl=False)
     if "paper" in tables:
         click.echo(module.paper_markdown(tables["paper"]), nl=False)
+    if "conclusions" in tables:
+        click.echo(module.conclusions_markdown(tables["conclusions"]), nl=False)
     click.echo(f"wrote {target}/README.md and the figures and tables it lists")
 
 

@@ -732,8 +732,9 @@ class Metrics:
                 "ksoftirqd": share("ksoftirqd"),
                 "app": share("app"),
                 "idle": idle,
+                "busy_poll": 0.0,  # no app busy-polls here
             },
-            "cpu_ps": {**cpu_ps, "measured": measured},
+            "cpu_ps": {**cpu_ps, "busy_poll": 0, "measured": measured},
             "irq_per_s": float(self.irqs) / secs,
             "polls_per_s": float(self.polls) / secs,
             "packets_per_poll": (

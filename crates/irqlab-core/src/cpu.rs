@@ -28,9 +28,11 @@ pub enum Category {
     Ksoftirqd = 2,
     App = 3,
     Idle = 4,
+    /// An app's thread busy-polling a device queue (`busypoll`).
+    BusyPoll = 5,
 }
 
-pub const N_CATEGORIES: usize = 5;
+pub const N_CATEGORIES: usize = 6;
 
 #[derive(Clone, Copy, Debug)]
 struct Job<T> {
@@ -106,7 +108,7 @@ impl<T: Copy> Cpu<T> {
     }
 
     /// Puts a job on `level`. The level must be free; the caller has advanced to now.
-    #[inline]
+    #[inline(always)]
     pub fn start(&mut self, level: Level, duration: SimDuration, category: Category, tag: T) {
         let l = level as usize;
         debug_assert!(self.jobs[l].is_none(), "level {level:?} is busy");
@@ -156,6 +158,25 @@ impl<T: Copy> Cpu<T> {
             _ => Level::Thread,
         };
         (level, job.tag)
+    }
+
+    /// The time left of the job on `level` (0 if none). The caller has advanced to now.
+    #[inline]
+    pub fn remaining(&self, level: Level) -> u64 {
+        self.jobs[level as usize]
+            .as_ref()
+            .map_or(0, |j| j.remaining)
+    }
+
+    /// Shortens the job on `level` to `remaining` (at least 1 ps, at most what it had). The
+    /// caller has advanced to now.
+    pub fn shorten(&mut self, level: Level, remaining: u64) {
+        let l = level as usize;
+        let job = self.jobs[l].as_mut().expect("a job to shorten");
+        job.remaining = remaining.clamp(1, job.remaining);
+        if self.running == Some(l) {
+            self.next_done = self.since.ps() + job.remaining;
+        }
     }
 
     /// Whether a job occupies `level`.

@@ -32,13 +32,16 @@ pub enum SoftirqCtx {
     Inline,
     /// In the ksoftirqd thread, at thread priority.
     Ksoftirqd,
+    /// Not `handle_softirqs`: an app's busy loop calling the poll function with bottom halves
+    /// disabled (`busypoll`), at thread priority, charged to busy polling.
+    BusyPoll,
 }
 
 impl SoftirqCtx {
     pub fn level(self) -> Level {
         match self {
             SoftirqCtx::Inline => Level::SoftIrq,
-            SoftirqCtx::Ksoftirqd => Level::Thread,
+            SoftirqCtx::Ksoftirqd | SoftirqCtx::BusyPoll => Level::Thread,
         }
     }
 
@@ -46,6 +49,7 @@ impl SoftirqCtx {
         match self {
             SoftirqCtx::Inline => Category::Softirq,
             SoftirqCtx::Ksoftirqd => Category::Ksoftirqd,
+            SoftirqCtx::BusyPoll => Category::BusyPoll,
         }
     }
 }
@@ -70,6 +74,15 @@ pub struct Napi {
     pub watchdog_at: Option<SimTime>,
     /// The hrtimer fired while another hard IRQ ran.
     pub watchdog_pending: bool,
+    /// The Rx budget of each ring in the current poll call (the weight, or a busy poll's
+    /// budget, split over the rings).
+    pub ring_budget: u64,
+    /// NAPI_STATE_IN_BUSY_POLL: the owner is a busy poller (`busypoll`).
+    pub in_busy_poll: bool,
+    /// NAPI_STATE_MISSED: an IRQ tried to schedule the NAPI while a busy poller owned it.
+    pub missed: bool,
+    /// NAPI_STATE_PREFER_BUSY_POLL: a preferring busy poller asked the softirq to hand over.
+    pub prefer: bool,
 }
 
 /// Per-core softirq and NAPI state.

@@ -34,6 +34,7 @@
 //! machinery; [`trace`] observes a run.
 
 pub mod adapt;
+pub mod busypoll;
 pub mod cpu;
 mod dist;
 mod engine;

@@ -215,6 +215,44 @@ pub struct Metrics {
     pub sizes: Vec<u64>,
     /// The size of every frame, when the traffic has one size.
     fixed_size: Option<u32>,
+    /// Busy polling's counts, and request/response traffic's (`busypoll`).
+    pub busy: BusyPollCounts,
+    pub rr: RrStats,
+}
+
+/// Busy polling, preferred busy polling and IRQ suspension, counted in the measured window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct BusyPollCounts {
+    /// Busy loops started (`napi_busy_loop` calls).
+    pub sessions: u64,
+    /// Poll function calls from busy loops (iterations that found work, and `busy_poll_stop`'s
+    /// final polls), and the packets they processed.
+    pub polls: u64,
+    pub packets: u64,
+    /// The most packets one of those calls processed.
+    pub most_per_poll: u64,
+    /// The softirq handed the NAPI to a preferring poller (full weight, deferral armed).
+    pub handovers: u64,
+    /// IRQs issued while a busy poller owned the NAPI (they set MISSED).
+    pub irqs_while_owned: u64,
+    /// NAPI timer expiries that found the NAPI owned (lost, as `napi_watchdog` does).
+    pub watchdog_lost: u64,
+    /// `epoll_wait` returns with events, the events, and empty returns (zero timeout).
+    pub epoll_returns: u64,
+    pub epoll_events: u64,
+    pub empty_epoll_waits: u64,
+    /// IRQ suspension: `napi_suspend_irqs` and `napi_resume_irqs` calls.
+    pub suspends: u64,
+    pub resumes: u64,
+}
+
+/// Request/response transactions completed in the measured window.
+#[derive(Debug, Default)]
+pub struct RrStats {
+    pub transactions: u64,
+    /// Request arrival at the NIC to the response back at the client.
+    pub rtt: LatencyStats,
+    pub responses_dropped: u64,
 }
 
 /// The state of the host when the run ends, for the in-flight counts and the CPU accounts.
@@ -256,6 +294,8 @@ impl Metrics {
                 SizeDist::Fixed(size) => Some(size),
                 SizeDist::Table { .. } => None,
             },
+            busy: BusyPollCounts::default(),
+            rr: RrStats::default(),
         }
     }
 
@@ -519,6 +559,7 @@ impl Metrics {
                 ksoftirqd: share(Category::Ksoftirqd),
                 app: share(Category::App),
                 idle,
+                busy_poll: share(Category::BusyPoll),
             }
         };
         let cpu_ps_of = |ps: &[u64; N_CATEGORIES], cores: u64| CpuPs {
@@ -527,6 +568,7 @@ impl Metrics {
             ksoftirqd: ps[Category::Ksoftirqd as usize],
             app: ps[Category::App as usize],
             idle: ps[Category::Idle as usize],
+            busy_poll: ps[Category::BusyPoll as usize],
             measured: measured.ps() * cores,
         };
         let cpu = shares(&cpu_total, n_cores);
@@ -728,6 +770,11 @@ impl Metrics {
             per_app,
             replay: None,
             notes: s.adapt.scheme.choice_note().map(str::to_string).into_iter().collect(),
+            transactions_per_s: s.rr.as_ref().map(|_| per_rate(self.rr.transactions)),
+            rtt_us: s.rr.as_ref().map(|_| self.rr.rtt.report()),
+            responses_dropped: s.rr.as_ref().map(|_| self.rr.responses_dropped),
+            busy_poll: (s.busy.any() || s.apps.iter().any(|a| a.io == crate::busypoll::Io::Epoll))
+                .then(|| self.busy.clone()),
         }
     }
 }
@@ -849,6 +896,8 @@ pub struct CpuShare {
     pub ksoftirqd: f64,
     pub app: f64,
     pub idle: f64,
+    /// Apps' threads busy-polling (their time outside `app`).
+    pub busy_poll: f64,
 }
 
 /// CPU time by category, exact picoseconds; they sum to `measured` (the measured time times
@@ -860,6 +909,7 @@ pub struct CpuPs {
     pub ksoftirqd: u64,
     pub app: u64,
     pub idle: u64,
+    pub busy_poll: u64,
     pub measured: u64,
 }
 
@@ -1027,6 +1077,18 @@ pub struct Report {
     /// How a replayed capture went (`traffic.kind = "pcap"` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<crate::traffic::replay::ReplayReport>,
+    /// Request/response traffic (`traffic.kind = "rr"`): transactions completed per second,
+    /// their round-trip times (request at the NIC to response back at the client), responses
+    /// dropped at a full Tx ring.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transactions_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_us: Option<Latency>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub responses_dropped: Option<u64>,
+    /// Busy polling's counts, when an app may busy-poll or waits with epoll.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub busy_poll: Option<BusyPollCounts>,
 }
 
 #[cfg(test)]

@@ -272,6 +272,7 @@ pub const PLATFORM_PRESETS: &[&str] = &[
     "emmerich2015",
     "chang2007",
     "beifuss2016",
+    "busypoll2013",
 ];
 /// Interrupt moderation policies (`driver.moderation`).
 pub const MODERATION: &[&str] = &[
@@ -372,9 +373,9 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "traffic.kind",
-        Kind::OneOf(&["poisson", "cbr", "pareto-onoff", "pcap"]),
+        Kind::OneOf(&["poisson", "cbr", "pareto-onoff", "pcap", "rr"]),
         S("poisson"),
-        "arrival process (pareto-onoff: aggregated Pareto ON/OFF sources, self-similar; pcap: replay of traffic.pcap)",
+        "arrival process (pareto-onoff: aggregated Pareto ON/OFF sources, self-similar; pcap: replay of traffic.pcap; rr: requests answered by the apps, rr.*)",
     ),
     p(
         "traffic.rate_pps",
@@ -545,6 +546,121 @@ pub const PARAMS: &[ParamSpec] = &[
         int(0, 1 << 20),
         I(0),
         "truesize charged per packet in a socket (0 = as ixgbe builds skbs: 2304 bytes at the standard MTU; 4352 per 3 KiB of frame with jumbo frames)",
+    ),
+    // busy polling, preferred busy polling, IRQ suspension and request/response (busypoll.rs)
+    p(
+        "socket.busy_read_us",
+        float(0.0, i32::MAX as f64),
+        F(0.0),
+        "socket busy polling: a recv that finds the socket empty polls the device queue for up to this long before sleeping, us of 1024 ns as the kernel counts (SO_BUSY_POLL; net.core.busy_read; 0 = off)",
+    ),
+    p(
+        "socket.busy_poll_budget",
+        int(0, 65_535),
+        I(0),
+        "packets each poll of a socket's busy loop may process (SO_BUSY_POLL_BUDGET; 0 = BUSY_POLL_BUDGET, 8)",
+    ),
+    p(
+        "socket.prefer_busy_poll",
+        Kind::Bool,
+        B(false),
+        "preferred busy polling for recv (SO_PREFER_BUSY_POLL): the softirq hands the NAPI to the poller and the IRQ stays masked; needs kernel.napi_defer_hard_irqs and kernel.gro_flush_timeout_ns",
+    ),
+    p(
+        "kernel.busy_poll_us",
+        float(0.0, i32::MAX as f64),
+        F(0.0),
+        "busy polling of poll/select/epoll: how long epoll_wait polls when epoll.busy_poll_us is 0, us of 1024 ns (net.core.busy_poll; 0 = off)",
+    ),
+    p(
+        "epoll.busy_poll_us",
+        float(0.0, i32::MAX as f64),
+        F(0.0),
+        "how long an epoll_wait with nothing ready busy-polls, us of 1024 ns (EPIOCSPARAMS busy_poll_usecs; 0 = kernel.busy_poll_us)",
+    ),
+    p(
+        "epoll.busy_poll_budget",
+        int(0, 65_535),
+        I(0),
+        "packets each poll of epoll's busy loop may process (EPIOCSPARAMS busy_poll_budget; 0 = 8)",
+    ),
+    p(
+        "epoll.prefer_busy_poll",
+        Kind::Bool,
+        B(false),
+        "preferred busy polling for epoll (EPIOCSPARAMS prefer_busy_poll): an empty epoll_wait polls once even with no busy-poll time; with kernel.irq_suspend_timeout_ns, IRQ suspension",
+    ),
+    p(
+        "epoll.maxevents",
+        int(1, 1 << 20),
+        I(64),
+        "ready events one epoll_wait returns at most (each queued request is one ready event)",
+    ),
+    p(
+        "epoll.timeout_ms",
+        Kind::IntOneOf(&[-1, 0]),
+        I(-1),
+        "epoll_wait's timeout: -1 blocks until an event; 0 returns at once (and never busy-polls)",
+    ),
+    p(
+        "epoll.batch_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "CPU cost of one return from epoll_wait (the syscall and the event copy), charged to the app, ns",
+    ),
+    p(
+        "kernel.irq_suspend_timeout_ns",
+        float(0.0, 1e12),
+        F(0.0),
+        "IRQ suspension (Linux 6.13, per NAPI): while epoll_wait keeps finding events, IRQs stay off for up to this long, ns (needs epoll.prefer_busy_poll and software IRQ coalescing; 0 = off)",
+    ),
+    p(
+        "platform.busy_iter_ns",
+        positive(COST_MAX_NS),
+        F(100.0),
+        "one iteration of a busy loop that finds nothing (the poll reading no descriptor, the loop-end check, cpu_relax), ns",
+    ),
+    p(
+        "rr.clients",
+        int(1, 1 << 16),
+        I(1),
+        "traffic.kind = \"rr\": clients, each a flow of its own",
+    ),
+    p(
+        "rr.outstanding",
+        int(1, 1 << 12),
+        I(1),
+        "rr, closed loop: requests each client keeps in flight",
+    ),
+    p(
+        "rr.remote_us",
+        float(0.0, 1e9),
+        F(10.0),
+        "rr: from a response leaving the wire to the client's next request arriving (the wire and the peer), mean, us",
+    ),
+    p(
+        "rr.remote_dist",
+        Kind::OneOf(DISTS),
+        S("deterministic"),
+        "distribution of rr.remote_us",
+    ),
+    p(
+        "rr.rate_rps",
+        float(0.0, 1e9),
+        F(0.0),
+        "rr: 0 = closed loop; otherwise an open-loop Poisson stream of this many requests per second, spread round robin over the clients",
+    ),
+    p(
+        "rr.response_bytes",
+        int(60, 65_535),
+        I(64),
+        "rr: frame size of a response",
+    ),
+    p(
+        "rr.timeout_us",
+        float(1.0, 1e9),
+        F(1000.0),
+        "rr, closed loop: a request or response dropped anywhere is sent again this long after the drop, us",
     ),
     p(
         "platform.preset",
@@ -1197,6 +1313,37 @@ pub const PRESETS: &[Preset] = &[
         ],
         doc: "one 3.2 GHz Xeon E3-1230 core of Beifuss et al. (2016), 512 descriptors per ring, ITR off, HZ 250; with host.forward = true and 128 B frames, calibrated in docs/qos.md on SQ: 1.75 Mpps when polling, 32 k IRQ/s at 1.5 Mpps",
     },
+    Preset {
+        key: "platform.preset",
+        value: "busypoll2013",
+        defaults: &[
+            ("platform.cpu_ghz", F(2.7)),
+            ("platform.irq_ns", F(2000.0)),
+            ("platform.irq_dist", S("deterministic")),
+            ("platform.mask_ns", F(0.0)),
+            ("platform.softirq_ns", F(300.0)),
+            ("platform.softirq_dist", S("deterministic")),
+            ("platform.poll_ns", F(300.0)),
+            ("platform.poll_dist", S("deterministic")),
+            ("platform.proto_ns", F(1000.0)),
+            ("platform.proto_dist", S("deterministic")),
+            ("platform.proto_ns_per_byte", F(0.0)),
+            ("platform.unmask_ns", F(50.0)),
+            ("platform.unmask_dist", S("deterministic")),
+            ("platform.task_wakeup_ns", F(800.0)),
+            ("platform.task_wakeup_dist", S("deterministic")),
+            ("platform.ctx_switch_ns", F(1200.0)),
+            ("platform.ctx_switch_dist", S("deterministic")),
+            ("platform.tx_ns", F(1000.0)),
+            ("platform.tx_dist", S("deterministic")),
+            ("platform.tx_clean_ns", F(50.0)),
+            ("platform.tx_clean_dist", S("deterministic")),
+            ("platform.poll_timer_ns", F(700.0)),
+            ("platform.poll_timer_dist", S("deterministic")),
+            ("platform.busy_iter_ns", F(100.0)),
+        ],
+        doc: "a 2.7 GHz Xeon E5-2680 with an 82599 answering 1-byte TCP_RR requests, after the busy-poll cover letter (2013), calibrated in docs/busy-polling.md on its interrupt-driven 57k and busy-polling 87k transactions/s; C-states (platform.wakeup_ns) are set by the study",
+    },
 ];
 
 /// The `chang2007` platform: Chang et al. (2007)'s receiver, calibrated in
@@ -1289,6 +1436,12 @@ pub const APP_FIELDS: &[ParamSpec] = &[
         int(0, i32::MAX as i128),
         I(0),
         "its socket's receive buffer, bytes (0 = socket.rcvbuf_bytes)",
+    ),
+    p(
+        "io",
+        Kind::OneOf(&["recv", "epoll"]),
+        S("recv"),
+        "how the app waits for packets: a blocking recv loop, or an epoll_wait loop (epoll.*)",
     ),
 ];
 

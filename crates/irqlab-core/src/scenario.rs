@@ -129,6 +129,8 @@ pub enum TrafficKind {
     ParetoOnOff,
     /// A capture replayed (`traffic::replay`).
     Pcap,
+    /// Requests answered by the apps (`traffic::rr`).
+    Rr,
 }
 
 /// Frame sizes: one size, or an empirical table sampled by its cumulative weights.
@@ -330,6 +332,8 @@ pub struct AppConfig {
     pub cost_ps_per_byte: f64,
     /// Its socket's receive buffer, bytes.
     pub rcvbuf_bytes: u64,
+    /// `recv` or `epoll_wait` loop.
+    pub io: crate::busypoll::Io,
 }
 
 /// Aggregated Pareto ON/OFF sources (Taqqu, Willinger & Sherman 1997; Salah §5.1).
@@ -571,6 +575,10 @@ pub struct Scenario {
     pub qos: crate::qos::QosConfig,
     /// disable-enable and hybrid: the ISR processes the first packet of a busy period.
     pub first_packet_in_isr: bool,
+    /// Busy polling, preferred busy polling and IRQ suspension (`busypoll`).
+    pub busy: crate::busypoll::BusyConfig,
+    /// The request/response workload (`traffic.kind = "rr"`).
+    pub rr: Option<crate::busypoll::RrConfig>,
     /// The validated key/value pairs it was built from (echoed into the result).
     pub params: Params,
     /// Settings that have no effect in this scenario ([`Warning`]); the run is valid.
@@ -710,6 +718,7 @@ impl Scenario {
             "cbr" => TrafficKind::Cbr,
             "pareto-onoff" => TrafficKind::ParetoOnOff,
             "pcap" => TrafficKind::Pcap,
+            "rr" => TrafficKind::Rr,
             _ => TrafficKind::Poisson,
         };
         let replay = match kind {
@@ -754,6 +763,7 @@ impl Scenario {
         }
         let (flows, flow_cum) = match &replay {
             Some(r) => (r.scan.flows.len(), None),
+            None if kind == TrafficKind::Rr => (p.u64("rr.clients") as usize, None),
             None => {
                 let flows = p.u64("traffic.flows") as usize;
                 let zipf_s = p.f64("traffic.flow_zipf_s");
@@ -945,10 +955,28 @@ impl Scenario {
                 },
                 cost_ps_per_byte: p.f64(&key("cost_ns_per_byte")) * 1000.0,
                 rcvbuf_bytes,
+                io: match p.str(&key("io")) {
+                    "epoll" => crate::busypoll::Io::Epoll,
+                    _ => crate::busypoll::Io::Recv,
+                },
             });
         }
+        let ios: Vec<crate::busypoll::Io> = apps.iter().map(|a| a.io).collect();
+        let busy = crate::busypoll::configure(&p, &ios)?;
+        let rr = (kind == TrafficKind::Rr).then(|| crate::busypoll::configure_rr(&p));
         let flow_hashes = replay.as_ref().map(|r| &r.scan.flows.hash[..]);
         let topology = Topology::build(&p, &host, &nic, flows, flow_hashes)?;
+        if kind == TrafficKind::Rr
+            && let Some(f) = (0..flows as u32).find(|&f| topology.app_of(f).is_none())
+        {
+            return Err(Error::Inconsistent {
+                key: "rr.clients".into(),
+                value: p.get("rr.clients").to_string(),
+                reason: format!(
+                    "client {f}'s flow reaches no app, so its requests would never be answered; give it to an app (app.N.flows)"
+                ),
+            });
+        }
         if scheme.uses_poll_loop() {
             if let Some(c) = topology.core_vectors.iter().position(|v| v.len() > 1) {
                 let key = if p.u64_list("nic.irq_affinity").is_empty() {
@@ -992,7 +1020,7 @@ impl Scenario {
             &topology.vector_core,
         )?;
         check_scheme_settings(&p, scheme, classes.len())?;
-        let warnings = Effect {
+        let mut warnings = Effect {
             p: &p,
             scheme,
             set,
@@ -1000,6 +1028,7 @@ impl Scenario {
             replay_rate_pps: replay.as_ref().map(|_| rate_pps),
         }
         .warnings();
+        crate::busypoll::warnings(&p, &busy, &ios, &mut warnings);
         if replay.is_some() {
             // so that the result says the rate replayed
             p.set("traffic.rate_pps", Value::Float(rate_pps));
@@ -1037,6 +1066,8 @@ impl Scenario {
             adapt,
             qos,
             first_packet_in_isr: p.str("driver.first_packet") == "isr",
+            busy,
+            rr,
             params: p,
             warnings,
         })

@@ -20,6 +20,8 @@ STUDIES = {
     "emmerich2015": "irqlab.studies.emmerich2015",
     "chang2007": "irqlab.studies.chang2007",
     "beifuss2016": "irqlab.studies.beifuss2016",
+    "busypoll2013": "irqlab.studies.busypoll2013",
+    "irq-suspend": "irqlab.studies.irq_suspend",
 }
 
 

@@ -81,6 +81,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             vec.tx_packets += 1;
             // the driver counts skb->len: the frame without its FCS
             vec.tx_bytes += u64::from(e.size_bytes.saturating_sub(4));
+            if e.class == crate::host::busypoll::RESPONSE_CLASS {
+                continue; // a response an app sent, not a received packet
+            }
             self.metrics.on_transmitted(self.now, v, e.class);
         }
         self.driver_poll_step(c);
@@ -95,7 +98,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             return;
         }
         let v = self.l.core_mut(c).kernel.polling as usize;
-        let per_ring = self.poll_limit(c);
+        let per_ring = self.poll_limit(c, self.l.vector(v).napi.ring_budget);
         let vec = &mut self.l.vector_mut(v);
         if let [ring] = vec.rings.as_mut_slice() {
             // one ring: its budget is the weight
@@ -130,15 +133,15 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
     }
 
-    /// The packets each ring may give this poll: its share of the weight, or (2.6.18) no more
-    /// than what is left of the `net_rx_action` budget.
+    /// The packets each ring may give this poll: its share of the poll's budget (`per_ring`:
+    /// the weight's, or a busy poll's), or (2.6.18) no more than what is left of the
+    /// `net_rx_action` budget.
     #[inline(always)]
-    fn poll_limit(&self, c: usize) -> u64 {
+    fn poll_limit(&self, c: usize, per_ring: u64) -> u64 {
         if self.s.kernel.poll_budget_left {
-            self.ring_budget
-                .min(self.l.core(c).kernel.budget.max(1) as u64)
+            per_ring.min(self.l.core(c).kernel.budget.max(1) as u64)
         } else {
-            self.ring_budget
+            per_ring
         }
     }
 
@@ -191,7 +194,6 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             metrics,
             tracer,
             s,
-            ring_budget,
             ..
         } = self;
         let now = *now;
@@ -207,9 +209,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         metrics.on_polled_to_stack(now, v, pkt.class, pkt.arrival);
         tracer.delivered(pkt.id, pkt.arrival, now);
         let limit = if s.kernel.poll_budget_left {
-            (*ring_budget).min(core.kernel.budget.max(1) as u64)
+            vec.napi.ring_budget.min(core.kernel.budget.max(1) as u64)
         } else {
-            *ring_budget
+            vec.napi.ring_budget
         };
         if vec.napi.ring_work < limit && ring.unprocessed() > 0 {
             let next = ring.take();
@@ -280,6 +282,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                     self.metrics
                         .on_ring_exit(now, v, pkt.class, pkt.arrival, RingExit::Socket);
                     self.tracer.delivered(pkt.id, pkt.arrival, now);
+                    if self.apps_extended {
+                        self.socket_data_ready(a, v);
+                    }
                     if self.apps[a].state == ThreadState::Sleeping {
                         // the waker pays, on the vector's core
                         let c = self.l.vector(v).core;
@@ -299,6 +304,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                     self.metrics.on_socket_drop(now, a, pkt.class);
                     if !self.adapt.is_empty() {
                         self.adapt[self.l.vector(v).core].overflowed = true;
+                    }
+                    if self.s.rr.is_some() {
+                        self.feed.respond(pkt.flow, now, true);
                     }
                 }
             }
@@ -328,6 +336,13 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// scheduled and goes to the repoll list (even if the rings happen to be empty).
     pub(super) fn driver_poll_done(&mut self, c: usize) {
         let v = self.l.core_mut(c).kernel.polling as usize;
+        if self.l.core(c).kernel.ctx == Some(crate::kernel::SoftirqCtx::BusyPoll) {
+            let napi = &self.l.vector(v).napi;
+            if napi.in_busy_poll || !napi.clean_complete {
+                self.busy_driver_poll_done(c, v);
+                return;
+            }
+        }
         let weight = self.s.kernel.napi_weight;
         let napi = &mut self.l.vector_mut(v).napi;
         let complete = napi.clean_complete;
@@ -340,7 +355,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.tracer
             .poll(c, v, self.now, work, self.l.vector_mut(v).napi_ret);
         if complete {
-            self.l.vector_mut(v).napi.sched = false;
+            let napi = &mut self.l.vector_mut(v).napi;
+            napi.sched = false;
+            napi.prefer = false;
+            if self.apps_extended {
+                self.napi_released(v);
+            }
             if !self.napi_complete_done(v) {
                 // software IRQ coalescing: the vector stays masked, a timer will poll again
                 self.after_napi_poll(c);
@@ -368,6 +388,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 self.l.vector_mut(v).irq.masked = false;
                 self.nic_check(v);
             }
+        } else if self.l.vector(v).napi.prefer {
+            // a preferring busy poller waits: hand the NAPI over (`__napi_poll`)
+            self.prefer_handover(c, v);
         } else {
             self.l.core_mut(c).kernel.repoll.push_back(v as u16);
         }
@@ -385,7 +408,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// because `napi_defer_hard_irqs` and `gro_flush_timeout` defer it (reference §7.2): a
     /// poll that found packets reloads the counter; each completion while the counter is
     /// above zero decrements it and arms the timer instead.
-    fn napi_complete_done(&mut self, v: usize) -> bool {
+    pub(super) fn napi_complete_done(&mut self, v: usize) -> bool {
         let k = &self.s.kernel;
         if k.defer_hard_irqs == 0 || k.gro_flush_timeout.is_zero() {
             return true;

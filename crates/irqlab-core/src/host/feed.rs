@@ -4,7 +4,7 @@
 
 use crate::rng::{N_STREAMS, Stream, StreamId};
 use crate::scenario::Scenario;
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 use crate::traffic::replay::ReplayReport;
 use crate::traffic::{Arrival, Source};
 
@@ -29,6 +29,13 @@ pub(crate) trait Feed {
     /// here).
     fn replay_report(&self) -> Option<ReplayReport> {
         None
+    }
+    /// Request/response traffic: the response to a request of client `flow` left the wire at
+    /// `at` (`lost`: the request or its response was dropped at `at`). A closed loop's next
+    /// request from that client is due after the remote delay (or the timeout, if lost).
+    /// Returns the remote delay drawn, for the round-trip time.
+    fn respond(&mut self, _flow: u32, _at: SimTime, _lost: bool) -> SimDuration {
+        SimDuration::ZERO
     }
 }
 
@@ -55,7 +62,7 @@ pub(crate) struct Generator<'s> {
 impl<'s> Generator<'s> {
     /// `streams`: block 0 of the run's streams (the traffic's).
     pub fn new(s: &'s Scenario, streams: &[Stream; N_STREAMS]) -> Generator<'s> {
-        let mut source = Source::new(&s.traffic, s.run.end);
+        let mut source = Source::new(&s.traffic, s.rr.as_ref(), s.run.end);
         let mut arrivals = streams[StreamId::Arrivals as usize].clone();
         let mut sizes = streams[StreamId::Sizes as usize].clone();
         let next = source.next_arrival(&mut arrivals, &mut sizes);
@@ -130,6 +137,38 @@ impl Feed for Generator<'_> {
 
     fn replay_report(&self) -> Option<ReplayReport> {
         self.source.replay_report()
+    }
+
+    fn respond(&mut self, flow: u32, at: SimTime, lost: bool) -> SimDuration {
+        let Some(cfg) = &self.s.rr else {
+            return SimDuration::ZERO;
+        };
+        let remote = if lost {
+            cfg.timeout
+        } else {
+            // rr draws no flows (each request names its client): the stream is free
+            crate::dist::sample(&cfg.remote, &mut self.flow_stream)
+        };
+        let Some(rr) = self.source.rr_mut() else {
+            return remote;
+        };
+        if !rr.closed() {
+            return remote;
+        }
+        let t = at + remote;
+        if t < self.next.time {
+            // the new request comes before the one drawn ahead, which goes back
+            if self.next.time.ps() != u64::MAX {
+                rr.push(self.next.flow, self.next.time);
+            }
+            rr.push(flow, t);
+            self.next = self
+                .source
+                .next_arrival(&mut self.arrivals, &mut self.sizes);
+        } else {
+            rr.push(flow, t);
+        }
+        remote
     }
 
     #[inline(always)]

@@ -53,6 +53,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             });
         }
         metrics.on_arrival(now, v, class, accepted, a.size_bytes);
+        let spinner = vec.spinner;
         tracer.arrival(id, now, accepted);
         tracer.packet(id, a.size_bytes, flow, vector);
         tracer.class(id, class);
@@ -69,6 +70,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             // normal interruption keeps interrupting: that is receive livelock.
             vec.irq.raise(now);
             self.nic_check(v);
+        }
+        if self.apps_extended {
+            self.arrival_seen(v, flow, accepted, spinner);
         }
     }
 
@@ -112,8 +116,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         vec.irq.issue(self.now, self.s.scheme.masks_on_irq());
         vec.irq_events += 1;
         let c = vec.core;
+        let owned = vec.napi.in_busy_poll;
         if self.measuring() {
             self.metrics.vectors[v].irqs += 1;
+            if owned {
+                self.metrics.busy.irqs_while_owned += 1;
+            }
         }
         if self.is_busy(c, Level::HardIrq) {
             self.l.core_mut(c).pending_isr.push_back(v as u16);
@@ -200,6 +208,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     pub(super) fn napi_schedule(&mut self, v: usize) {
         let c = self.l.vector(v).core;
         let (core, vec) = self.l.both(c, v);
+        if vec.napi.in_busy_poll {
+            vec.napi.missed = true;
+        }
         core.kernel.napi_schedule(&mut vec.napi, v as u16);
     }
 
@@ -233,6 +244,16 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         let v = self.l.core_mut(c).hardirq as usize;
         if self.measuring() {
             self.metrics.vectors[v].timer_ticks += 1;
+        }
+        // `napi_watchdog`: an idle NAPI is scheduled and the prefer pledge revoked; an owned
+        // one loses the expiry
+        let napi = &mut self.l.vector_mut(v).napi;
+        if napi.sched {
+            if self.measuring() {
+                self.metrics.busy.watchdog_lost += 1;
+            }
+        } else {
+            napi.prefer = false;
         }
         self.napi_schedule(v);
         self.next_hardirq(c);

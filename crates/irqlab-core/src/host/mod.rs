@@ -22,6 +22,7 @@
 //!   processing in Salah's polling loop (`polling`).
 
 mod adapt;
+pub(crate) mod busypoll;
 mod driver;
 mod feed;
 mod hardirq;
@@ -94,6 +95,15 @@ pub enum Work {
     LoopUnmask,
     /// The NAPI hrtimer's interrupt (software IRQ coalescing).
     NapiWatchdog,
+    /// A busy loop's iterations that find nothing (`busypoll`).
+    BusySpin,
+    /// A busy loop goes on after the softirqs its `local_bh_enable` ran.
+    BusyCheck,
+    /// `busy_poll_stop` returns, after the softirqs its `local_bh_enable` ran.
+    BusyStopped,
+    /// `epoll_wait` returns ready events, or nothing (a zero timeout).
+    EpollReturn,
+    EpollEmpty,
 }
 
 /// Timers in the event queue, each for one vector.
@@ -158,6 +168,10 @@ pub struct Vector {
     pub pending_ticks: u32,
     /// When a Tx write-back will raise the cause, if armed.
     pub tx_signal_at: Option<SimTime>,
+    /// The app whose busy loop owns this NAPI and spins (`busypoll`), and the apps whose
+    /// busy loops spin waiting for it to be free.
+    pub spinner: Option<u16>,
+    pub waiting: Vec<u16>,
 }
 
 /// One application thread and its socket.
@@ -168,6 +182,13 @@ pub struct App {
     pub state: ThreadState,
     /// The packet it is handling.
     pub holding: Option<Packet>,
+    /// The NAPI (vector) of the last packet its socket received (`sk_napi_id`; for epoll,
+    /// the context's, forgotten after a busy loop that found nothing).
+    pub napi_id: Option<u16>,
+    /// Its busy loop, while in one (`busypoll`).
+    pub session: Option<crate::host::busypoll::Session>,
+    /// Ready events left of the last `epoll_wait`.
+    pub epoll_left: u64,
 }
 
 /// The state of one run; `L` keeps its cores and vectors, `F` brings its packets.
@@ -203,6 +224,9 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     ring_budget: u64,
     /// The vectors' rings are served by a ring discipline (`qos`), not the stock loop.
     disciplined: bool,
+    /// Apps wait with epoll, busy-poll or answer requests (`busypoll`): not the plain recv
+    /// loop.
+    apps_extended: bool,
     pub tracer: T,
 }
 
@@ -277,6 +301,8 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 irq_events: 0,
                 pending_ticks: 0,
                 tx_signal_at: None,
+                spinner: None,
+                waiting: Vec::with_capacity(s.apps.len()),
             })
             .collect();
         let min_truesize = s.socket.truesize(1);
@@ -288,6 +314,9 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 socket: Socket::new(a.rcvbuf_bytes, min_truesize),
                 state: ThreadState::Sleeping,
                 holding: None,
+                napi_id: None,
+                session: None,
+                epoll_left: 0,
             })
             .collect();
         let mut host = Host {
@@ -319,6 +348,9 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 }
             },
             disciplined: s.qos.discipline.is_some(),
+            apps_extended: s.busy.any()
+                || s.rr.is_some()
+                || s.apps.iter().any(|a| a.io == crate::busypoll::Io::Epoll),
             tracer,
         };
         for v in 0..host.l.vectors().len() {
@@ -454,10 +486,10 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
         let cpu = &mut self.l.core_mut(c).cpu;
         cpu.advance(self.now);
         let a = cpu.account();
-        a[Category::Ksoftirqd as usize] + a[Category::App as usize]
+        a[Category::Ksoftirqd as usize] + a[Category::App as usize] + a[Category::BusyPoll as usize]
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, c: usize, work: Work) {
         match work {
             Work::Isr => self.isr_done(c),
@@ -475,6 +507,11 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             Work::LoopPacket => self.loop_packet_done(c),
             Work::LoopWakeup => self.loop_wakeup_done(c),
             Work::LoopUnmask => self.loop_unmask_done(c),
+            Work::BusySpin => self.busy_spin_done(c),
+            Work::BusyCheck => self.busy_check_current(c),
+            Work::BusyStopped => self.busy_stopped(c),
+            Work::EpollReturn => self.epoll_events(c),
+            Work::EpollEmpty => self.epoll_again(c),
         }
     }
 }

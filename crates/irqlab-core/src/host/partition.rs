@@ -39,6 +39,9 @@ pub(crate) fn applies(s: &Scenario) -> bool {
     let t = &s.topology;
     s.host.cores > 1
         && !s.host.forward
+        && s.rr.is_none()
+        && !s.busy.any()
+        && s.apps.iter().all(|a| a.io == crate::busypoll::Io::Recv)
         && t.core_vectors.iter().all(|v| !v.is_empty())
         && t.flow_app.iter().zip(t.flow_queue.iter()).all(|(&a, &q)| {
             a == NO_APP || s.apps[a as usize].core == t.vector_core[q as usize] as usize

@@ -118,6 +118,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         napi.ring_work = 0;
         napi.clean_complete = true;
         napi.rings = crate::qos::PollState::default();
+        napi.ring_budget = self.ring_budget;
         let cost = self.s.platform.poll;
         if cost.is_zero() {
             self.driver_poll_begin(c);
@@ -130,6 +131,10 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// Back in `net_rx_action` after one `napi_poll`, which reported `napi_ret`.
     #[inline]
     pub(super) fn after_napi_poll(&mut self, c: usize) {
+        if self.l.core(c).kernel.ctx == Some(SoftirqCtx::BusyPoll) {
+            self.busy_stop_returned(c);
+            return;
+        }
         let now = self.now;
         let v = self.l.core_mut(c).kernel.polling as usize;
         let work = self.l.vector_mut(v).napi_ret;

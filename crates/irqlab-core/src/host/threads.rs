@@ -26,6 +26,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         } else {
             *self.state_mut(c, t) = ThreadState::Runnable;
             self.l.core_mut(c).threads.queue.push_back(t);
+            if self.apps_extended {
+                self.need_resched(c);
+            }
         }
     }
 
@@ -90,18 +93,32 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
     }
 
-    /// An app's `recv` loop: take the next packet, or sleep on an empty socket.
-    fn app_next(&mut self, c: usize, a: usize) {
+    /// An app's `recv` loop: take the next packet, or sleep on an empty socket. (epoll, busy
+    /// polling and responses: `busypoll`.)
+    pub(super) fn app_next(&mut self, c: usize, a: usize) {
+        if self.apps_extended {
+            self.app_wait(c, a);
+            return;
+        }
         let Some(pkt) = self.apps[a].socket.dequeue() else {
             self.block_thread(c);
             return;
         };
+        self.app_take(c, a, pkt);
+    }
+
+    /// The app handles `pkt`, read from its socket.
+    pub(super) fn app_take(&mut self, c: usize, a: usize, pkt: crate::nic::Packet) {
         self.apps[a].holding = Some(pkt);
         let cfg = &self.s.apps[a];
         let (cost, per_byte) = (cfg.cost, cfg.cost_ps_per_byte);
         let mut d = self.draw(c, cost, StreamId::AppCost);
         if per_byte > 0.0 {
             d = d + SimDuration(round_ps(f64::from(pkt.size_bytes) * per_byte));
+        }
+        if self.s.rr.is_some() {
+            // sending the response
+            d = d + self.draw_or_zero(c, self.s.platform.tx, StreamId::TxCost);
         }
         self.start(c, Level::Thread, d, Category::App, Work::AppPacket);
     }
@@ -120,6 +137,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             u32::from(pkt.size_bytes),
         );
         self.tracer.consumed(a, pkt.id, self.now);
+        if self.s.rr.is_some() {
+            self.send_response(a, pkt);
+        }
         let rq = &self.l.core_mut(c).threads;
         if !rq.queue.is_empty() {
             let thread_ps = self.thread_ps(c);

@@ -10,6 +10,7 @@ mod cbr;
 pub mod onoff;
 mod poisson;
 pub mod replay;
+pub mod rr;
 
 pub use cbr::Cbr;
 pub use onoff::OnOff;
@@ -43,6 +44,7 @@ pub enum Process {
     Cbr(Cbr),
     OnOff(OnOff),
     Replay(Box<Replay>),
+    Rr(rr::Rr),
 }
 
 /// An arrival process and the frame sizes it carries.
@@ -54,7 +56,11 @@ pub struct Source {
 
 impl Source {
     /// The source of `cfg` in a run that ends at `end` (a replay reads no further).
-    pub fn new(cfg: &TrafficConfig, end: SimTime) -> Source {
+    pub fn new(
+        cfg: &TrafficConfig,
+        rr: Option<&crate::busypoll::RrConfig>,
+        end: SimTime,
+    ) -> Source {
         let process = match cfg.kind {
             TrafficKind::Poisson => Process::Poisson(Poisson::new(cfg.rate_pps)),
             TrafficKind::Cbr => Process::Cbr(Cbr::new(cfg.rate_pps)),
@@ -65,6 +71,10 @@ impl Source {
                 cfg.replay.as_ref().expect("replay configured"),
                 end,
             ))),
+            TrafficKind::Rr => {
+                let cfg = rr.expect("rr configured");
+                Process::Rr(rr::Rr::new(cfg, SimTime::ZERO + cfg.remote.mean))
+            }
         };
         Source {
             process,
@@ -81,12 +91,24 @@ impl Source {
             Process::Poisson(s) => s.next_time(arrivals),
             Process::Cbr(s) => s.next_time(),
             Process::OnOff(s) => return on_off_arrival(s, arrivals, &self.sizes, sizes),
+            Process::Rr(r) => {
+                let size = self.sizes.sample(sizes);
+                return rr_arrival(r, arrivals, size);
+            }
             Process::Replay(r) => return replayed_arrival(r),
         };
         Arrival {
             time,
             size_bytes: self.sizes.sample(sizes),
             flow: Arrival::DRAW_FLOW,
+        }
+    }
+
+    /// The request/response clients, for `traffic.kind = "rr"`.
+    pub fn rr_mut(&mut self) -> Option<&mut rr::Rr> {
+        match &mut self.process {
+            Process::Rr(r) => Some(r),
+            _ => None,
         }
     }
 
@@ -107,6 +129,11 @@ fn on_off_arrival(
     sizes: &mut Stream,
 ) -> Arrival {
     s.next_arrival(arrivals, cfg, sizes)
+}
+
+#[inline(never)]
+fn rr_arrival(r: &mut rr::Rr, arrivals: &mut Stream, size: u32) -> Arrival {
+    r.next_arrival(arrivals, size)
 }
 
 #[inline(never)]

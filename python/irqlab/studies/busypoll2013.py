@@ -1,0 +1,207 @@
+"""Tamir et al., "net: low latency Ethernet device polling" (netdev cover letter, 2013): socket
+busy polling lets ``recv`` poll the device queue instead of waiting for an interrupt, the
+softirq, a wake-up and a context switch.
+
+What is re-run, on the ``busypoll2013`` platform preset (one 82599 queue vector on core 0, the
+netperf-like app on core 1, as the letter recommends; 1-byte TCP_RR, one transaction in flight):
+transactions per second with and without busy polling (``socket.busy_read_us = 50``, the
+letter's recommended value), for ``rx-usecs`` 0 (ITR off), adaptive (``ixgbe-legacy``, the
+3.9 kernel's ITR) and 100 µs (``nic.itr_us = 100``), with deep C-states off and on (an idle
+wake-up of ``WAKEUP_NS`` after ``WAKEUP_AFTER_US`` of idleness).
+
+The peer is the host's mirror: both machines ran the same kernel and settings, so a round trip
+is the host's own time (request at the NIC to response on the wire) twice, plus ``LINK_US``
+each way for the NICs, PHYs and fibre. irqlab runs the host with a fixed remote time
+(``REMOTE_US``, longer than the idle-state threshold, shorter than the busy-poll time) and the
+table reports ``1 / (2 × host time + 2 × LINK_US)``.
+
+Calibration (see docs/busy-polling.md): the preset's costs and ``LINK_US`` on the letter's
+"3.9 optimized, C-states off, rx-usecs 0" (57k) and "patched optimized, C-states on, rx-usecs
+100" (87k); ``WAKEUP_NS`` on "3.9 optimized, C-states on, adaptive" (25k). The other rows are
+predictions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from irqlab.studies.common import sweep_summary, write_csvs
+
+TITLE = "Busy polling (netdev cover letter, 2013): TCP_RR with and without busy polling"
+
+LINK_US = 2.0
+REMOTE_US = 10.0
+WAKEUP_NS = 10_600.0
+WAKEUP_AFTER_US = 5.0
+BUSY_READ_US = 50
+SEED = 2013
+
+BASE = {
+    "platform.preset": "busypoll2013",
+    "scheme": "napi",
+    "traffic.kind": "rr",
+    "rr.clients": 1,
+    "rr.outstanding": 1,
+    "rr.remote_us": REMOTE_US,
+    "rr.response_bytes": 64,
+    "traffic.size_bytes": 64,
+    "host.cores": 2,
+    "platform.wakeup_after_us": WAKEUP_AFTER_US,
+    "app": [{"core": 1, "cost_ns": 900, "cost_dist": "deterministic", "flows": [0]}],
+}
+#: rx-usecs as the letter sets it with ethtool -C.
+RX = {
+    "0": {"nic.itr_us": 0},
+    "adaptive": {"driver.moderation": "ixgbe-legacy"},
+    "100": {"nic.itr_us": 100},
+}
+#: The letter's "optimized" rows: (busy polling, C-states, rx-usecs) → (TCP_RR tps, cpu%).
+LETTER = {
+    (True, True, "100"): (87_000, 3.13),
+    (True, True, "0"): (71_000, 3.12),
+    (True, True, "adaptive"): (80_000, 3.13),
+    (False, True, "adaptive"): (25_000, 1.0),
+    (False, False, "adaptive"): (40_000, 0.82),
+    (False, False, "0"): (57_000, 1.17),
+}
+CALIBRATED = {(False, False, "0"), (True, True, "100"), (False, True, "adaptive")}
+#: The letter's machines have 32 hardware threads: cpu% × 0.32 is cores.
+THREADS = 32
+
+
+@dataclass(frozen=True)
+class Plan:
+    duration_ms: float
+    warmup_ms: float
+    replications: int
+
+
+FULL = Plan(duration_ms=200.0, warmup_ms=10.0, replications=3)
+QUICK = Plan(duration_ms=20.0, warmup_ms=2.0, replications=2)
+
+
+def reproduce(
+    out: str | Path,
+    *,
+    quick: bool = False,
+    executor: str = "process",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = False,
+) -> dict[str, pd.DataFrame]:
+    """Runs the study into ``out``; returns its tables by name (see the module docs)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    plan = QUICK if quick else FULL
+    opts = {"executor": executor, "workers": workers, "scheduler": scheduler, "progress": progress}
+    parts = []
+    for rx, settings in RX.items():
+        df = sweep_summary(
+            out,
+            f"rx-{rx}",
+            {**BASE, **settings},
+            {"socket.busy_read_us": [0, BUSY_READ_US], "platform.wakeup_ns": [0.0, WAKEUP_NS]},
+            duration_ms=plan.duration_ms,
+            replications=plan.replications,
+            seed=SEED,
+            warmup=plan.warmup_ms,
+            run_opts=opts,
+        )
+        df.insert(0, "rx_usecs", rx)
+        parts.append(df)
+    runs = pd.concat(parts, ignore_index=True)
+    table = headline_table(runs)
+    tables = {"runs": runs, "headline": table}
+    write_csvs(out, tables)
+    plot(table).savefig(out / "tps.png")
+    (out / "README.md").write_text(_readme(quick, table), encoding="utf-8")
+    return tables
+
+
+def mirrored_tps(rtt_mean_us: float) -> float:
+    """Transactions per second when the peer is the host's mirror."""
+    host_us = rtt_mean_us - REMOTE_US
+    return 1e6 / (2 * host_us + 2 * LINK_US)
+
+
+def headline_table(runs: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for _, d in runs.iterrows():
+        busy = bool(d["socket.busy_read_us"] > 0)
+        cstates = bool(d["platform.wakeup_ns"] > 0)
+        key = (busy, cstates, d["rx_usecs"])
+        letter = LETTER.get(key)
+        rows.append(
+            {
+                "busy_poll": busy,
+                "c_states": cstates,
+                "rx_usecs": d["rx_usecs"],
+                "letter_tps": letter[0] if letter else None,
+                "irqlab_tps": mirrored_tps(d["rtt_us.mean"]),
+                "letter_cores": letter[1] * THREADS / 100 if letter else None,
+                "irqlab_cores": d["cpu.busy"] * 2,
+                "irq_per_s": d["irq_per_s"],
+                "calibrated": key in CALIBRATED,
+            }
+        )
+    order = {"100": 0, "0": 1, "adaptive": 2}
+    df = pd.DataFrame(rows)
+    df["_o"] = df["rx_usecs"].map(order)
+    df = df.sort_values(["busy_poll", "c_states", "_o"], ascending=[False, False, True])
+    return df.drop(columns="_o").reset_index(drop=True)
+
+
+def headline_markdown(table: pd.DataFrame) -> str:
+    lines = [
+        "| busy poll | C-states | rx-usecs | letter tps | irqlab tps | letter cores "
+        "| irqlab cores | IRQs/s | |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in table.itertuples(index=False):
+        letter = f"{r.letter_tps / 1e3:.0f}k" if pd.notna(r.letter_tps) else "–"
+        cores = f"{r.letter_cores:.2f}" if pd.notna(r.letter_cores) else "–"
+        lines.append(
+            f"| {'on' if r.busy_poll else 'off'} | {'on' if r.c_states else 'off'} "
+            f"| {r.rx_usecs} | {letter} | {r.irqlab_tps / 1e3:.1f}k | {cores} "
+            f"| {r.irqlab_cores:.2f} | {r.irq_per_s:,.0f} "
+            f"| {'calibrated' if r.calibrated else ''} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def plot(table: pd.DataFrame) -> Figure:
+    fig = Figure(figsize=(9, 4.2), layout="constrained")
+    ax = fig.subplots()
+    labels, ours, theirs = [], [], []
+    for r in table.itertuples(index=False):
+        labels.append(
+            f"{'busy' if r.busy_poll else 'IRQ'}\nC{'on' if r.c_states else 'off'}\n{r.rx_usecs}"
+        )
+        ours.append(r.irqlab_tps / 1e3)
+        theirs.append(r.letter_tps / 1e3 if pd.notna(r.letter_tps) else float("nan"))
+    x = range(len(labels))
+    ax.bar([i - 0.2 for i in x], theirs, width=0.4, label="cover letter (TCP_RR)", color="gray")
+    ax.bar([i + 0.2 for i in x], ours, width=0.4, label="irqlab", color="tab:blue")
+    ax.set_xticks(list(x), labels, fontsize=7)
+    ax.set_ylabel("transactions/s (k)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    fig.suptitle("Busy polling: round trips per second, letter vs irqlab", fontsize=10)
+    return fig
+
+
+def _readme(quick: bool, table: pd.DataFrame) -> str:
+    kind = "quick (coarse)" if quick else "full"
+    return (
+        f"# {TITLE}\n\nA {kind} reproduction by `irqlab reproduce busypoll2013`.\n\n"
+        "- `tps.png`: transactions per second, the letter's beside irqlab's.\n"
+        "- `headline.csv`, `runs.csv`: the table below and every sweep point.\n"
+        "- `rx-0/`, `rx-adaptive/`, `rx-100/`: the sweeps (rerunning resumes them).\n\n"
+        f"Peer = the host's mirror, {LINK_US:g} µs of link each way; C-states on = "
+        f"{WAKEUP_NS / 1e3:g} µs wake-up after {WAKEUP_AFTER_US:g} µs idle.\n\n"
+        + headline_markdown(table)
+    )

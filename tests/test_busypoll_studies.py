@@ -1,0 +1,75 @@
+"""The quick reproductions of the busy-polling studies: their conclusions that are not
+calibration targets, asserted on the result."""
+
+from __future__ import annotations
+
+import pytest
+
+from irqlab.studies import busypoll2013, irq_suspend
+
+
+@pytest.fixture(scope="module")
+def letter(tmp_path_factory):
+    out = tmp_path_factory.mktemp("busypoll2013")
+    return busypoll2013.reproduce(out, quick=True, executor="inline"), out
+
+
+@pytest.fixture(scope="module")
+def suspend(tmp_path_factory):
+    out = tmp_path_factory.mktemp("irq-suspend")
+    return irq_suspend.reproduce(out, quick=True, executor="inline"), out
+
+
+def row(t, busy, cstates, rx):
+    h = t["headline"]
+    return h[(h["busy_poll"] == busy) & (h["c_states"] == cstates) & (h["rx_usecs"] == rx)].iloc[0]
+
+
+def test_the_calibrated_rows_match_the_letter(letter):
+    t, _ = letter
+    for key in busypoll2013.CALIBRATED:
+        r = row(t, *key)
+        assert r["irqlab_tps"] == pytest.approx(r["letter_tps"], rel=0.05), key
+
+
+def test_busy_polling_beats_interrupts_in_every_setting(letter):
+    t, _ = letter
+    for cstates in (True, False):
+        for rx in ("0", "adaptive"):
+            assert (
+                row(t, True, cstates, rx)["irqlab_tps"]
+                > 1.3 * row(t, False, cstates, rx)["irqlab_tps"]
+            )
+
+
+def test_busy_polling_is_insensitive_to_deep_c_states_and_interrupts_are_not(letter):
+    t, _ = letter
+    for rx in busypoll2013.RX:
+        on, off = row(t, True, True, rx), row(t, True, False, rx)
+        assert on["irqlab_tps"] == pytest.approx(off["irqlab_tps"], rel=0.01)
+    assert row(t, False, True, "0")["irqlab_tps"] < 0.8 * row(t, False, False, "0")["irqlab_tps"]
+
+
+def test_a_busy_polling_app_keeps_about_one_core_busy_as_in_the_letter(letter):
+    t, _ = letter
+    h = t["headline"]
+    busy = h[h["busy_poll"]]
+    assert (busy["irqlab_cores"] >= 1.0).all()
+    # the adaptive ITR with C-states off: a prediction within 10% of the letter's 40k
+    r = row(t, False, False, "adaptive")
+    assert r["irqlab_tps"] == pytest.approx(40_000, rel=0.1)
+
+
+def test_the_letter_study_writes_its_files(letter):
+    _, out = letter
+    for f in ("README.md", "headline.csv", "runs.csv", "tps.png"):
+        assert (out / f).is_file(), f
+
+
+def test_every_irq_suspension_conclusion_of_napi_rst_holds(suspend):
+    t, out = suspend
+    c = t["conclusions"]
+    assert len(c) == 6
+    assert c["holds"].all(), c[~c["holds"]]["statement"].tolist()
+    for f in ("README.md", "headline.csv", "conclusions.csv", "latency_cpu.png"):
+        assert (out / f).is_file(), f
