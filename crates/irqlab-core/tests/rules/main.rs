@@ -5,3 +5,4 @@
 mod common;
 mod hardirq;
 mod moderation;
+mod polling;
