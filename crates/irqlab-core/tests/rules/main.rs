@@ -5,4 +5,5 @@
 mod common;
 mod hardirq;
 mod moderation;
+mod napi;
 mod polling;
