@@ -1,6 +1,6 @@
 //! NAPI on a host: software IRQ coalescing (deferral), and what the measured window holds.
 
-use crate::common::{conserved, exact, f, i};
+use crate::common::{conserved, exact, f, i, s};
 
 #[test]
 fn deferral_polls_n_times_from_the_timer_then_re_enables_the_vector() {
@@ -14,7 +14,7 @@ fn deferral_polls_n_times_from_the_timer_then_re_enables_the_vector() {
             .with("platform.proto_ns", f(1000.0))
             .with("platform.irq_ns", f(2000.0))
             .with("platform.poll_timer_ns", f(500.0))
-            .with("nic.cause_mode", irqlab_core::Value::Str("armed".into()))
+            .with("nic.cause_mode", s("armed"))
             .with("kernel.napi_defer_hard_irqs", i(n))
             .with("kernel.gro_flush_timeout_ns", f(10_000.0))
             .with("run.duration_ms", f(10.0))
@@ -86,4 +86,33 @@ fn the_measured_window_holds_only_what_happens_after_the_warm_up() {
     conserved(&mid);
     assert_eq!(mid.packets.in_flight_at_warmup, 1);
     assert_eq!(mid.packets.offered, 100);
+}
+
+#[test]
+fn a_latched_cause_interrupts_on_unmasking_for_packets_the_poll_already_took() {
+    // Intel's EICR is latched: a packet that arrives while the vector is masked sets the
+    // cause, and re-enabling fires at once even though the poll took that packet: an empty
+    // (spurious) poll. Armed, re-enabling discards what the poll handled.
+    let run = |mode: &str| {
+        exact("napi")
+            .with("traffic.kind", s("poisson"))
+            .with("traffic.rate_pps", f(2e5))
+            .with("platform.proto_ns", f(1000.0))
+            .with("platform.irq_ns", f(2000.0))
+            .with("nic.cause_mode", s(mode))
+            .with("run.duration_ms", f(10.0))
+            .run()
+    };
+    let (latched, armed) = (run("latched"), run("armed"));
+    conserved(&latched);
+    conserved(&armed);
+    assert_eq!(latched.packets.delivered, armed.packets.delivered);
+    assert!(
+        latched.counts.irqs > armed.counts.irqs + 100,
+        "latched {:?} armed {:?}",
+        latched.counts,
+        armed.counts
+    );
+    // each spurious interrupt is one more poll, for the same packets
+    assert!(latched.counts.polls > armed.counts.polls);
 }
