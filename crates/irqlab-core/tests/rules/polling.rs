@@ -202,3 +202,34 @@ fn hybrid_hands_back_to_disable_enable_below_the_hysteresis() {
         .run();
     assert_eq!(r.counts.mode_switches, 1, "{:?}", r.counts);
 }
+
+#[test]
+fn the_isr_that_takes_the_first_packet_pays_its_per_byte_cost_too() {
+    // disable-enable at 10 kpps, 1000 B frames at 1 ns per byte: the ISR's one cost is
+    // irq + mask + proto (3 µs) plus 1 µs for the bytes; the poll (first packet in the
+    // softirq) pays the same 1 µs after a 2 µs ISR.
+    for first in ["isr", "softirq"] {
+        let r = salah("disable-enable", 1e4)
+            .with("traffic.size_bytes", i(1000))
+            .with("platform.proto_ns_per_byte", f(1.0))
+            .with("driver.first_packet", s(first))
+            .run();
+        conserved(&r);
+        assert_eq!(r.latency_us.mean, Some(4.0), "first packet in the {first}");
+        assert_eq!(
+            r.cpu_ps.irq + r.cpu_ps.softirq,
+            r.packets.delivered * 4_000_000
+        );
+    }
+}
+
+#[test]
+fn napi_poll_ticks_only_while_a_poll_leaves_packets_behind() {
+    // 100 kpps, 10 µs apart: each poll empties the ring and turns the timer off, so no
+    // tick ever comes; at 1 Mpps the ring keeps more than Q and the timer keeps running.
+    let light = salah("napi-poll", 1e5).run();
+    assert_eq!(light.counts.timer_ticks, 0);
+    assert_eq!(light.counts.irqs, light.packets.offered);
+    let heavy = salah("napi-poll", 1e6).run();
+    assert!(heavy.counts.timer_ticks > 400);
+}
