@@ -86,3 +86,26 @@ fn a_polling_timer_faster_than_its_handler_keeps_the_hard_irq_level_busy() {
     );
     assert_eq!(r.packets.delivered, 0, "{:?}", r.packets);
 }
+
+#[test]
+fn an_isr_that_masks_the_vector_pays_the_register_write() {
+    // NAPI masks the vector in its ISR (`platform.mask_ns`); normal interruption never masks,
+    // so it does not pay it. One packet per 100 µs, each its own interrupt.
+    let run = |scheme: &str, mask_ns: f64| {
+        exact(scheme)
+            .with("traffic.rate_pps", f(1e4))
+            .with("platform.irq_ns", f(IRQ_NS as f64))
+            .with("platform.proto_ns", f(1000.0))
+            .with("platform.mask_ns", f(mask_ns))
+            .with("run.duration_ms", f(10.0))
+            .run()
+    };
+    let napi = run("napi", 500.0);
+    conserved(&napi);
+    assert_eq!(napi.counts.irqs, 100);
+    assert_eq!(napi.cpu_ps.irq, 100 * (IRQ_NS + 500) * 1000);
+    assert_eq!(napi.latency_us.mean, Some(4.5));
+    let irq = run("irq", 500.0);
+    assert_eq!(irq.counts.irqs, 100);
+    assert_eq!(irq.cpu_ps.irq, 100 * IRQ_NS * 1000);
+}
