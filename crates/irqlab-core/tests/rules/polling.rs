@@ -233,3 +233,18 @@ fn napi_poll_ticks_only_while_a_poll_leaves_packets_behind() {
     let heavy = salah("napi-poll", 1e6).run();
     assert!(heavy.counts.timer_ticks > 400);
 }
+
+#[test]
+fn only_salahs_disable_enable_loop_takes_the_first_packet_in_the_isr() {
+    // `driver.first_packet` belongs to disable-enable (and the hybrid): NAPI and normal
+    // interruption ignore it, and napi-poll's ISR never processes a packet.
+    for scheme in ["napi", "irq", "napi-poll"] {
+        let with = |first: &str| {
+            salah(scheme, 1e5)
+                .with("traffic.kind", s("poisson"))
+                .with("driver.first_packet", s(first))
+                .run()
+        };
+        same_outcome(&with("isr"), &with("softirq"));
+    }
+}
