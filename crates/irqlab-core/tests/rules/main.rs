@@ -3,6 +3,7 @@
 //! trace out. One module per part; every test states the rule it holds the model to.
 
 mod common;
+mod cpu;
 mod hardirq;
 mod moderation;
 mod napi;
