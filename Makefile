@@ -1,7 +1,7 @@
 # One target per chore; CI (.ci/run) and people use the same ones.
 PYTHON ?= python3
 
-.PHONY: help install dev lint fmt test test-rust test-python test-wheel test-lower-bounds bench bench-pcap bench-startup screenshot ci clean
+.PHONY: help install dev lint fmt test test-rust test-python test-wheel test-lower-bounds bench bench-pcap bench-startup screenshot ci clean mutants mutants-diff
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -54,6 +54,15 @@ bench-startup:  ## wall time of import irqlab and the quick commands (--help, ke
 
 screenshot:  ## refresh docs/img/report.png, the README's picture of irqlab report (needs Chromium)
 	IRQLAB_REPORT_SCREENSHOT=docs/img/report.png $(PYTHON) -m pytest -q tests/test_report_html.py -k sweep_report_in_the_browser
+
+mutants:  ## mutation testing of the whole core (cargo-mutants): ≥ 90 % caught by cargo test, ≥ 80 % per file
+	cargo mutants --version >/dev/null 2>&1 || cargo install --locked cargo-mutants@27.1.0
+	cargo mutants --package irqlab-core --output target; status=$$?; \
+	  $(PYTHON) .ci/mutants_report.py target/mutants.out --min-total 90 --min-file 80 && \
+	  case $$status in 0|2|3) ;; *) exit $$status;; esac
+
+mutants-diff:  ## mutation testing of the core's lines changed since the main branch (as CI)
+	.ci/mutants_diff
 
 ci:  ## what CI runs
 	.ci/run

@@ -113,7 +113,7 @@ def test_polling_is_slower_at_light_load_and_delivers_less_at_high_load_than_dis
     assert better(fig6, "disable-enable", "poll", HIGH, "throughput_pps")
 
 
-def test_polling_has_the_best_cpu_availability_at_high_load_at_any_load(fig6):
+def test_polling_has_the_best_cpu_availability_at_high_load_and_keeps_some_at_any_load(fig6):
     for other in ("irq", "disable-enable", "coalesce-count", "coalesce-time", "ideal"):
         assert better(fig6, "poll", other, HIGH, "cpu.idle"), other
     for rate in salah2007.QUICK.poisson_rates:

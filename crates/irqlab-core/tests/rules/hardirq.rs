@@ -1,0 +1,111 @@
+//! The hard-IRQ level: one handler at a time per core; the others wait and run in turn
+//! (packet interrupts first, then polling-timer, then NAPI-timer interrupts), each in full.
+
+use irqlab_core::Report;
+
+use crate::common::{conserved, exact, f, i, list, s};
+
+const IRQ_NS: u64 = 3000;
+const TIMER_NS: u64 = 5000;
+
+/// Every hard interrupt the run issued or took ran its whole handler once: the time at
+/// hard-IRQ priority is `irqs × irq_ns + timer_ticks × poll_timer_ns`, up to the handlers cut
+/// off at the end of the run.
+fn every_handler_ran_in_full(r: &Report) {
+    let c = &r.counts;
+    let want = c.irqs * IRQ_NS * 1000 + c.timer_ticks * TIMER_NS * 1000;
+    let got = r.cpu_ps.irq;
+    assert!(
+        got <= want + TIMER_NS * 1000 && want <= got + (IRQ_NS + TIMER_NS) * 1000,
+        "hard-IRQ time {got} ps for {} IRQs and {} timer interrupts ({want} ps)",
+        c.irqs,
+        c.timer_ticks
+    );
+}
+
+#[test]
+fn a_packet_interrupt_waits_for_a_running_napi_timer_interrupt() {
+    // Two vectors on one core with software IRQ coalescing: vector 0's NAPI hrtimer handler
+    // (5 µs) is often running when vector 1's packet interrupt comes, and the other way round.
+    // The interrupt waits for the hard-IRQ level; then its ISR runs.
+    let r = exact("napi")
+        .with("nic.queues", i(2))
+        .with("nic.irq_affinity", list(&[0, 0]))
+        .with("traffic.flows", i(64))
+        .with("traffic.rate_pps", f(150_000.0))
+        .with("traffic.kind", s("poisson"))
+        .with("platform.irq_ns", f(IRQ_NS as f64))
+        .with("platform.poll_timer_ns", f(TIMER_NS as f64))
+        .with("platform.proto_ns", f(1000.0))
+        .with("kernel.napi_defer_hard_irqs", i(2))
+        .with("kernel.gro_flush_timeout_ns", f(20_000.0))
+        .with("run.duration_ms", f(20.0))
+        .run();
+    conserved(&r);
+    assert!(
+        r.counts.irqs > 30 && r.counts.timer_ticks > 100,
+        "{:?}",
+        r.counts
+    );
+    every_handler_ran_in_full(&r);
+    assert!(r.packets.in_flight <= 2 * 1024, "{:?}", r.packets);
+    assert!(
+        r.packets.delivered + 64 >= r.packets.offered,
+        "{:?}",
+        r.packets
+    );
+}
+
+#[test]
+fn a_polling_timer_faster_than_its_handler_keeps_the_hard_irq_level_busy() {
+    // `poll` with a 4 µs polling period and a 5 µs timer handler: from the first tick on,
+    // each tick fires while the previous handler runs; it waits, and runs as soon as the level
+    // is free. The core does nothing but timer interrupts (a timer livelock): the poll at
+    // softirq priority never runs.
+    let r = exact("poll")
+        .with("traffic.rate_pps", f(50_000.0))
+        .with("platform.irq_ns", f(IRQ_NS as f64))
+        .with("platform.poll_timer_ns", f(TIMER_NS as f64))
+        .with("platform.proto_ns", f(1000.0))
+        .with("poll.period_us", f(4.0))
+        .with("run.duration_ms", f(2.0))
+        .run();
+    conserved(&r);
+    let c = &r.counts;
+    assert_eq!(c.irqs, 0, "packet interrupts stay disabled: {c:?}");
+    assert_eq!(
+        c.timer_ticks, 499,
+        "a tick every 4 µs, at 4 … 1996 µs: {c:?}"
+    );
+    // handlers back to back from the first tick, at 4 µs
+    let busy_from_ps = r.cpu_ps.measured - 4_000_000;
+    assert!(
+        r.cpu_ps.irq >= busy_from_ps,
+        "hard-IRQ time {} ps: the level idled while ticks waited",
+        r.cpu_ps.irq
+    );
+    assert_eq!(r.packets.delivered, 0, "{:?}", r.packets);
+}
+
+#[test]
+fn an_isr_that_masks_the_vector_pays_the_register_write() {
+    // NAPI masks the vector in its ISR (`platform.mask_ns`); normal interruption never masks,
+    // so it does not pay it. One packet per 100 µs, each its own interrupt.
+    let run = |scheme: &str, mask_ns: f64| {
+        exact(scheme)
+            .with("traffic.rate_pps", f(1e4))
+            .with("platform.irq_ns", f(IRQ_NS as f64))
+            .with("platform.proto_ns", f(1000.0))
+            .with("platform.mask_ns", f(mask_ns))
+            .with("run.duration_ms", f(10.0))
+            .run()
+    };
+    let napi = run("napi", 500.0);
+    conserved(&napi);
+    assert_eq!(napi.counts.irqs, 100);
+    assert_eq!(napi.cpu_ps.irq, 100 * (IRQ_NS + 500) * 1000);
+    assert_eq!(napi.latency_us.mean, Some(4.5));
+    let irq = run("irq", 500.0);
+    assert_eq!(irq.counts.irqs, 100);
+    assert_eq!(irq.cpu_ps.irq, 100 * IRQ_NS * 1000);
+}

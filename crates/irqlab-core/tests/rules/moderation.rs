@@ -1,0 +1,120 @@
+//! The drivers' moderation policies at their table edges, and the engine applying them.
+
+use irqlab_core::moderation::dim::{Dim, DimMode};
+use irqlab_core::moderation::i40e::{self, I40e};
+use irqlab_core::moderation::ixgbe::Ixgbe;
+use irqlab_core::moderation::{Policy, Sample, Write};
+use irqlab_core::time::{SimDuration, SimTime};
+
+use crate::common::{exact, f, s};
+
+fn us(v: u64) -> SimDuration {
+    SimDuration(v * crate::common::US)
+}
+
+/// One Rx-only session on a fresh policy, at jiffies 1 (not stale).
+fn session(p: &mut impl Policy, packets: u64, bytes: u64) -> Option<Write> {
+    p.on_complete(&Sample {
+        now: SimTime(1),
+        jiffies: 1,
+        packets,
+        bytes,
+        events: 1,
+        ..Sample::default()
+    })
+}
+
+#[test]
+fn ixgbe_keeps_its_interval_from_exactly_48_to_95_packets() {
+    // ixgbe_update_itr: P < 48 creeps by 2 µs, 48 ≤ P < 96 keeps, 96 ≤ P < 256 halves.
+    // From the initial 50 µs (itr 200), 1500 B frames at 10G:
+    // (packets, rx container after, vector itr after (µs × 4), write)
+    let table: &[(u64, u8, u16, Option<u64>)] = &[
+        (47, 52, 208, Some(52)),
+        (48, 50, 200, None),
+        (95, 50, 200, None),
+        (96, 25, 100, Some(24)), // 200 >> 3 = 25; EITR drops bit 2: 24 µs
+        (255, 25, 100, Some(24)),
+    ];
+    for &(packets, rx, itr, write) in table {
+        let mut p = Ixgbe::new(10.0, false);
+        let w = session(&mut p, packets, packets * 1500);
+        assert_eq!((p.rx_itr(), p.itr()), (rx, itr), "{packets} packets");
+        assert_eq!(w, write.map(|v| Write::Itr(us(v))), "{packets} packets");
+    }
+}
+
+#[test]
+fn i40e_sizes_381_to_1084_bytes_take_the_middle_arm_of_the_size_formula() {
+    // i40e_update_itr, P > 256 at 10G (divisor 512): avg ≤ 380 → 40·B + 1696,
+    // 381..=1084 → 15·B + 11452, 1085..=1980 → 5·B + 22420; DIV_ROUND_UP(w, 512) · 2 µs.
+    let table: &[(u64, u64)] = &[
+        (380, 66),   // 16896 / 512 = 33
+        (381, 68),   // 17167 → 34
+        (600, 80),   // 20452 → 40
+        (1084, 110), // 27712 → 55
+    ];
+    for &(size, interval) in table {
+        let mut p = I40e::new(10.0, false);
+        let w = session(&mut p, 300, 300 * size);
+        assert_eq!(w, Some(Write::Itr(us(interval))), "{size} B");
+        assert_eq!(p.rx_current() & i40e::LATENCY, 0, "bulk mode");
+    }
+}
+
+#[test]
+fn i40e_latency_mode_uses_the_middle_arm_halved() {
+    // 1 packet (latency mode, the ringless Tx in latency mode): w / 2, then / 512.
+    for &(size, interval) in &[(600u64, 40u64), (1084, 56)] {
+        let mut p = I40e::new(10.0, false);
+        let w = session(&mut p, 1, size);
+        assert_eq!(p.rx_target(), interval as u16 | i40e::LATENCY, "{size} B");
+        assert_eq!(w, Some(Write::Itr(us(interval))), "{size} B");
+    }
+}
+
+/// DIM on a host: sessions whose event counter is the vector's hard interrupts.
+#[test]
+fn dim_on_a_host_closes_windows_and_moves_off_its_default_profile() {
+    // A steady 100 kpps (about one interrupt per 10 packets at DIM's default profile): DIM
+    // measures windows of 64 interrupts; starting parked on top with zeroed stats (mlx5e),
+    // its first decision leaves parking, so the profile changes and the driver writes a new
+    // coalescing setting, several times in 50 ms. Were its event counter not the vector's
+    // interrupts, no window would close and nothing would be written.
+    let r = exact("napi")
+        .with("driver.moderation", s("dim"))
+        .with("traffic.rate_pps", f(1e5))
+        .with("run.duration_ms", f(50.0))
+        .run();
+    assert!(r.counts.irqs > 4 * 64, "interrupts: {}", r.counts.irqs);
+    assert!(
+        r.counts.moderation_writes >= 2,
+        "DIM wrote {} settings",
+        r.counts.moderation_writes
+    );
+}
+
+#[test]
+fn dim_needs_64_events_per_window_not_64_sessions() {
+    // The event counter is the IRQ count: sessions without new interrupts never close a window.
+    let mut d = Dim::new(DimMode::Eqe);
+    let mut t = 0;
+    let mut sample = |packets: u64, events: u64| {
+        t += 100 * crate::common::US;
+        Sample {
+            now: SimTime(t),
+            jiffies: t / 4_000_000_000,
+            packets,
+            bytes: packets * 1500,
+            events,
+            ..Sample::default()
+        }
+    };
+    assert_eq!(d.on_complete(&sample(0, 0)), None); // opens the window
+    for k in 1..200 {
+        assert_eq!(d.on_complete(&sample(k * 100, 63)), None, "session {k}");
+    }
+    // the 64th event closes it: parked on top with zeroed stats, a non-zero rate differs
+    assert!(d.on_complete(&sample(20_000, 64)).is_some());
+    assert_ne!(d.profile_ix(), 0);
+}

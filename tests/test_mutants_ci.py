@@ -1,0 +1,92 @@
+"""Mutation testing of the core: `make mutants` holds the whole crate to its bounds, CI tests
+the core's changed lines, and the report both use computes the caught share per file."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORT = ROOT / ".ci" / "mutants_report.py"
+
+
+def outcome(file: str, line: int, summary: str) -> dict:
+    name = f"{file}:{line}:9: replace f -> bool with true"
+    return {"scenario": {"Mutant": {"name": name, "file": file}}, "summary": summary}
+
+
+def write_run(tmp_path: Path, outcomes: list[dict], baseline: str = "Success") -> Path:
+    out = tmp_path / "mutants.out"
+    out.mkdir()
+    doc = {"outcomes": [{"scenario": "Baseline", "summary": baseline}, *outcomes]}
+    (out / "outcomes.json").write_text(json.dumps(doc))
+    return out
+
+
+def report(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(REPORT), str(out), *args], capture_output=True, text=True
+    )
+
+
+def test_the_share_is_caught_over_caught_plus_missed_per_file_and_overall(tmp_path):
+    a, b = "src/a.rs", "src/b.rs"
+    runs = [outcome(a, k, "CaughtMutant") for k in range(9)]
+    runs += [outcome(a, 10, "MissedMutant"), outcome(a, 11, "Unviable"), outcome(a, 12, "Timeout")]
+    runs += [outcome(b, 1, "CaughtMutant"), outcome(b, 2, "MissedMutant")]
+    r = report(write_run(tmp_path, runs))
+    assert r.returncode == 0, r.stdout
+    rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()[1:]}
+    # file, caught, missed, timeout, unviable, share, %
+    assert rows[a][1:6] == ["9", "1", "1", "1", "90.0"]
+    assert rows[b][1:6] == ["1", "1", "0", "0", "50.0"]
+    assert rows["all"][1:6] == ["10", "2", "1", "1", "83.3"]
+
+
+def test_bounds_fail_naming_the_file_and_the_share(tmp_path):
+    runs = [outcome("src/a.rs", k, "CaughtMutant") for k in range(9)]
+    runs += [outcome("src/a.rs", 9, "MissedMutant"), outcome("src/b.rs", 1, "MissedMutant")]
+    runs += [outcome("src/b.rs", 2, "CaughtMutant"), outcome("src/b.rs", 3, "CaughtMutant")]
+    out = write_run(tmp_path, runs)
+    r = report(out, "--min-total", "90", "--min-file", "80")
+    assert r.returncode == 1
+    assert "mutants: 84.6 % caught overall < 90 %" in r.stdout
+    assert "mutants: src/b.rs 66.7 % < 80 %" in r.stdout
+    assert "src/a.rs 90.0 %" not in r.stdout
+    assert report(out, "--min-total", "80", "--min-file", "60").returncode == 0
+
+
+def test_no_missed_lists_every_survivor(tmp_path):
+    runs = [outcome("src/a.rs", 1, "CaughtMutant"), outcome("src/a.rs", 2, "MissedMutant")]
+    r = report(write_run(tmp_path, runs), "--no-missed")
+    assert r.returncode == 1
+    assert "1 mutant(s) no test notices" in r.stdout
+    assert "src/a.rs:2:9: replace f -> bool with true" in r.stdout
+    caught = [outcome("src/a.rs", 1, "CaughtMutant"), outcome("src/a.rs", 2, "Timeout")]
+    (tmp_path / "again").mkdir()
+    assert report(write_run(tmp_path / "again", caught), "--no-missed").returncode == 0
+
+
+def test_an_unfinished_run_or_a_failing_baseline_is_one_line_and_exit_2(tmp_path):
+    r = report(tmp_path / "nowhere")
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "no finished run" in r.stderr
+    r = report(write_run(tmp_path, [], baseline="Failure"))
+    assert r.returncode == 2
+    assert "the tests fail without any mutant" in r.stdout
+
+
+def test_make_and_ci_run_mutation_testing_of_the_core():
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^mutants:.*## ", makefile, re.M)
+    assert "--min-total 90 --min-file 80" in makefile
+    assert "cargo mutants --package irqlab-core" in makefile
+    assert ".ci/mutants_diff" in (ROOT / ".ci" / "run").read_text()
+    script = (ROOT / ".ci" / "mutants_diff").read_text()
+    assert "--in-diff" in script and "--no-missed" in script
+    config = (ROOT / ".cargo" / "mutants.toml").read_text()
+    assert 'profile = "mutants"' in config
+    assert "[profile.mutants]" in (ROOT / "Cargo.toml").read_text()
