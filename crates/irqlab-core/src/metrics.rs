@@ -769,7 +769,13 @@ impl Metrics {
             per_class,
             per_app,
             replay: None,
-            notes: s.adapt.scheme.choice_note().map(str::to_string).into_iter().collect(),
+            notes: s
+                .adapt
+                .scheme
+                .choice_note()
+                .map(str::to_string)
+                .into_iter()
+                .collect(),
             transactions_per_s: s.rr.as_ref().map(|_| per_rate(self.rr.transactions)),
             rtt_us: s.rr.as_ref().map(|_| self.rr.rtt.report()),
             responses_dropped: s.rr.as_ref().map(|_| self.rr.responses_dropped),
