@@ -75,3 +75,19 @@ def beifuss2016_quick(tmp_path_factory) -> Path:
     return reproduce_quick(
         "beifuss2016", tmp_path_factory.mktemp("beifuss2016"), "| quantity | paper | irqlab |"
     )
+
+
+def assert_conserved(rep: dict) -> None:
+    """The receive path's packets and every CPU picosecond of the window are accounted for."""
+    p = rep["packets"]
+    left = p["offered"] + p["in_flight_at_warmup"]
+    right = p["delivered"] + p["dropped_nic"] + p["dropped_socket"] + p["in_flight"]
+    assert left == right, p
+    c = rep["cpu_ps"]
+    assert (
+        c["irq"] + c["softirq"] + c["ksoftirqd"] + c["app"] + c["busy_poll"] + c["idle"]
+        == c["measured"]
+    ), c
+    share = rep["cpu"]
+    assert abs(share["busy"] + share["idle"] - 1) < 1e-12
+    assert rep["counts"]["polled_packets"] >= 0

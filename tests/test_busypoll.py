@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.test_conservation import assert_conserved
 
 import irqlab
+from conftest import assert_conserved
 
 # One core, deterministic costs of the emmerich2015 preset (irq 700 ns, softirq 300 ns,
 # poll 500 ns, unmask 33 ns, proto 462 ns); an app answering requests.

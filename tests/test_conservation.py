@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irqlab
+from conftest import assert_conserved
 from irqlab.scenario import schema
 
 DIST = st.sampled_from(["deterministic", "exponential"])
@@ -78,21 +79,6 @@ def turns_the_scheme_into_another(p: dict) -> bool:
             and p["kernel.gro_flush_timeout_ns"] > 0
         )
     )
-
-
-def assert_conserved(rep: dict) -> None:
-    p = rep["packets"]
-    left = p["offered"] + p["in_flight_at_warmup"]
-    right = p["delivered"] + p["dropped_nic"] + p["dropped_socket"] + p["in_flight"]
-    assert left == right, p
-    c = rep["cpu_ps"]
-    assert (
-        c["irq"] + c["softirq"] + c["ksoftirqd"] + c["app"] + c["busy_poll"] + c["idle"]
-        == c["measured"]
-    ), c
-    share = rep["cpu"]
-    assert abs(share["busy"] + share["idle"] - 1) < 1e-12
-    assert rep["counts"]["polled_packets"] >= 0
 
 
 # random settings include many a scheme ignores (an ITR with ideal): warned, and conserved
