@@ -91,3 +91,25 @@ def assert_conserved(rep: dict) -> None:
     share = rep["cpu"]
     assert abs(share["busy"] + share["idle"] - 1) < 1e-12
     assert rep["counts"]["polled_packets"] >= 0
+
+
+#: A sysfs folder: sysfs refuses new files and folders to every user, root included.
+SYSFS_FOLDER = Path("/sys/kernel")
+
+
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """A folder this user cannot create anything in: one without write permission, or, for root
+    (whom permission bits do not bind), a sysfs folder."""
+    if getattr(os, "geteuid", lambda: 1)() != 0:
+        ro = tmp_path / "ro"
+        ro.mkdir(mode=0o555)
+        yield ro
+        ro.chmod(0o700)
+    elif SYSFS_FOLDER.is_dir():
+        yield SYSFS_FOLDER
+    else:
+        pytest.skip(
+            "root is not bound by permission bits, and this system has no sysfs folder to "
+            "stand for a read-only one: run the tests as a normal user"
+        )

@@ -26,7 +26,10 @@ from irqlab.simulate import LARGE_RUN_PACKETS, expected_packets, large_run_warni
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "napi.toml"
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and pipes")
+pytestmark = pytest.mark.skipif(
+    sys.platform == "win32",
+    reason="sends SIGINT and SIGKILL to process groups: POSIX only (not Windows)",
+)
 
 #: Generous: a run stops within a slice of simulated time (a millisecond) after the signal
 #: is seen, and signals are looked for every 50 ms.

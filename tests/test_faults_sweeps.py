@@ -28,7 +28,9 @@ import irqlab
 from irqlab.executors import ProcessExecutor
 from irqlab.experiments import MAX_POINTS, MAX_RUNS, parse_sweep
 
-linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+linux_only = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="reads /proc, which only Linux has"
+)
 
 #: 8 runs of 0.3 s or more each (3 to 12 M packets): a sweep of them is still running when a
 #: test acts on its first finished run.
@@ -48,12 +50,6 @@ SMALL = (
     "[sweep]\nreplications = 3\nseed = 5\n"
     '[base]\nscheme = "napi"\nrun.duration_ms = 5\nrun.warmup_ms = 1\n'
     "[axes]\n'traffic.rate_pps' = {from = 20_000, to = 240_000, step = 20_000}\n"
-)
-
-
-#: Why the read-only checks do not run as root.
-ROOT_SKIP = (
-    "permission bits do not bind root: run the tests as a normal user to check a read-only folder"
 )
 
 
@@ -756,20 +752,18 @@ def test_a_sweeps_out_folder_is_created_with_its_parents(tmp_path):
     assert len(pd.read_parquet(folder / "runs.parquet")) == 2
 
 
-def _unwritable(tmp_path: Path, kind: str) -> tuple[Path, str]:
+def _unwritable(tmp_path: Path, kind: str, request) -> tuple[Path, str]:
     """A --out that cannot hold a sweep's results, and what the error says about it."""
     if kind == "a file":
         return write(tmp_path, "", "taken"), "a file, not a folder"
     if kind == "under a file":
         return write(tmp_path, "", "taken") / "sub", "cannot create the folder"
     if kind == "read-only folder":
-        ro = tmp_path / "ro"
-        ro.mkdir(mode=0o555)
-        return ro, "journal.sqlite: cannot open it for writing"
+        return request.getfixturevalue(
+            "read_only_folder"
+        ), "journal.sqlite: cannot open it for writing"
     if kind == "under a read-only folder":
-        ro = tmp_path / "ro"
-        ro.mkdir(mode=0o555)
-        return ro / "sub", "cannot create the folder"
+        return request.getfixturevalue("read_only_folder") / "sub", "cannot create the folder"
     if kind == "/proc":
         return Path("/proc/irqlab-sweep"), "cannot create the folder"
     return Path("/proc/self"), "journal.sqlite: cannot open it for writing"
@@ -780,20 +774,14 @@ def _unwritable(tmp_path: Path, kind: str) -> tuple[Path, str]:
     [
         "a file",
         "under a file",
-        pytest.param(
-            "read-only folder",
-            marks=pytest.mark.skipif(os.geteuid() == 0, reason=ROOT_SKIP),
-        ),
-        pytest.param(
-            "under a read-only folder",
-            marks=pytest.mark.skipif(os.geteuid() == 0, reason=ROOT_SKIP),
-        ),
+        "read-only folder",
+        "under a read-only folder",
         pytest.param("/proc", marks=linux_only),
         pytest.param("/proc/self", marks=linux_only),
     ],
 )
-def test_an_out_that_cannot_hold_results_is_named_in_one_line(tmp_path, kind):
-    out, needle = _unwritable(tmp_path, kind)
+def test_an_out_that_cannot_hold_results_is_named_in_one_line(tmp_path, kind, request):
+    out, needle = _unwritable(tmp_path, kind, request)
     r = cli("sweep", write(tmp_path, TINY), "--out", out, "--executor", "inline")
     assert r.returncode == 2
     line = one_clear_line(r.stderr, needle)

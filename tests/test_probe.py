@@ -413,14 +413,20 @@ def fake_ethtool(tmp_path: Path, host: str, body: str | None = None) -> Path:
     return script
 
 
-@pytest.mark.skipif(os.name != "posix", reason="a shell script stands for ethtool")
+@pytest.mark.skipif(
+    os.name != "posix",
+    reason="a shell script stands in for ethtool: needs a POSIX shell (not Windows)",
+)
 def test_the_ethtool_command_is_run_and_parsed_as_its_recording(tmp_path):
     script = fake_ethtool(tmp_path, "mlx5")
     p = probe_tree("mlx5", ethtool=str(script))
     assert p.scenario() == EXPECTED["mlx5"]["scenario"]
 
 
-@pytest.mark.skipif(os.name != "posix", reason="a shell script stands for ethtool")
+@pytest.mark.skipif(
+    os.name != "posix",
+    reason="a shell script stands in for ethtool: needs a POSIX shell (not Windows)",
+)
 def test_an_ethtool_that_fails_or_hangs_is_a_note(tmp_path):
     failing = fake_ethtool(
         tmp_path, "mlx5", 'echo "netlink error: Operation not supported" >&2\nexit 76\n'
@@ -585,7 +591,8 @@ def test_the_docs_name_only_keys_that_exist():
 
 
 @pytest.mark.skipif(
-    MINE is None or shutil.which("bash") is None, reason="needs Linux's /sys and bash"
+    MINE is None or shutil.which("bash") is None,
+    reason="runs the docs' recording script: needs Linux's /sys/class/net and bash",
 )
 def test_the_recording_script_of_the_docs_records_what_the_probe_reads(tmp_path):
     script = re.search(r"### Recording a host.*?```bash\n(.*?)```", DOC, re.S)
