@@ -32,7 +32,7 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 from irqlab.analytic.beifuss import t_max
-from irqlab.studies.common import errorbar, sweep_summary, write_csvs
+from irqlab.studies.common import errorbar, planned_sweep, write_csvs
 
 TITLE = "Beifuß et al. (2016): ingress QoS on the receive path (SQ, RR, LL-RR, LL-WFQ)"
 
@@ -117,17 +117,7 @@ def _sweep(
     plan: Plan,
     opts: Mapping[str, Any],
 ) -> pd.DataFrame:
-    return sweep_summary(
-        out,
-        name,
-        base,
-        axes,
-        duration_ms=plan.duration_ms,
-        replications=plan.replications,
-        seed=SEED,
-        warmup=plan.warmup_ms,
-        run_opts=opts,
-    )
+    return planned_sweep(out, name, base, axes, plan, seed=SEED, run_opts=opts)
 
 
 def reproduce(

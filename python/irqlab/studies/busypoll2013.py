@@ -23,13 +23,12 @@ predictions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from irqlab.studies.common import sweep_summary, write_csvs
+from irqlab.studies.common import SweepPlan, planned_sweep, write_csvs
 
 TITLE = "Busy polling (netdev cover letter, 2013): TCP_RR with and without busy polling"
 
@@ -73,15 +72,8 @@ CALIBRATED = {(False, False, "0"), (True, True, "100"), (False, True, "adaptive"
 THREADS = 32
 
 
-@dataclass(frozen=True)
-class Plan:
-    duration_ms: float
-    warmup_ms: float
-    replications: int
-
-
-FULL = Plan(duration_ms=200.0, warmup_ms=10.0, replications=3)
-QUICK = Plan(duration_ms=20.0, warmup_ms=2.0, replications=2)
+FULL = SweepPlan(duration_ms=200.0, warmup_ms=10.0, replications=3)
+QUICK = SweepPlan(duration_ms=20.0, warmup_ms=2.0, replications=2)
 
 
 def reproduce(
@@ -100,15 +92,13 @@ def reproduce(
     opts = {"executor": executor, "workers": workers, "scheduler": scheduler, "progress": progress}
     parts = []
     for rx, settings in RX.items():
-        df = sweep_summary(
+        df = planned_sweep(
             out,
             f"rx-{rx}",
             {**BASE, **settings},
             {"socket.busy_read_us": [0, BUSY_READ_US], "platform.wakeup_ns": [0.0, WAKEUP_NS]},
-            duration_ms=plan.duration_ms,
-            replications=plan.replications,
+            plan,
             seed=SEED,
-            warmup=plan.warmup_ms,
             run_opts=opts,
         )
         df.insert(0, "rx_usecs", rx)

@@ -4,8 +4,9 @@ drawing summary points with their confidence intervals, writing tables as CSV.""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -37,6 +38,47 @@ def sweep_summary(
         **run_opts,
     )
     return irqlab.summarize(runs)
+
+
+class Planned(Protocol):
+    """How long and how often a study runs each point (a study's plan has these, and more)."""
+
+    duration_ms: float
+    warmup_ms: float
+    replications: int
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """A plan with nothing but the run length, warm-up and replications."""
+
+    duration_ms: float
+    warmup_ms: float
+    replications: int
+
+
+def planned_sweep(
+    out: Path,
+    name: str,
+    base: Mapping[str, Any],
+    axes: Mapping[str, Sequence[Any]],
+    plan: Planned,
+    *,
+    seed: int,
+    run_opts: Mapping[str, Any],
+) -> pd.DataFrame:
+    """:func:`sweep_summary` with the plan's run length, warm-up and replications."""
+    return sweep_summary(
+        out,
+        name,
+        base,
+        axes,
+        duration_ms=plan.duration_ms,
+        replications=plan.replications,
+        seed=seed,
+        warmup=plan.warmup_ms,
+        run_opts=run_opts,
+    )
 
 
 def errorbar(

@@ -28,7 +28,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from irqlab.studies.common import errorbar, sweep_summary, write_csvs
+from irqlab.studies.common import errorbar, planned_sweep, write_csvs
 
 TITLE = "Emmerich et al. (2015): interrupt throttling, latency and CPU load"
 
@@ -106,17 +106,7 @@ def _sweep(
     plan: Plan,
     opts: Mapping[str, Any],
 ) -> pd.DataFrame:
-    return sweep_summary(
-        out,
-        name,
-        base,
-        axes,
-        duration_ms=plan.duration_ms,
-        replications=plan.replications,
-        seed=SEED,
-        warmup=plan.warmup_ms,
-        run_opts=opts,
-    )
+    return planned_sweep(out, name, base, axes, plan, seed=SEED, run_opts=opts)
 
 
 def reproduce(

@@ -22,13 +22,12 @@ core; without deferral (plain busy polling) loop 3 cannot take control from loop
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from irqlab.studies.common import sweep_summary, write_csvs
+from irqlab.studies.common import SweepPlan, planned_sweep, write_csvs
 
 TITLE = "IRQ suspension (Linux 6.13): deferral, busy polling and suspension under load"
 
@@ -79,15 +78,8 @@ COLORS = {
 LOADS = {"low": 20_000.0, "medium": 100_000.0, "saturating": 230_000.0}
 
 
-@dataclass(frozen=True)
-class Plan:
-    duration_ms: float
-    warmup_ms: float
-    replications: int
-
-
-FULL = Plan(duration_ms=200.0, warmup_ms=10.0, replications=3)
-QUICK = Plan(duration_ms=20.0, warmup_ms=2.0, replications=2)
+FULL = SweepPlan(duration_ms=200.0, warmup_ms=10.0, replications=3)
+QUICK = SweepPlan(duration_ms=20.0, warmup_ms=2.0, replications=2)
 
 
 def reproduce(
@@ -106,15 +98,13 @@ def reproduce(
     opts = {"executor": executor, "workers": workers, "scheduler": scheduler, "progress": progress}
     parts = []
     for name, settings in MECHANISMS.items():
-        df = sweep_summary(
+        df = planned_sweep(
             out,
             name,
             {**BASE, **settings},
             {"rr.rate_rps": list(LOADS.values())},
-            duration_ms=plan.duration_ms,
-            replications=plan.replications,
+            plan,
             seed=SEED,
-            warmup=plan.warmup_ms,
             run_opts=opts,
         )
         df.insert(0, "mechanism", name)
