@@ -114,7 +114,7 @@ impl<T: Copy> Cpu<T> {
         debug_assert!(self.jobs[l].is_none(), "level {level:?} is busy");
         let mut remaining = duration.ps();
         if self.running.is_none()
-            && self.wakeup_ps > 0
+            && self.wakeup_ps != 0
             && self.since.ps() - self.idle_since.ps() > self.wakeup_after_ps
         {
             // the first job after a long idle period also pays for leaving the idle state
@@ -232,5 +232,42 @@ mod tests {
         assert_eq!(a[Category::Softirq as usize], 30);
         assert_eq!(a[Category::Idle as usize], 65);
         assert_eq!(a.iter().sum::<u64>(), 100);
+    }
+
+    #[test]
+    fn a_shortened_job_ends_sooner_and_a_preempted_one_keeps_the_running_jobs_end() {
+        let mut cpu: Cpu<u8> = Cpu::new();
+        cpu.advance(SimTime(10));
+        cpu.start(Level::Thread, SimDuration(100), Category::App, 1);
+        assert_eq!(cpu.remaining(Level::Thread), 100);
+        assert_eq!(cpu.remaining(Level::SoftIrq), 0, "no job there");
+        cpu.advance(SimTime(30));
+        assert_eq!(cpu.remaining(Level::Thread), 80);
+        // the running job: its end moves with it
+        cpu.shorten(Level::Thread, 50);
+        assert_eq!(cpu.remaining(Level::Thread), 50);
+        assert_eq!(cpu.next_completion_ps(), 80);
+        // never below 1 ps, never longer than it was
+        cpu.shorten(Level::Thread, 0);
+        assert_eq!(
+            (cpu.remaining(Level::Thread), cpu.next_completion_ps()),
+            (1, 31)
+        );
+        cpu.shorten(Level::Thread, 1000);
+        assert_eq!(
+            (cpu.remaining(Level::Thread), cpu.next_completion_ps()),
+            (1, 31)
+        );
+        // a preempted job: the running job still ends when it did
+        let mut cpu: Cpu<u8> = Cpu::new();
+        cpu.start(Level::Thread, SimDuration(100), Category::App, 1);
+        cpu.advance(SimTime(20));
+        cpu.start(Level::HardIrq, SimDuration(10), Category::Irq, 2);
+        cpu.shorten(Level::Thread, 40);
+        assert_eq!(cpu.remaining(Level::Thread), 40);
+        assert_eq!(cpu.next_completion_ps(), 30);
+        cpu.advance(SimTime(30));
+        assert_eq!(cpu.complete(), (Level::HardIrq, 2));
+        assert_eq!(cpu.next_completion_ps(), 70);
     }
 }

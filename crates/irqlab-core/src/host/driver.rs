@@ -4,7 +4,7 @@
 //! complete the NAPI, let the moderation policy reprogram the NIC and re-enable the vector.
 
 use super::{Feed, Host, Layout, Work};
-use crate::dist::{round_ps, sample};
+use crate::dist::{plus_bytes, sample};
 use crate::metrics::RingExit;
 use crate::moderation::{AnyPolicy, Policy, Sample};
 use crate::nic::Packet;
@@ -157,10 +157,11 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     pub(super) fn packet_cost(&mut self, c: usize, pkt: Packet) -> SimDuration {
         let p = &self.s.platform;
         let (proto, per_byte) = (p.proto, p.proto_ps_per_byte);
-        let mut d = self.draw(c, proto, StreamId::ProtoCost);
-        if per_byte > 0.0 {
-            d = d + SimDuration(round_ps(f64::from(pkt.size_bytes) * per_byte));
-        }
+        let mut d = plus_bytes(
+            self.draw(c, proto, StreamId::ProtoCost),
+            pkt.size_bytes,
+            per_byte,
+        );
         if !self.all_to_stack {
             d = d + self.tx_cost(c, pkt);
         }
@@ -216,10 +217,11 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         if vec.napi.ring_work < limit && ring.unprocessed() > 0 {
             let next = ring.take();
             let p = &s.platform;
-            let mut d = sample(&p.proto, &mut core.streams[StreamId::ProtoCost as usize]);
-            if p.proto_ps_per_byte > 0.0 {
-                d = d + SimDuration(round_ps(f64::from(next.size_bytes) * p.proto_ps_per_byte));
-            }
+            let d = plus_bytes(
+                sample(&p.proto, &mut core.streams[StreamId::ProtoCost as usize]),
+                next.size_bytes,
+                p.proto_ps_per_byte,
+            );
             let ctx = core.kernel.ctx.expect("inside handle_softirqs");
             core.cpu.start(ctx.level(), d, ctx.category(), Work::Packet);
             let t = core.cpu.next_completion_ps();

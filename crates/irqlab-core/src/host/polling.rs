@@ -28,7 +28,7 @@
 
 use super::{Feed, Host, Layout, Timer, Work};
 use crate::cpu::{Category, Level};
-use crate::dist::round_ps;
+use crate::dist::plus_bytes;
 use crate::rng::StreamId;
 use crate::scenario::{CauseMode, Scheme};
 use crate::time::{SimDuration, SimTime};
@@ -172,11 +172,11 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         cost.mean_ps = cost.mean.ps() as f64;
         let per_byte = p.proto_ps_per_byte;
         let c = self.l.vector(v).core;
-        let mut d = self.draw(c, cost, StreamId::FirstPacketCost);
-        if per_byte > 0.0 {
-            d = d + SimDuration(round_ps(f64::from(pkt.size_bytes) * per_byte));
-        }
-        d
+        plus_bytes(
+            self.draw(c, cost, StreamId::FirstPacketCost),
+            pkt.size_bytes,
+            per_byte,
+        )
     }
 
     /// A packet ISR has run (the vector is disabled): deliver the packet it processed, if

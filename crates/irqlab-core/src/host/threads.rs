@@ -3,10 +3,9 @@
 
 use super::{Feed, Host, Layout, Work};
 use crate::cpu::{Category, Level};
-use crate::dist::round_ps;
+use crate::dist::plus_bytes;
 use crate::rng::StreamId;
 use crate::sched::{Thread, ThreadState};
-use crate::time::SimDuration;
 use crate::trace::Tracer;
 
 impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
@@ -112,10 +111,11 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.apps[a].holding = Some(pkt);
         let cfg = &self.s.apps[a];
         let (cost, per_byte) = (cfg.cost, cfg.cost_ps_per_byte);
-        let mut d = self.draw(c, cost, StreamId::AppCost);
-        if per_byte > 0.0 {
-            d = d + SimDuration(round_ps(f64::from(pkt.size_bytes) * per_byte));
-        }
+        let mut d = plus_bytes(
+            self.draw(c, cost, StreamId::AppCost),
+            pkt.size_bytes,
+            per_byte,
+        );
         if self.s.rr.is_some() {
             // sending the response
             d = d + self.draw_or_zero(c, self.s.platform.tx, StreamId::TxCost);
