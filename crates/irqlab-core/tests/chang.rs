@@ -234,6 +234,13 @@ fn an_adaptive_scheme_refuses_a_moderation_policy_that_also_writes_t() {
         .try_build()
         .unwrap_err();
     assert_eq!(e.key(), "driver.moderation");
+    assert!(
+        pressured("qapolling")
+            .with("driver.moderation", s("ixgbe"))
+            .try_build()
+            .is_ok(),
+        "QAPolling leaves T to the policy"
+    );
     let e = pressured("qapolling")
         .with("scheme", s("irq"))
         .try_build()
@@ -271,4 +278,73 @@ fn each_timer_tick_gives_a_pending_softirq_one_inline_invocation() {
         "200 x 2 us in 20 ms: {}",
         r.cpu.softirq
     );
+}
+
+#[test]
+fn a_quiet_interval_raises_a_low_budget_by_beta_up_to_rhips_threshold() {
+    // 10 kpps of small packets to a fast app: the socket never fills, so every 100 ms interval
+    // ends quiet. QAPolling adds beta up to budget_max; RHIP only up to its 300.
+    let quiet = |scheme: &str, budget: i128| {
+        let sc = overloaded()
+            .with("traffic.rate_pps", f(10_000.0))
+            .with("app.0.cost_ns", f(1000.0))
+            .with("kernel.netdev_budget", i(budget))
+            .with("run.warmup_ms", f(0.0))
+            .with("run.duration_ms", f(450.0))
+            .with("adapt.scheme", s(scheme))
+            .build();
+        let (_, t) = run_with(&sc, Polls::default());
+        t.knobs
+    };
+    let ms = |k: &(u64, u64, u64)| k.0 / 1_000_000_000;
+    let q = quiet("qapolling", 100);
+    assert_eq!(
+        q.iter().map(|k| (ms(k), k.1, k.2)).collect::<Vec<_>>(),
+        [(100, 101, 0), (200, 102, 0), (300, 103, 0), (400, 104, 0)]
+    );
+    let r = quiet("rhip", 299);
+    assert_eq!(
+        r.iter().map(|k| (ms(k), k.1)).collect::<Vec<_>>()[..1],
+        [(100, 300)],
+        "+beta, capped at 300"
+    );
+}
+
+#[test]
+fn rhip_raises_the_budget_after_an_interval_without_ksoftirqd_and_rhip_noksd_does_not() {
+    // The socket stays above bufupper, and softirqs always run inline (no restart or time
+    // limit), so ksoftirqd never runs: each interval end is RHIP's "line 6" (the budget, down
+    // at 1, gets +beta), while rhip-noksd, without the ksoftirqd rule, sees an interval above
+    // bufupper and changes nothing.
+    let interval_ends = |scheme: &str| {
+        let sc = pressured(scheme)
+            .with("kernel.max_softirq_restart", i(1000))
+            .with("kernel.softirq_time_limit", b(false));
+        let (r, t) = run_with(&sc.build(), Polls::default());
+        assert_eq!(r.cpu.ksoftirqd, 0.0);
+        t.knobs
+            .into_iter()
+            .filter(|k| k.0 % 100_000_000_000 == 0)
+            .map(|k| (k.0 / 1_000_000_000, k.1))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        interval_ends("rhip"),
+        [(100, 2), (200, 2), (300, 2), (400, 2)]
+    );
+    assert_eq!(interval_ends("rhip-noksd"), []);
+}
+
+#[test]
+fn every_controllers_report_says_its_result_depends_on_irqlabs_choices() {
+    for scheme in ["qapolling", "aic", "rhip", "rhip-noksd"] {
+        let r = run(&pressured(scheme).with("run.duration_ms", f(1.0)).build());
+        assert_eq!(r.notes.len(), 1, "{scheme}: {:?}", r.notes);
+        let note = &r.notes[0];
+        assert!(note.starts_with("adapt.scheme = "), "{note}");
+        assert!(note.contains("docs/applications.md"), "{note}");
+        assert!(note.contains("adapt.alpha"), "{note}");
+    }
+    let r = run(&overloaded().with("run.duration_ms", f(1.0)).build());
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
 }

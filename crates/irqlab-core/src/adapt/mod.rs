@@ -288,4 +288,18 @@ mod tests {
         assert_eq!(band(0.5, 0.03, 0.5), Band::Middle);
         assert_eq!(band(0.51, 0.03, 0.5), Band::High);
     }
+
+    #[test]
+    fn each_scheme_has_its_name_and_only_the_interval_schemes_write_t() {
+        for (name, scheme, writes_t) in [
+            ("qapolling", Scheme::QaPolling, false),
+            ("aic", Scheme::Aic, true),
+            ("rhip", Scheme::Rhip, true),
+            ("rhip-noksd", Scheme::RhipNoKsd, true),
+            ("none", Scheme::None, false),
+        ] {
+            assert_eq!(Scheme::from_name(name), scheme, "{name}");
+            assert_eq!(scheme.writes_itr(), writes_t, "{name}");
+        }
+    }
 }
