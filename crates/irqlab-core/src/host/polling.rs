@@ -201,6 +201,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     }
 
     /// Releases the packet in service and delivers it; returns the cost of waking its app.
+    #[inline(always)]
     fn deliver_head(&mut self, v: usize) -> SimDuration {
         let pkt = self.l.vector_mut(v).rings[0].release();
         self.l.vector_mut(v).poll_loop.window_delivered += 1;

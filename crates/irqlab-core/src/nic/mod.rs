@@ -228,10 +228,17 @@ impl IrqLine {
         self.frames = 0;
     }
 
+    /// Whether the line is masked or its ISR runs: it issues nothing now, whatever the cause
+    /// ([`IrqLine::decide`] says `Idle`).
+    #[inline(always)]
+    pub fn held(&self) -> bool {
+        self.masked || self.in_service
+    }
+
     /// Whether an IRQ should be issued now, later, or not at all.
     #[inline]
     pub fn decide(&self, now: SimTime) -> IrqDecision {
-        if !self.cause || self.masked || self.in_service {
+        if !self.cause || self.held() {
             return IrqDecision::Idle;
         }
         let no_coalescing = self.rx_frames == 0 && self.rx_usecs.is_zero();
