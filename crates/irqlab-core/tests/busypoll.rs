@@ -273,6 +273,32 @@ mod rules {
     }
 
     #[test]
+    fn half_a_deferral_gives_prefer_nothing_to_arm_even_when_the_last_poll_is_full() {
+        // an overloaded ring and a budget of 2: busy_poll_stop's poll often uses its whole
+        // budget, so the softirq takes over; only with both deferral settings would prefer
+        // arm the NAPI timer instead
+        let heavy = base()
+            .with("rr.rate_rps", f(150_000.0))
+            .with("rr.clients", i(8))
+            .with("socket.busy_read_us", f(100.0))
+            .with("socket.busy_poll_budget", i(1));
+        for half in [
+            Pairs::default().with("kernel.napi_defer_hard_irqs", i(2)),
+            Pairs::default().with("kernel.gro_flush_timeout_ns", f(20_000.0)),
+        ] {
+            let plain = heavy.clone().and(&half);
+            let prefer = plain.clone().with("socket.prefer_busy_poll", b(true));
+            let plain = plain.run();
+            assert!(busy(&plain).polls > 1000, "{:?}", busy(&plain));
+            assert_eq!(
+                without_scenario(plain),
+                without_scenario(prefer.run()),
+                "{half:?}"
+            );
+        }
+    }
+
+    #[test]
     fn the_watchdog_is_not_re_armed_while_the_napi_is_owned() {
         // deferral and a poller that owns the NAPI between requests: the timer is armed only
         // when a loop leaves (busy_poll_stop's completion), never by the polls inside the loop
