@@ -180,12 +180,11 @@ pub fn configure(p: &Params, ios: &[Io]) -> Result<BusyConfig, Error> {
     Ok(cfg)
 }
 
+/// Whether a busy-polling key is set: a flag that is true, or a time above 0.
 fn is_on(p: &Params, k: &str) -> bool {
     match p.get(k) {
         crate::params::Value::Bool(b) => *b,
-        crate::params::Value::Float(x) => *x > 0.0,
-        crate::params::Value::Int(i) => *i > 0,
-        _ => false,
+        _ => p.f64(k) > 0.0,
     }
 }
 
