@@ -62,11 +62,6 @@ impl Strategy {
         }
     }
 
-    /// The LL driver's procedure (ring budgets, passes until empty or the device budget).
-    pub fn is_ll(self) -> bool {
-        matches!(self, Strategy::LlRr | Strategy::LlWfq)
-    }
-
     /// The paper's ring budgets `[BE, RT]` (`PRB`).
     fn default_budgets(self) -> Option<[u64; 2]> {
         match self {
@@ -98,13 +93,6 @@ pub struct PollState {
     work: u64,
     visited: bool,
     budget_used: bool,
-}
-
-impl PollState {
-    /// Packets taken so far in this poll.
-    pub fn work(&self) -> u64 {
-        self.work
-    }
 }
 
 /// A ring discipline for a vector with several Rx rings.

@@ -282,7 +282,7 @@ fn bad_qos_settings_are_one_line_errors_naming_the_key() {
         (
             vec![("traffic.classes.0.name", s("gold"))],
             "traffic.classes",
-            "be and rt",
+            "qos.strategy = \"ll-wfq\" makes the classes be and rt",
         ),
         (
             vec![("scheme", s("napi-poll"))],
