@@ -1968,8 +1968,12 @@ mod tests {
         assert!(e.to_string().contains("8000 us"), "{e}");
     }
 
-    /// A scenario replaying `three()` (3 packets over 1.000007 s, period 1.5 s), at `speedup`.
-    fn replayed(name: &str, more: &[(&str, Value)]) -> Result<Scenario, Error> {
+    /// A scenario replaying `three()` (3 packets over 1.000007 s, period 1.5 s), with the
+    /// capture file it reads (removed when dropped).
+    fn replayed(
+        name: &str,
+        more: &[(&str, Value)],
+    ) -> Result<(Scenario, tempfile::TempPath), Error> {
         use crate::traffic::capture::tests::{file, pcap, three};
         let path = file(name, &pcap(&three(), false, false, 1));
         let mut pairs = vec![
@@ -1978,12 +1982,12 @@ mod tests {
             ("run.warmup_ms", Value::Int(0)),
         ];
         pairs.extend_from_slice(more);
-        build(&pairs)
+        Ok((build(&pairs)?, path))
     }
 
     #[test]
     fn a_replay_lasts_its_capture_unless_told() {
-        let sc = replayed("dur.pcap", &[]).unwrap();
+        let (sc, _capture) = replayed("dur.pcap", &[]).unwrap();
         let period = 1_000_007_000_000 + 500_003_500_000u64;
         assert_eq!(sc.run.end.ps(), period);
         assert_eq!(sc.params.f64("run.duration_ms"), period as f64 / 1e9);
@@ -1992,7 +1996,7 @@ mod tests {
         assert_eq!(sc.traffic.flows, 2);
         assert!(sc.warnings.is_empty(), "{:?}", sc.warnings);
         // sped up, looped, after a warm-up
-        let sc = replayed(
+        let (sc, _capture) = replayed(
             "dur2.pcap",
             &[
                 ("traffic.speedup", Value::Int(4)),
@@ -2008,9 +2012,10 @@ mod tests {
         assert_eq!(again.run, sc.run);
         assert!(again.warnings.is_empty(), "{:?}", again.warnings);
         // a duration given is the duration
-        let sc = replayed("dur3.pcap", &[("run.duration_ms", Value::Int(100))]).unwrap();
+        let (sc, _capture) =
+            replayed("dur3.pcap", &[("run.duration_ms", Value::Int(100))]).unwrap();
         assert_eq!(sc.run.end.ps(), 100_000_000_000);
-        let sc = replayed(
+        let (sc, _capture) = replayed(
             "dur4.pcap",
             &[
                 ("traffic.loop", Value::Int(0)),
@@ -2092,6 +2097,7 @@ mod tests {
         let w = |more: &[(&str, Value)]| {
             replayed("w.pcap", more)
                 .unwrap()
+                .0
                 .warnings
                 .iter()
                 .map(|w| w.key.clone())
@@ -2113,7 +2119,7 @@ mod tests {
                 "traffic.flow_zipf_s"
             ]
         );
-        let sc = replayed("w2.pcap", &[("traffic.flows", Value::Int(64))]).unwrap();
+        let (sc, _capture) = replayed("w2.pcap", &[("traffic.flows", Value::Int(64))]).unwrap();
         assert_eq!(
             sc.warnings[0].to_string(),
             "traffic.flows = 64: has no effect: traffic.kind = \"pcap\" takes the flows from the capture's 5-tuples"
@@ -2131,7 +2137,7 @@ mod tests {
 
     #[test]
     fn a_replay_runs_its_packets_on_the_queues_rss_picks() {
-        let sc = replayed(
+        let (sc, _capture) = replayed(
             "run.pcap",
             &[("nic.queues", Value::Int(4)), ("host.cores", Value::Int(2))],
         )

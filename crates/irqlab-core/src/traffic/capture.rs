@@ -1066,13 +1066,16 @@ pub(crate) mod tests {
         f
     }
 
-    /// Writes `bytes` to a fresh file of the test's own; returns its path.
-    pub fn file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("irqlab-capture-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(name);
-        std::fs::write(&p, bytes).unwrap();
-        p
+    /// Writes `bytes` to a fresh temporary file whose name ends in `name` (the reader looks at
+    /// the extension); the file is removed when the returned path is dropped.
+    pub fn file(name: &str, bytes: &[u8]) -> tempfile::TempPath {
+        let mut f = tempfile::Builder::new()
+            .prefix("irqlab-capture-")
+            .suffix(&format!("-{name}"))
+            .tempfile()
+            .unwrap();
+        std::io::Write::write_all(&mut f, bytes).unwrap();
+        f.into_temp_path()
     }
 
     pub fn gzip(bytes: &[u8]) -> Vec<u8> {
