@@ -579,6 +579,23 @@ mod tests {
     }
 
     #[test]
+    fn the_rx_latency_path_takes_1_to_3_packets_under_9000_bytes() {
+        // i40e_update_itr: `packets && packets < 4 && bytes < 9000` with the Tx container in
+        // latency mode (a ringless Tx) takes the latency path, 8 µs for 60 B frames; at 4
+        // packets, or 9000 bytes, the count path creeps the bulk 50 µs by 2.
+        let rx_after = |packets: u64, size: u64| {
+            let mut p = I40e::new(10.0, false);
+            p.on_complete(&TxRx::new().step((packets, size), (0, 0)));
+            p.rx_target()
+        };
+        assert_eq!(rx_after(3, 60), 8 | LATENCY);
+        assert_eq!(rx_after(4, 60), 52);
+        assert_eq!(rx_after(3, 2999), rx_after(1, 2999));
+        assert_eq!(rx_after(3, 2999) & LATENCY, LATENCY);
+        assert_eq!(rx_after(3, 3000), 52);
+    }
+
+    #[test]
     fn odd_counters_do_not_panic() {
         let mut p = I40e::new(f64::NAN, false);
         for (j, packets, bytes) in [(u64::MAX, u64::MAX, u64::MAX), (0, 3, u64::MAX), (0, 0, 0)] {
