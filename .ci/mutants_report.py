@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 """What a cargo-mutants run caught, per source file and overall, from its outcomes.json.
 
-Usage: .ci/mutants_report.py [mutants.out] [--min-total PCT] [--min-file PCT] [--no-missed]
+Usage: .ci/mutants_report.py [RUN ...] [--expect LIST] [--min-total PCT] [--min-file PCT]
+       [--no-missed]
+
+A RUN is an output directory (mutants.out) or an outcomes.json. Several runs are merged in
+the order given, a later outcome of a mutant replacing an earlier one: that is how the runs of
+`cargo mutants --iterate` (each testing what the ones before did not catch) add up to one
+figure. With --expect (the output of `cargo mutants --list`), only the mutants listed count,
+and a listed mutant without an outcome means the run is not finished.
 
 Caught share = caught / (caught + missed): a mutant that does not build (unviable) tells
 nothing, and one that makes the tests hang (timeout) did not pass them. Exits 1 if a bound is
@@ -28,34 +35,53 @@ OUTCOME = {
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out", nargs="?", default="mutants.out", help="the run's output directory")
+    ap.add_argument(
+        "runs", nargs="*", default=["mutants.out"], help="output directories or outcomes.json"
+    )
+    ap.add_argument("--expect", help="`cargo mutants --list` output: the mutants that count")
     ap.add_argument("--min-total", type=float, default=0.0, help="least caught share, %%")
     ap.add_argument("--min-file", type=float, default=0.0, help="least share in every file, %%")
     ap.add_argument("--no-missed", action="store_true", help="fail on any missed mutant")
     args = ap.parse_args(argv)
-    path = Path(args.out) / "outcomes.json"
-    try:
-        outcomes = json.loads(path.read_text())["outcomes"]
-    except (OSError, ValueError, KeyError) as e:
-        print(f"mutants: no finished run in {path}: {e}", file=sys.stderr)
-        return 2
+    latest: dict[str, tuple[str, str]] = {}
+    for i, run in enumerate(args.runs):
+        path = Path(run)
+        if path.is_dir():
+            path = path / "outcomes.json"
+        try:
+            outcomes = json.loads(path.read_text())["outcomes"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"mutants: no finished run in {path}: {e}", file=sys.stderr)
+            return 2
+        for o in outcomes:
+            scenario = o["scenario"]
+            if scenario == "Baseline":
+                if o["summary"] != "Success" and i == len(args.runs) - 1:
+                    print(f"mutants: the tests fail without any mutant ({o['summary']})")
+                    return 2
+                continue
+            mutant = scenario["Mutant"]
+            kind = OUTCOME.get(o["summary"])
+            if kind is None:
+                print(f"mutants: unknown outcome {o['summary']!r} of {mutant['name']}")
+                return 2
+            latest[mutant["name"]] = (mutant["file"], kind)
+    untested = 0
+    if args.expect:
+        try:
+            expected = [line for line in Path(args.expect).read_text().splitlines() if line]
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"mutants: cannot read the list of mutants {args.expect}: {e}", file=sys.stderr)
+            return 2
+        untested = sum(name not in latest for name in expected)
+        wanted = set(expected)
+        latest = {name: v for name, v in latest.items() if name in wanted}
     per_file: dict[str, Counter[str]] = defaultdict(Counter)
     missed: list[str] = []
-    for o in outcomes:
-        scenario = o["scenario"]
-        if scenario == "Baseline":
-            if o["summary"] != "Success":
-                print(f"mutants: the tests fail without any mutant ({o['summary']})")
-                return 2
-            continue
-        mutant = scenario["Mutant"]
-        kind = OUTCOME.get(o["summary"])
-        if kind is None:
-            print(f"mutants: unknown outcome {o['summary']!r} of {mutant['name']}")
-            return 2
-        per_file[mutant["file"]][kind] += 1
+    for name, (file, kind) in latest.items():
+        per_file[file][kind] += 1
         if kind == "missed":
-            missed.append(mutant["name"])
+            missed.append(name)
     total: Counter[str] = Counter()
     low: list[str] = []
     width = max((len(f) for f in per_file), default=4)
@@ -81,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
         for name in missed:
             print(f"  {name}")
         failed = True
+    if untested:
+        print(
+            f"mutants: {untested} of {untested + len(latest)} mutants not tested yet:"
+            " the run was stopped; run again to go on"
+        )
+        return 2
     return 1 if failed else 0
 
 

@@ -79,6 +79,44 @@ def test_an_unfinished_run_or_a_failing_baseline_is_one_line_and_exit_2(tmp_path
     assert "the tests fail without any mutant" in r.stdout
 
 
+def test_runs_merge_in_order_and_a_later_outcome_replaces_an_earlier_one(tmp_path):
+    # as `cargo mutants --iterate` accumulates: the second run re-tests what the first missed
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    first = write_run(
+        tmp_path / "one",
+        [outcome("src/a.rs", 1, "CaughtMutant"), outcome("src/a.rs", 2, "MissedMutant")],
+    )
+    second = write_run(tmp_path / "two", [outcome("src/a.rs", 2, "CaughtMutant")])
+    r = report(first, "--no-missed")
+    assert r.returncode == 1
+    r = report(first, second / "outcomes.json", "--no-missed")
+    assert r.returncode == 0, r.stdout
+    rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()[1:]}
+    assert rows["all"][1:6] == ["2", "0", "0", "0", "100.0"]
+    # the other order: the older outcome is the later one given, and it wins
+    assert report(second, first, "--no-missed").returncode == 1
+
+
+def test_the_list_of_mutants_says_what_counts_and_what_is_not_tested_yet(tmp_path):
+    runs = [outcome("src/a.rs", k, "CaughtMutant") for k in range(3)]
+    runs.append(outcome("src/gone.rs", 1, "MissedMutant"))
+    out = write_run(tmp_path, runs)
+    listed = tmp_path / "list.txt"
+    names = [outcome("src/a.rs", k, "")["scenario"]["Mutant"]["name"] for k in range(4)]
+    listed.write_text("\n".join(names) + "\n")
+    r = report(out, "--expect", str(listed), "--no-missed")
+    # src/gone.rs is no longer a mutant of the tree; src/a.rs:3 has no outcome yet
+    assert r.returncode == 2, r.stdout
+    assert "src/gone.rs" not in r.stdout
+    assert "mutants: 1 of 4 mutants not tested yet" in r.stdout
+    listed.write_text("\n".join(names[:3]) + "\n")
+    assert report(out, "--expect", str(listed), "--no-missed").returncode == 0
+    r = report(out, "--expect", str(tmp_path / "none.txt"))
+    assert r.returncode == 2
+    assert "cannot read the list of mutants" in r.stderr
+
+
 def test_make_and_ci_run_mutation_testing_of_the_core():
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^mutants:.*## ", makefile, re.M)
