@@ -297,4 +297,87 @@ mod tests {
         let mean = sum / n as f64;
         assert!((mean - 2.0).abs() < 0.03, "mean {mean}");
     }
+
+    /// A point in the wedge of strip `i` (between `x[i+1]` and `x[i]`), from `s`.
+    fn wedge_point(s: &mut Stream) -> (usize, f64) {
+        let z = ziggurat();
+        let i = 1 + (s.next_u64() % 255) as usize;
+        (i, z.x[i + 1] + (z.x[i] - z.x[i + 1]) * s.uniform())
+    }
+
+    #[test]
+    fn a_wedge_point_is_returned_exactly_when_it_lies_under_the_curve() {
+        // The wedge test draws one uniform u: the point is kept iff
+        // f[i] + (f[i+1] - f[i]) u < exp(-x), and then nothing else is drawn.
+        let z = ziggurat();
+        let mut driver = streams(5, 0);
+        let (mut kept, mut rejected) = (0, 0);
+        for _ in 0..20_000 {
+            let (i, x) = wedge_point(&mut driver[0]);
+            let mut s = driver[1].clone();
+            let mut peek = s.clone();
+            let u = peek.uniform();
+            let under = z.f[i] + (z.f[i + 1] - z.f[i]) * u < (-x).exp();
+            let got = s.exp1_slow(i, x);
+            if under {
+                kept += 1;
+                assert_eq!(got, x, "strip {i}, x {x}, u {u}: under the curve");
+                assert_eq!(s.next_u64(), peek.next_u64(), "one uniform drawn");
+            } else {
+                rejected += 1;
+                assert_ne!(got, x, "strip {i}, x {x}, u {u}: above the curve");
+            }
+            driver[1].next_u64();
+        }
+        assert!(
+            kept > 1000 && rejected > 1000,
+            "{kept} kept, {rejected} rejected"
+        );
+    }
+
+    #[test]
+    fn after_a_rejected_wedge_point_the_fresh_draw_is_taken_as_exp1_takes_it() {
+        // A rejected point is followed by a fresh 64-bit draw, read as `exp1` reads one: a
+        // point inside its strip's rectangle (below x[j+1]) is returned with nothing more
+        // drawn; a point in strip j's wedge is tested against the curve with one more uniform.
+        let z = ziggurat();
+        let mut driver = streams(9, 0);
+        let (mut inside, mut wedge_kept, mut wedge_rejected) = (0, 0, 0);
+        for _ in 0..200_000 {
+            let (i, x) = wedge_point(&mut driver[0]);
+            let mut s = driver[1].clone();
+            driver[1].next_u64();
+            let mut peek = s.clone();
+            let u = peek.uniform();
+            if z.f[i] + (z.f[i + 1] - z.f[i]) * u < (-x).exp() {
+                continue; // kept: the other test
+            }
+            let bits = peek.next_u64();
+            let j = (bits & 0xff) as usize;
+            let y = (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64) * z.x[j];
+            if j == 0 {
+                continue; // the base strip's tail
+            }
+            let got = s.exp1_slow(i, x);
+            if y < z.x[j + 1] {
+                inside += 1;
+                assert_eq!(got, y, "a fresh point inside strip {j}'s rectangle");
+                assert_eq!(s.next_u64(), peek.next_u64(), "and nothing more drawn");
+            } else {
+                let v = peek.uniform();
+                if z.f[j] + (z.f[j + 1] - z.f[j]) * v < (-y).exp() {
+                    wedge_kept += 1;
+                    assert_eq!(got, y, "a fresh wedge point under the curve");
+                    assert_eq!(s.next_u64(), peek.next_u64());
+                } else {
+                    wedge_rejected += 1;
+                    assert_ne!(got, y, "a fresh wedge point above the curve");
+                }
+            }
+        }
+        assert!(
+            inside > 1000 && wedge_kept > 10 && wedge_rejected > 10,
+            "{inside} {wedge_kept} {wedge_rejected}"
+        );
+    }
 }

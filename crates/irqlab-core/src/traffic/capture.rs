@@ -1350,4 +1350,269 @@ pub(crate) mod tests {
         sll2.extend_from_slice(&l3);
         assert_eq!(flow_of(Link::LinuxSll2, &sll2), k);
     }
+
+    #[test]
+    fn linux_cooked_v1_and_v2_captures_replay_as_ethernet_frames() {
+        // a cooked header (16 or 20 bytes) stands where the 14-byte Ethernet header was: the
+        // frame is the packet after it, plus an Ethernet header and FCS (18 bytes)
+        let l3 = ipv4(A, B, TCP, 0, &tcp(1, 2));
+        let mut sll = vec![0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00];
+        sll.extend_from_slice(&l3);
+        let mut sll2 = vec![
+            0x08, 0x00, 0, 0, 0, 0, 0, 2, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0,
+        ];
+        sll2.extend_from_slice(&l3);
+        for (lt, data) in [(113, &sll), (276, &sll2)] {
+            let orig = data.len() as u32 + 100;
+            let mut r = Reader::open(&file(
+                "cooked.pcap",
+                &pcap(&[(0, data.clone(), orig)], false, false, lt),
+            ))
+            .unwrap();
+            let rec = r.next_record().unwrap().unwrap();
+            assert_eq!(
+                rec.frame_bytes,
+                l3.len() as u32 + 100 + 18,
+                "link type {lt}"
+            );
+            assert_eq!((rec.key.proto, rec.key.sport, rec.key.dport), (TCP, 1, 2));
+            assert_eq!(r.link_types(), [lt as i32]);
+        }
+    }
+
+    #[test]
+    fn ipv6_flows_hash_as_microsofts_published_rss_vectors() {
+        // Microsoft's RSS verification suite: 3ffe:2501:200:1fff::7 port 2794 to
+        // 3ffe:2501:200:3::1 port 1766, with and without the ports
+        let mut s = [0u8; 16];
+        s[..8].copy_from_slice(&[0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00, 0x1f, 0xff]);
+        s[15] = 7;
+        let mut d = [0u8; 16];
+        d[..8].copy_from_slice(&[0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00, 0x00, 0x03]);
+        d[15] = 1;
+        let k = flow_of(
+            Link::Ethernet,
+            &ether(&[], 0x86dd, &ipv6(s, d, TCP, &tcp(2794, 1766))),
+        );
+        assert_eq!((k.family, k.ports), (6, true));
+        assert_eq!(k.rss_hash(), 0x4020_7d3d);
+        let addresses = FlowKey { ports: false, ..k };
+        assert_eq!(addresses.rss_hash(), 0x2cc1_8cd5);
+    }
+
+    #[test]
+    fn an_empty_capture_is_an_error_naming_its_format() {
+        let scan = |name: &str, bytes: &[u8]| {
+            crate::traffic::replay::Scan::of(&file(name, bytes))
+                .unwrap_err()
+                .0
+        };
+        assert_eq!(
+            scan("empty.pcap", &pcap(&[], false, false, 1)),
+            "holds no packets (an empty pcap capture)"
+        );
+        assert_eq!(
+            scan("empty.pcapng", &pcapng(&[(1, 6)], &[])),
+            "holds no packets (an empty pcapng capture)"
+        );
+    }
+
+    #[test]
+    fn a_read_interrupted_by_a_signal_is_retried() {
+        struct Flaky(Vec<io::Result<Vec<u8>>>);
+        impl Read for Flaky {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                if self.0.is_empty() {
+                    return Ok(0);
+                }
+                let chunk = self.0.remove(0)?;
+                buf[..chunk.len()].copy_from_slice(&chunk);
+                Ok(chunk.len())
+            }
+        }
+        let eintr = || Err(io::Error::from(io::ErrorKind::Interrupted));
+        let mut full = Full {
+            inner: Flaky(vec![
+                Ok(vec![1, 2]),
+                eintr(),
+                Ok(vec![3]),
+                eintr(),
+                Ok(vec![4, 5]),
+            ]),
+            pending: None,
+            error: Arc::new(Mutex::new(None)),
+        };
+        let mut buf = [0u8; 5];
+        assert_eq!(full.read(&mut buf).unwrap(), 5);
+        assert_eq!(buf, [1, 2, 3, 4, 5]);
+        assert_eq!(*full.error.lock().unwrap(), None);
+    }
+
+    #[test]
+    fn a_plain_capture_is_not_compressed() {
+        let pk = three();
+        let r = Reader::open(&file("plain.pcap", &pcap(&pk, false, false, 1))).unwrap();
+        assert!(!r.compressed() && r.format() == Format::Pcap);
+        let r = Reader::open(&file("plain.pcap", &gzip(&pcap(&pk, false, false, 1)))).unwrap();
+        assert!(r.compressed());
+    }
+
+    #[test]
+    fn a_pcapng_block_longer_than_16_mib_is_corrupt() {
+        // the buffer grows from 1 MiB, four times at a time, to 16 MiB and no further
+        let mut ng = pcapng(&[(1, 6)], &[(0, 1, three()[0].1.clone(), 42)]);
+        ng.extend_from_slice(&6u32.to_le_bytes());
+        ng.extend_from_slice(&(20u32 << 20).to_le_bytes());
+        ng.extend_from_slice(&[0; 64]);
+        assert_eq!(
+            read_all(&file("huge.pcapng", &ng)).unwrap_err().0,
+            "corrupt: after 1 packets a block claims more than 16 MiB"
+        );
+    }
+
+    #[test]
+    fn a_gzip_stream_cut_in_the_file_header_says_so() {
+        // stored (uncompressed) deflate: 10 bytes of gzip header, 5 of block header, then the
+        // capture's bytes as they are: cut after 10 of them, inside the pcap file header (24
+        // bytes) or the pcapng section header (28)
+        let stored = |bytes: &[u8]| {
+            use std::io::Write;
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::none());
+            e.write_all(bytes).unwrap();
+            e.finish().unwrap()
+        };
+        let pk = three();
+        let gz = stored(&pcap(&pk, false, false, 1));
+        assert_eq!(
+            read_all(&file("hdr.pcap.gz", &gz[..10 + 5 + 10]))
+                .unwrap_err()
+                .0,
+            "the gzip stream is damaged or cut short in the pcap file header (incomplete deflate stream)"
+        );
+        let gz = stored(&pcapng(&[(1, 6)], &[(0, 1, pk[0].1.clone(), 42)]));
+        assert_eq!(
+            read_all(&file("hdr.pcapng.gz", &gz[..10 + 5 + 10]))
+                .unwrap_err()
+                .0,
+            "the gzip stream is damaged or cut short in the pcapng section header (incomplete deflate stream)"
+        );
+    }
+
+    #[test]
+    fn fcs_bytes_a_pcap_link_type_declares_are_not_counted_twice() {
+        // link type field: bit 26 set, the FCS length in 16-bit words in bits 28-31 (2: 4
+        // bytes). A 1000-byte packet with its FCS is a 1000-byte frame; without the bits the
+        // reader adds an FCS of its own.
+        let f = ether(&[], 0x0800, &ipv4(A, B, UDP, 0, &udp(1, 2)));
+        let pk = [(0, f.clone(), 1000)];
+        let with_fcs = 1 | 0x0400_0000 | 2 << 28;
+        let rec = |lt: u32| read_all(&file("fcs.pcap", &pcap(&pk, false, false, lt))).unwrap()[0];
+        assert_eq!(rec(with_fcs).frame_bytes, 1000);
+        assert_eq!(rec(1).frame_bytes, 1004);
+        // the bits without bit 26 say nothing
+        assert_eq!(rec(1 | 2 << 28).frame_bytes, 1004);
+    }
+
+    #[test]
+    fn fcs_bytes_a_pcapng_interface_declares_are_not_counted_twice() {
+        // an interface with if_tsresol (option 9) and if_fcslen (option 13) = 4
+        let f = ether(&[], 0x0800, &ipv4(A, B, UDP, 0, &udp(1, 2)));
+        let mut bytes = Vec::new();
+        let mut shb = vec![0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0];
+        shb.extend_from_slice(&(-1i64).to_le_bytes());
+        block(&mut bytes, 0x0a0d_0d0a, &shb);
+        for fcs in [None, Some(4u8)] {
+            let mut idb = vec![1, 0, 0, 0, 0, 0, 0, 0];
+            idb.extend_from_slice(&[9, 0, 1, 0, 9, 0, 0, 0]);
+            if let Some(n) = fcs {
+                idb.extend_from_slice(&[13, 0, 1, 0, n, 0, 0, 0]);
+            }
+            idb.extend_from_slice(&[0, 0, 0, 0]);
+            block(&mut bytes, 1, &idb);
+        }
+        for iface in [0u32, 1] {
+            let mut epb = Vec::new();
+            epb.extend_from_slice(&iface.to_le_bytes());
+            epb.extend_from_slice(&[0; 8]);
+            epb.extend_from_slice(&(f.len() as u32).to_le_bytes());
+            epb.extend_from_slice(&1000u32.to_le_bytes());
+            epb.extend_from_slice(&f);
+            epb.resize(epb.len().div_ceil(4) * 4, 0);
+            block(&mut bytes, 6, &epb);
+        }
+        let sizes: Vec<u32> = read_all(&file("fcs.pcapng", &bytes))
+            .unwrap()
+            .iter()
+            .map(|r| r.frame_bytes)
+            .collect();
+        assert_eq!(sizes, [1004, 1000]);
+    }
+
+    #[test]
+    fn frames_of_up_to_65535_bytes_are_read_and_longer_ones_refused() {
+        // an Ethernet packet of n bytes (without FCS) is a frame of n + 4
+        let f = ether(&[], 0x0800, &ipv4(A, B, UDP, 0, &udp(1, 2)));
+        let read = |orig: u32| {
+            read_all(&file(
+                "long.pcap",
+                &pcap(&[(0, f.clone(), orig)], false, false, 1),
+            ))
+        };
+        assert_eq!(read(65_531).unwrap()[0].frame_bytes, 65_535);
+        assert_eq!(
+            read(65_532).unwrap_err().0,
+            "packet 1 is a 65536-byte frame, and irqlab's frames are at most 65535 bytes (a capture taken with GRO or TSO holds merged segments: capture with them off, ethtool -K IFACE gro off tso off)"
+        );
+    }
+
+    #[test]
+    fn an_ethernet_header_alone_is_a_flow_of_its_macs_and_ethertype() {
+        let arp = ether(&[], 0x0806, &[]);
+        assert_eq!(arp.len(), 14);
+        assert_eq!(
+            flow_of(Link::Ethernet, &arp),
+            FlowKey::other([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], 0x0806)
+        );
+        // an IPv4 EtherType with no IP header after it
+        assert_eq!(
+            flow_of(Link::Ethernet, &ether(&[], 0x0800, &[])),
+            FlowKey::other([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], 0x0800)
+        );
+        // 13 bytes: not even a header
+        assert_eq!(
+            flow_of(Link::Ethernet, &arp[..13]),
+            FlowKey::other([0; 6], [0; 6], 0)
+        );
+    }
+
+    #[test]
+    fn a_vlan_tag_cut_off_by_the_snap_length_leaves_its_tpid_as_the_ethertype() {
+        let tagged = ether(&[5], 0x0800, &ipv4(A, B, UDP, 0, &udp(1, 2)));
+        for n in 14..18 {
+            assert_eq!(
+                flow_of(Link::Ethernet, &tagged[..n]),
+                FlowKey::other([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], 0x8100),
+                "cut at {n}"
+            );
+        }
+        assert_eq!(flow_of(Link::Ethernet, &tagged[..18]).dport, 0x0800);
+    }
+
+    #[test]
+    fn an_ipv4_packet_whose_total_length_is_its_header_has_no_ports() {
+        // the bytes after the header (Ethernet padding) are not a transport header
+        let mut p = ipv4(A, B, UDP, 0, &udp(1, 2));
+        p[2..4].copy_from_slice(&20u16.to_be_bytes());
+        let k = super::ipv4(&p).unwrap();
+        assert_eq!(
+            (k.family, k.proto, k.ports, k.sport, k.dport),
+            (4, UDP, false, 0, 0)
+        );
+        // one byte more than the header: still too short for ports
+        p[2..4].copy_from_slice(&21u16.to_be_bytes());
+        assert!(!super::ipv4(&p).unwrap().ports);
+        p[2..4].copy_from_slice(&24u16.to_be_bytes());
+        let k = super::ipv4(&p).unwrap();
+        assert_eq!((k.ports, k.sport, k.dport), (true, 1, 2));
+    }
 }

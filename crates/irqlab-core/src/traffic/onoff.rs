@@ -237,4 +237,94 @@ mod tests {
         let k1 = 0.5 * (512.0f64 / 672.0).powf(1.3) + 0.5 * (512.0f64 / 12304.0).powf(1.3);
         assert!(n > 1.0 + k1 && n < 1.0 + k1 + 0.5, "{n}");
     }
+
+    fn onoff(pairs: &[(&str, crate::Value)]) -> Result<crate::Scenario, Error> {
+        let mut all = vec![("traffic.kind", crate::Value::Str("pareto-onoff".into()))];
+        all.extend(pairs.iter().cloned());
+        crate::Scenario::from_pairs(all)
+    }
+
+    #[test]
+    fn a_rate_the_sources_cannot_carry_at_the_line_rate_is_an_error() {
+        // 105-byte frames take 125 bytes of wire time: 1 us at 1 Gbit/s, so each source
+        // carries less than 1e6 frames/s, two sources less than 2e6.
+        let pairs = |rate: f64| {
+            [
+                ("traffic.sources", crate::Value::Int(2)),
+                ("traffic.size_bytes", crate::Value::Int(105)),
+                ("traffic.rate_pps", crate::Value::Float(rate)),
+            ]
+        };
+        let e = onoff(&pairs(2e6)).unwrap_err();
+        assert_eq!(e.key(), "traffic.rate_pps");
+        assert_eq!(
+            e,
+            Error::Inconsistent {
+                key: "traffic.rate_pps".into(),
+                value: crate::Value::Float(2e6).to_string(),
+                reason: "pareto-onoff: 2 sources at 1 Gbit/s with frames of 105 bytes on average carry less than 2000000 packets/s".into(),
+            }
+        );
+        let sc = onoff(&pairs(1_999_999.0)).unwrap();
+        assert!(sc.traffic.onoff.is_some());
+    }
+
+    #[test]
+    fn frames_per_on_period_use_the_mean_wire_time_beyond_the_exact_terms() {
+        // Two sizes (84 and 1538 bytes of wire time), an ON location of 8 kB: the series
+        // 1 + sum_k P(D > S_k), exact (over all 2^k size sequences) for k <= 8, then with
+        // S_k = k E[w] (E[w] = 811 bytes), summed directly to 2 million terms plus the
+        // integral of the rest.
+        let sizes = SizeDist::Table {
+            sizes: vec![64, 1518],
+            cum: vec![0.5, 1.0],
+        };
+        let (ps, b, alpha) = (8000.0, 8000.0 * 8000.0, 1.3);
+        let n = expected_frames_per_on(&sizes, ps, b, alpha);
+        let mut exact = 1.0;
+        for k in 1..=8u32 {
+            for seq in 0..1u32 << k {
+                let bytes: u32 = (0..k)
+                    .map(|f| if seq >> f & 1 == 1 { 1538 } else { 84 })
+                    .sum();
+                exact += 0.5f64.powi(k as i32) * survival(bytes as f64 * ps, b, alpha);
+            }
+        }
+        let c: f64 = 8000.0 / 811.0;
+        let last = 2_000_000u64;
+        let tail: f64 = (9..=last)
+            .map(|k| survival(k as f64 * 811.0 * ps, b, alpha))
+            .sum::<f64>()
+            + c.powf(alpha) * (last as f64 + 0.5).powf(1.0 - alpha) / (alpha - 1.0);
+        let direct = exact + tail;
+        assert!(tail > 0.5, "the tail matters here: {tail}");
+        assert!((n - direct).abs() < 1e-4 * direct, "{n} vs {direct}");
+    }
+
+    #[test]
+    fn the_merged_sources_arrive_in_time_order_and_overlap_one_another() {
+        // Eight sources at 1 Gbit/s calibrated for 1 Mpps of 64-byte frames (672 ns on the
+        // wire): each sends back to back, one frame per 672 ns at most, but the sources are
+        // independent, so the merged arrivals (in time order) are often closer than that.
+        let sc = onoff(&[
+            ("traffic.sources", crate::Value::Int(8)),
+            ("traffic.rate_pps", crate::Value::Float(1e6)),
+        ])
+        .unwrap();
+        let cfg = sc.traffic.onoff.as_ref().unwrap();
+        let mut src = OnOff::new(cfg);
+        let mut st = crate::rng::streams(3, 0);
+        let [periods, sz] = st.get_disjoint_mut([0, 1]).unwrap();
+        let (n, mut close) = (20_000, 0);
+        let mut last = 0;
+        for k in 0..n {
+            let a = src.next_arrival(periods, &sc.traffic.sizes, sz);
+            assert!(a.time.ps() >= last, "arrival {k} in time order");
+            if k > 0 && a.time.ps() - last < 672_000 {
+                close += 1;
+            }
+            last = a.time.ps();
+        }
+        assert!(close > n / 20, "{close} of {n} gaps shorter than a frame");
+    }
 }

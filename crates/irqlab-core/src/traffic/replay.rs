@@ -609,4 +609,127 @@ mod tests {
                 .contains("cannot be opened again: no such file")
         );
     }
+
+    #[test]
+    fn the_flow_hasher_hashes_bytes_as_little_endian_words_zero_padded() {
+        let hash = |f: &dyn Fn(&mut FlowHasher)| {
+            let mut h = FlowHasher::default();
+            f(&mut h);
+            h.finish()
+        };
+        let bytes: Vec<u8> = (1..=11).collect();
+        let words = hash(&|h| {
+            h.write_u64(u64::from_le_bytes([1, 2, 3, 4, 5, 6, 7, 8]));
+            h.write_u64(u64::from_le_bytes([9, 10, 11, 0, 0, 0, 0, 0]));
+        });
+        assert_eq!(hash(&|h| h.write(&bytes)), words);
+        assert_ne!(words, FlowHasher::default().finish());
+        // one word: rotate the state by 5, xor the word, multiply by FxHash's constant
+        assert_eq!(
+            hash(&|h| h.write(&[1])),
+            0x51_7c_c1_b7_27_22_0a_95u64.wrapping_mul(1)
+        );
+    }
+
+    #[test]
+    fn a_flow_keys_hash_covers_every_header_field() {
+        use std::hash::Hash;
+        let hash = |k: &FlowKey| {
+            let mut h = FlowHasher::default();
+            k.hash(&mut h);
+            h.finish()
+        };
+        let base = FlowKey {
+            family: 4,
+            proto: 17,
+            ports: true,
+            sport: 1000,
+            dport: 2000,
+            ..FlowKey::default()
+        };
+        let changed = [
+            FlowKey { family: 6, ..base },
+            FlowKey { proto: 6, ..base },
+            FlowKey {
+                ports: false,
+                ..base
+            },
+            FlowKey {
+                sport: 1001,
+                ..base
+            },
+            FlowKey {
+                dport: 2001,
+                ..base
+            },
+        ];
+        for k in &changed {
+            assert_ne!(hash(k), hash(&base), "{k:?}");
+        }
+    }
+
+    #[test]
+    fn a_scan_counts_ipv6_and_non_ip_packets() {
+        let mut s6 = [0u8; 16];
+        s6[0] = 0x20;
+        s6[15] = 1;
+        let v6 = ether(
+            &[],
+            0x86dd,
+            &crate::traffic::capture::tests::ipv6(s6, s6, 17, &udp(5, 6)),
+        );
+        let arp = ether(&[], 0x0806, &[0; 28]);
+        let mut pk = three();
+        pk.push((pk[2].0 + 1_000, v6.clone(), v6.len() as u32));
+        pk.push((pk[2].0 + 2_000, arp.clone(), arp.len() as u32));
+        pk.push((pk[2].0 + 3_000, v6.clone(), v6.len() as u32));
+        let s = Scan::of(&file("families.pcap", &pcap(&pk, false, false, 1))).unwrap();
+        assert_eq!(
+            (s.packets, s.ipv4, s.ipv6, s.other, s.udp, s.tcp),
+            (6, 3, 2, 1, 5, 0)
+        );
+        assert_eq!(s.flows.len(), 4);
+        assert!(!s.compressed);
+    }
+
+    #[test]
+    fn a_scan_keeps_the_five_largest_gaps_largest_first() {
+        let f = ether(
+            &[],
+            0x0800,
+            &ipv4([1, 2, 3, 4], [5, 6, 7, 8], 17, 0, &udp(7, 7)),
+        );
+        // gaps (us) before packets 1..=8: 5, 1, 7, 3, 9, 2, 8, 6
+        let gaps_us = [5u64, 1, 7, 3, 9, 2, 8, 6];
+        let mut t = 0;
+        let mut pk = vec![(t, f.clone(), f.len() as u32)];
+        for g in gaps_us {
+            t += g * 1000;
+            pk.push((t, f.clone(), f.len() as u32));
+        }
+        let s = Scan::of(&file("gaps.pcap", &pcap(&pk, true, false, 1))).unwrap();
+        assert_eq!(
+            s.gaps,
+            [
+                (9_000_000, 5),
+                (8_000_000, 7),
+                (7_000_000, 3),
+                (6_000_000, 8),
+                (5_000_000, 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn packets_in_order_or_at_one_instant_are_not_reordered() {
+        let mut pk = three();
+        pk.insert(2, pk[1].clone()); // a second packet at 2 us
+        let path = file("in-order.pcap", &pcap(&pk, false, false, 1));
+        let cfg = config(&path, 1.0, 1);
+        assert_eq!(cfg.scan.reordered, 0);
+        let (got, rep) = arrivals(&cfg, u64::MAX / 4);
+        let times: Vec<u64> = got.iter().map(|a| a.0).collect();
+        assert_eq!(times, [0, 2_000_000, 2_000_000, 1_000_007_000_000]);
+        assert_eq!(rep.reordered, 0);
+    }
 }
