@@ -1457,3 +1457,98 @@ mod random {
         }
     }
 }
+
+/// Busy polls as the host counts and sizes them.
+mod busy_polls {
+    use super::*;
+
+    /// Counts the driver's poll calls that returned, softirq and busy alike.
+    #[derive(Default)]
+    struct PollCalls(u64);
+
+    impl Tracer for PollCalls {
+        fn arrival(&mut self, _: u64, _: SimTime, _: bool) {}
+        fn delivered(&mut self, _: u64, _: SimTime, _: SimTime) {}
+        fn poll(&mut self, _: usize, _: usize, _: SimTime, _: u64, _: u64) {
+            self.0 += 1;
+        }
+    }
+
+    /// The request load of `a_busy_poll_never_processes_more_than_its_budget`, busy-polling
+    /// with prefer and deferral, from the start of the run.
+    fn loaded() -> Pairs {
+        base()
+            .with("rr.rate_rps", f(600_000.0))
+            .with("rr.clients", i(64))
+            .with("socket.busy_read_us", f(100.0))
+            .with("socket.prefer_busy_poll", b(true))
+            .with("nic.ring_descriptors", i(4096))
+            .with("run.warmup_ms", f(0.0))
+            .and(&defer())
+    }
+
+    #[test]
+    fn every_busy_poll_counts_as_a_call_of_the_vectors_poll_function() {
+        // the report's polls are every call of the driver's poll function: the softirq's and
+        // the busy loops' (counted when a call starts; the tracer sees it when it returns)
+        let (r, calls) = run_with(&loaded().build(), PollCalls::default());
+        let bp = busy(&r);
+        assert!(bp.polls > 1000, "{bp:?}");
+        assert!(r.counts.polls >= bp.polls, "{:?} {bp:?}", r.counts);
+        assert!(
+            r.counts.polls == calls.0 || r.counts.polls == calls.0 + 1,
+            "{} counted, {} returned",
+            r.counts.polls,
+            calls.0
+        );
+    }
+
+    #[test]
+    fn a_busy_poll_of_two_class_rings_takes_at_most_half_its_budget_from_each() {
+        // two traffic classes, so two Rx rings: a busy poll's budget (8) is split equally,
+        // 4 per ring; both rings hold more, so the fullest polls take 4 + 4
+        let r = loaded()
+            .with("traffic.classes.0.share", f(0.5))
+            .with("traffic.classes.1.share", f(0.5))
+            .run();
+        let bp = busy(&r);
+        assert!(bp.polls > 1000, "{bp:?}");
+        assert_eq!(bp.most_per_poll, BUSY_POLL_BUDGET, "{bp:?}");
+    }
+
+    #[test]
+    fn a_busy_loop_polls_only_when_the_napi_has_work() {
+        // an iteration polls only when a ring holds a packet or a Tx descriptor is done, and
+        // otherwise spins. At 10 krps the requests come one at a time: each loop polls once
+        // when it finds work and once more in busy_poll_stop, and spins in between.
+        let r = base()
+            .with("rr.rate_rps", f(10_000.0))
+            .with("rr.clients", i(8))
+            .with("socket.busy_read_us", f(100.0))
+            .run();
+        let bp = busy(&r);
+        assert!(bp.sessions > 100, "{bp:?}");
+        assert_eq!(bp.polls, 2 * bp.sessions, "{bp:?}");
+    }
+
+    #[test]
+    fn an_epoll_app_waits_with_epoll_wait_without_busy_polling_or_requests() {
+        // CBR traffic (not rr) and no busy polling: the app still waits with epoll_wait; with
+        // a zero timeout each call that finds nothing returns at once and is counted
+        let r = Pairs::default()
+            .with("platform.preset", s("emmerich2015"))
+            .with("platform.wakeup_ns", f(0.0))
+            .with("traffic.kind", s("cbr"))
+            .with("traffic.rate_pps", f(10_000.0))
+            .with("run.duration_ms", f(10.0))
+            .with("run.warmup_ms", f(1.0))
+            .and(&epoll_app())
+            .with("epoll.timeout_ms", i(0))
+            .with("epoll.batch_ns", f(200.0))
+            .run();
+        let bp = busy(&r);
+        assert!(bp.empty_epoll_waits > 1000, "{bp:?}");
+        assert_eq!((bp.sessions, bp.polls), (0, 0), "{bp:?}");
+        assert_eq!(r.packets.consumed, r.packets.delivered, "{:?}", r.packets);
+    }
+}

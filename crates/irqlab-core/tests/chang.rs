@@ -348,3 +348,20 @@ fn every_controllers_report_says_its_result_depends_on_irqlabs_choices() {
     let r = run(&overloaded().with("run.duration_ms", f(1.0)).build());
     assert!(r.notes.is_empty(), "{:?}", r.notes);
 }
+
+#[test]
+fn rhip_keeps_its_knobs_at_an_interval_end_after_ksoftirqd_ran_and_the_socket_filled() {
+    // The pressured stream with the stock restart limits: in the first 100 ms interval the
+    // socket goes above bufupper (RHIP lowers the budget) and ksoftirqd runs, so its end is
+    // not RHIP's "line 6": no change at 100 ms.
+    let run = |ms: f64| {
+        let sc = pressured("rhip").with("run.duration_ms", f(ms)).build();
+        run_with(&sc, Polls::default())
+    };
+    let (r, t) = run(99.0);
+    assert!(r.cpu.ksoftirqd > 0.0, "{:?}", r.cpu);
+    assert!(t.knobs.iter().any(|k| k.1 < 300), "{:?}", t.knobs);
+    let (_, t) = run(150.0);
+    let at_100: Vec<_> = t.knobs.iter().filter(|k| k.0 == 100_000_000_000).collect();
+    assert_eq!(at_100, Vec::<&(u64, u64, u64)>::new());
+}

@@ -236,3 +236,37 @@ impl Feed for Buffer {
         r
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn routed(ps: u64) -> Routed {
+        Routed {
+            time: SimTime(ps),
+            size_bytes: 64,
+            flow: 0,
+            class: 0,
+            vector: 0,
+        }
+    }
+
+    #[test]
+    fn compact_forgets_the_taken_packets_and_keeps_the_rest_in_order() {
+        let mut b = Buffer::default();
+        for ps in [10, 20, 30] {
+            b.push(routed(ps));
+        }
+        assert_eq!(b.take().time, SimTime(10));
+        assert_eq!(b.take().time, SimTime(20));
+        b.compact();
+        assert_eq!((b.items.len(), b.next), (1, 0));
+        assert_eq!(b.next_ps(), 30);
+        b.push(routed(40));
+        assert_eq!(b.take().time, SimTime(30));
+        assert_eq!(b.take().time, SimTime(40));
+        assert_eq!(b.next_ps(), u64::MAX);
+        b.compact();
+        assert!(b.items.is_empty());
+    }
+}

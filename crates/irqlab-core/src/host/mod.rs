@@ -587,3 +587,39 @@ impl<T: Tracer, L: Layout, F: Feed> Model for Host<'_, T, L, F> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Value;
+    use crate::trace::NoTrace;
+
+    #[test]
+    fn the_snapshot_counts_each_vectors_packets_in_its_own_slots_per_class() {
+        // two vectors, two classes: slot `vector * 2 + class` of `in_ring` (every packet a
+        // ring holds) and of `in_poll` (the one in protocol processing)
+        let s = Scenario::from_pairs([
+            ("nic.queues", Value::Int(2)),
+            ("host.cores", Value::Int(2)),
+            ("traffic.classes.0.share", Value::Float(0.5)),
+            ("traffic.classes.1.share", Value::Float(0.5)),
+        ])
+        .unwrap();
+        let mut h = Host::<NoTrace, Many, _>::new(&s, NoTrace);
+        let pkt = |class: u16| Packet {
+            arrival: SimTime::ZERO,
+            size_bytes: 64,
+            flow: 0,
+            class,
+            id: 0,
+        };
+        let last = h.l.vector(1).rings.len() - 1;
+        let ring = &mut h.l.vector_mut(1).rings[last];
+        ring.push(pkt(1));
+        ring.push(pkt(0));
+        ring.take();
+        let snap = h.snapshot();
+        assert_eq!(snap.in_ring, vec![0, 0, 1, 1]);
+        assert_eq!(snap.in_poll, vec![0, 0, 0, 1]);
+    }
+}

@@ -4,7 +4,9 @@
 
 mod common;
 mod cpu;
+mod driver;
 mod hardirq;
 mod moderation;
 mod napi;
 mod polling;
+mod softirq;

@@ -266,3 +266,40 @@ fn a_latched_cause_interrupts_spuriously_with_the_first_packet_in_the_isr_too() 
     assert!(latched.counts.irqs > armed.counts.irqs + 100);
     assert_eq!(latched.packets.delivered, armed.packets.delivered);
 }
+
+#[test]
+fn hybrid_back_in_disable_enable_with_packets_waiting_polls_them_without_an_interrupt() {
+    // The flipping hybrid of `hybrid_hands_back_to_disable_enable_below_the_hysteresis`: at
+    // 1 Mpps the ring is never empty when polling hands back, so the loop starts a poll at
+    // once; only the first packet ever raised an interrupt.
+    let r = salah("hybrid", 1e6)
+        .with("hybrid.switch_pps", f(1e5))
+        .with("hybrid.window_us", f(1000.0))
+        .with("poll.quota", i(1))
+        .run();
+    conserved(&r);
+    assert!(r.counts.mode_switches >= 8, "{:?}", r.counts);
+    assert_eq!(r.counts.irqs, 1, "{:?}", r.counts);
+}
+
+#[test]
+fn hybrid_polling_hands_back_only_strictly_below_the_band() {
+    // Q = 1 per 20 µs at 1 Mpps: polling delivers exactly 50 packets per 1 ms window, 50 kpps.
+    // With hysteresis 0.5 and a 100 kpps switch the band's floor is 50 kpps: a window exactly
+    // at the floor is not below it, so polling stays; with a 100.1 kpps switch (floor
+    // 50.05 kpps) every polling window is below it and the hybrid keeps flipping.
+    let hybrid = |switch_pps: f64| {
+        salah("hybrid", 1e6)
+            .with("hybrid.switch_pps", f(switch_pps))
+            .with("hybrid.window_us", f(1000.0))
+            .with("hybrid.hysteresis", f(0.5))
+            .with("poll.quota", i(1))
+            .run()
+    };
+    let at = hybrid(100_000.0);
+    conserved(&at);
+    assert_eq!(at.counts.mode_switches, 1, "{:?}", at.counts);
+    let above = hybrid(100_100.0);
+    conserved(&above);
+    assert!(above.counts.mode_switches >= 5, "{:?}", above.counts);
+}
