@@ -1121,4 +1121,38 @@ mod tests {
         assert_eq!(r.p50.unwrap(), 1.0005);
         assert_eq!(r.p999.unwrap(), 2.0);
     }
+
+    #[test]
+    fn without_samples_every_latency_figure_is_none() {
+        let r = LatencyStats::default().report();
+        assert_eq!(
+            [r.mean, r.p50, r.p90, r.p99, r.p999, r.min, r.max],
+            [None; 7]
+        );
+        // one sample: all of them are it
+        let mut l = LatencyStats::default();
+        l.record(3_000_000);
+        let r = l.report();
+        assert_eq!(
+            [r.mean, r.p50, r.p90, r.p99, r.p999, r.min, r.max],
+            [Some(3.0); 7]
+        );
+    }
+
+    #[test]
+    fn frame_bytes_describe_the_offered_sizes_and_are_none_without_frames() {
+        // two frames of 64 B and two of 1500 B (index = size, value = count)
+        let mut sizes = vec![0u64; 1501];
+        sizes[64] = 2;
+        sizes[1500] = 2;
+        let f = frame_bytes(&sizes);
+        assert_eq!(f.mean, Some(782.0));
+        assert_eq!((f.min, f.max), (Some(64), Some(1500)));
+        assert_eq!((f.p50, f.p90, f.p99), (Some(64), Some(1500), Some(1500)));
+        let none = frame_bytes(&[0; 100]);
+        assert_eq!(
+            (none.mean, none.min, none.p50, none.max),
+            (None, None, None, None)
+        );
+    }
 }

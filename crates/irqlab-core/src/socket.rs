@@ -170,4 +170,16 @@ mod tests {
         assert_eq!(s.rmem(), 0);
         assert!(s.dequeue().is_none());
     }
+
+    #[test]
+    fn a_socket_exactly_at_its_buffer_still_accepts() {
+        // The refusal needs rmem *over* rcvbuf: at 4608 of 4608 a packet is still taken.
+        let mut s = Socket::new(4608, 2304);
+        assert!(s.enqueue(pkt(1), 2304));
+        assert!(s.enqueue(pkt(2), 2304));
+        assert_eq!(s.rmem(), 4608);
+        assert!(s.enqueue(pkt(3), 2304), "4608 is not over 4608");
+        assert!(!s.enqueue(pkt(4), 2304), "6912 > 4608: dropped");
+        assert_eq!((s.len(), s.rmem()), (3, 6912));
+    }
 }

@@ -121,3 +121,29 @@ impl Tracer for Series {
         self.latency_sum_ps[i] += u128::from((t - arrival).ps());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_buckets_by_time_and_the_last_takes_what_lies_past_the_end() {
+        // [0, 1000 ps) in 4 buckets of 250 ps.
+        let mut s = Series::new(SimTime(1000), 4);
+        assert_eq!(s.bucket, SimDuration(250));
+        for (t, accepted) in [(0, true), (249, false), (250, true), (999, true)] {
+            s.arrival(0, SimTime(t), accepted);
+        }
+        // at the end and far past it: the last bucket
+        s.arrival(0, SimTime(1000), true);
+        s.arrival(0, SimTime(5000), false);
+        assert_eq!(s.offered, [2, 1, 0, 3]);
+        assert_eq!(s.dropped, [1, 0, 0, 1]);
+        // a delivery counts in the bucket of its completion, with its latency
+        s.delivered(0, SimTime(100), SimTime(600));
+        s.delivered(0, SimTime(700), SimTime(740));
+        s.delivered(0, SimTime(900), SimTime(1200));
+        assert_eq!(s.delivered, [0, 0, 2, 1]);
+        assert_eq!(s.latency_sum_ps, [0, 0, 540, 300]);
+    }
+}

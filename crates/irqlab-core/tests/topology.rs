@@ -1576,3 +1576,143 @@ mod bad_input_names_the_key {
         assert!(e.to_string().contains("flow 1 is listed twice"), "{e}");
     }
 }
+
+/// The report's derived figures, each against the rule that defines it.
+mod report_figures {
+    use super::*;
+
+    /// `napi` at 100 kpps on two cores, one vector each: IRQ 1 us and protocol processing
+    /// 2 us a packet, every packet done before the next arrives (one IRQ, one poll each).
+    fn light() -> Pairs {
+        exact("napi")
+            .with("host.cores", i(2))
+            .with("nic.queues", i(2))
+            .with("traffic.flows", i(64))
+            .with("traffic.rate_pps", f(100_000.0))
+            .with("platform.irq_ns", f(1000.0))
+            .with("platform.proto_ns", f(2000.0))
+            .with("run.duration_ms", f(10.0))
+    }
+
+    #[test]
+    fn cycles_per_packet_are_busy_cycles_of_every_core_per_delivered_packet() {
+        // busy share x cores x clock / throughput: 3 us of work a packet at 2.5 GHz is 7500
+        // cycles, for the host (two cores) and for each core alike.
+        let r = run(&light().with("platform.cpu_ghz", f(2.5)).build());
+        check_laws(&r);
+        assert_eq!(r.packets.delivered, 1000);
+        let cycles = r.cycles_per_packet.expect("packets were delivered");
+        assert!((cycles - 7500.0).abs() < 1e-6, "{cycles}");
+        for c in &r.per_core {
+            assert!(c.path.delivered > 0, "core {} got traffic", c.core);
+            let cycles = c.cycles_per_packet.expect("packets were delivered");
+            assert!((cycles - 7500.0).abs() < 1e-6, "core {}: {cycles}", c.core);
+        }
+    }
+
+    #[test]
+    fn packets_per_poll_is_polled_packets_over_polls_and_none_without_polls() {
+        let r = run(&light().build());
+        assert_eq!(r.counts.polls, 1000, "one poll a packet");
+        assert_eq!(r.counts.polled_packets, 1000);
+        assert_eq!(r.packets_per_poll, Some(1.0));
+        for q in &r.per_queue {
+            assert_eq!(
+                q.packets_per_poll,
+                Some(q.counts.polled_packets as f64 / q.counts.polls as f64),
+                "queue {}",
+                q.queue
+            );
+        }
+        for c in &r.per_core {
+            assert_eq!(c.counts.polls, c.path.delivered, "core {}", c.core);
+            assert_eq!(c.packets_per_poll, Some(1.0), "core {}", c.core);
+        }
+        // A window no packet arrives in (CBR at 10 pps: one at time zero, in the 1 ms warm-up,
+        // the next at 100 ms): no poll, no ratio.
+        let r = run(&light()
+            .with("traffic.rate_pps", f(10.0))
+            .with("run.warmup_ms", f(1.0))
+            .build());
+        assert_eq!((r.packets.offered, r.counts.polls), (0, 0));
+        assert_eq!(r.packets_per_poll, None);
+    }
+
+    #[test]
+    fn offered_gbps_is_offered_frame_bits_per_measured_second() {
+        // 200 kpps of 1500 B frames for 10 ms: 2000 frames, 2.4 Gbit/s.
+        let r = run(&light()
+            .with("traffic.rate_pps", f(200_000.0))
+            .with("traffic.size_bytes", i(1500))
+            .build());
+        assert_eq!(r.measured_s, 0.01);
+        assert_eq!(r.packets.offered, 2000);
+        assert!((r.offered_gbps - 2.4).abs() < 1e-9, "{}", r.offered_gbps);
+    }
+
+    #[test]
+    fn each_queue_and_core_accounts_for_its_own_packets_in_flight() {
+        // 4 Mpps against two 16-slot rings served at 1 Mpps each: both rings hold packets at
+        // the end, and each queue's (and core's) packets are conserved on their own.
+        let r = run(&exact("ideal")
+            .with("host.cores", i(2))
+            .with("nic.queues", i(2))
+            .with("traffic.flows", i(64))
+            .with("traffic.rate_pps", f(4e6))
+            .with("platform.proto_ns", f(1000.0))
+            .with("nic.ring_descriptors", i(16))
+            .with("run.duration_ms", f(1.0))
+            .build());
+        check_laws(&r);
+        let own = |p: &irqlab_core::metrics::PathReport, what: String| {
+            assert!(p.in_flight > 0, "{what}: {p:?}");
+            assert_eq!(
+                p.offered,
+                p.delivered + p.dropped_nic + p.dropped_socket + p.dropped_tx + p.in_flight,
+                "{what}: {p:?}"
+            );
+        };
+        for q in &r.per_queue {
+            own(&q.path, format!("queue {}", q.queue));
+        }
+        for c in &r.per_core {
+            own(&c.path, format!("core {}", c.core));
+        }
+    }
+
+    #[test]
+    fn a_packet_polled_to_the_stack_exactly_at_the_end_of_the_warm_up_is_measured() {
+        // One core, one vector: packet 0 arrives at 0, its IRQ takes 1 us and its protocol
+        // processing 2 us, so it reaches the stack at 3 us, the warm-up's end: it was in the
+        // host at the warm-up and is delivered in the window. Packets 1 to 4 arrive at 10 to
+        // 40 us and are done by 43 us; packet 5 arrives at 50 us, in flight when the 50 us
+        // window ends at 53 us.
+        let r = run(&light()
+            .with("host.cores", i(1))
+            .with("nic.queues", i(1))
+            .with("run.warmup_ms", f(0.003))
+            .with("run.duration_ms", f(0.05))
+            .build());
+        check_laws(&r);
+        let p = &r.packets;
+        assert_eq!(p.in_flight_at_warmup, 1);
+        assert_eq!(p.offered, 5);
+        assert_eq!(p.delivered, 5);
+        assert_eq!(p.in_flight, 1);
+        assert_eq!(r.latency_us.min, Some(3.0));
+    }
+
+    #[test]
+    fn throughput_is_delivered_packets_per_measured_second_on_every_path() {
+        // 1000 packets delivered in 10 ms: 100 kpps, split over the cores and queues.
+        let r = run(&light().build());
+        assert_eq!(r.packets.delivered, 1000);
+        assert!((r.throughput_pps - 100_000.0).abs() < 1e-6);
+        let paths = r.per_core.iter().map(|c| &c.path);
+        for p in paths.chain(r.per_queue.iter().map(|q| &q.path)) {
+            assert!(p.delivered > 0);
+            let pps = p.delivered as f64 * 100.0;
+            assert!((p.throughput_pps - pps).abs() < 1e-6, "{p:?}");
+        }
+    }
+}

@@ -194,4 +194,20 @@ mod tests {
         a.on_interval(&falling, &mut k);
         assert!((rate(&k) - 8000.0).abs() < 1e-3);
     }
+
+    #[test]
+    fn only_a_ring_above_bufupper_divides_the_rate() {
+        // bufupper 0.5: a ring exactly at it is not above it; just past it halves the rate.
+        let mut c = test_config(Scheme::Aic);
+        c.aic_once_per_interval = false;
+        let mut a = Aic::new(&c);
+        let mut k = Knobs {
+            budget: 300,
+            itr: crate::moderation::interval_of_rate(40_000.0),
+        };
+        a.on_enqueue(0.5, &mut k);
+        assert!((rate(&k) - 40_000.0).abs() < 1e-3, "{}", rate(&k));
+        a.on_enqueue(0.500_001, &mut k);
+        assert!((rate(&k) - 20_000.0).abs() < 1e-3, "{}", rate(&k));
+    }
 }

@@ -762,4 +762,30 @@ mod tests {
             dim.on_complete(&s);
         }
     }
+
+    #[test]
+    fn going_right_one_step_after_two_left_is_on_top() {
+        // dim_on_top going right: steps_left > 1 and steps_right == 1. Parked at 2, DIM leaves
+        // left (steps reset by the park), steps left twice, is worse and turns right: one step
+        // right is not yet on top; better after it, it is.
+        run(&[
+            (100_000, 0, GoingLeft, 1, true),
+            (100_000, 1, GoingRight, 2, true),
+            (120_000, 2, GoingRight, 3, true),
+            (140_000, 3, GoingRight, 4, true),
+            (100_000, 2, GoingLeft, 5, true),
+            (130_000, 2, ParkingOnTop, 0, false),
+            (144_300, 1, GoingLeft, 1, true), // +11 %: leaves the park, left from 2
+            (175_000, 0, GoingLeft, 2, true), // +21 %: better, steps_left 2
+            (100_000, 1, GoingRight, 3, true), // worse: turn (steps_right 0), not on top: step
+            (130_000, 1, ParkingOnTop, 0, false), // +30 %: steps_left 2, steps_right 1: on top
+        ]);
+    }
+
+    #[test]
+    fn a_start_past_the_last_profile_is_held_at_profile_4() {
+        assert_eq!(Dim::starting_at(DimMode::Eqe, 4).profile_ix(), 4);
+        assert_eq!(Dim::starting_at(DimMode::Eqe, 5).profile_ix(), 4);
+        assert_eq!(Dim::starting_at(DimMode::Cqe, 9).profile_ix(), 4);
+    }
 }

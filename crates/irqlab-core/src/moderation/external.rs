@@ -189,4 +189,10 @@ mod tests {
         assert_eq!(f, f.clone());
         assert_ne!(f, factory(&calls));
     }
+
+    #[test]
+    fn a_factory_debugs_as_an_opaque_factory() {
+        let calls = Arc::default();
+        assert_eq!(format!("{:?}", factory(&calls)), "Factory(..)");
+    }
 }

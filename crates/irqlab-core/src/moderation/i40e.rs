@@ -611,4 +611,54 @@ mod tests {
             p.on_complete(&s);
         }
     }
+
+    #[test]
+    fn equal_rx_and_tx_increases_give_the_write_to_the_rx_register() {
+        // 10 packets each way from the bulk 50 µs: both targets creep to 52. Rule (2) takes
+        // the Tx register only when its increase *exceeds* the Rx one, so rule (3) writes Rx.
+        let mut p = I40e::new(10.0, true);
+        let w = p.on_complete(&TxRx::new().step((10, 60), (10, 60)));
+        assert_eq!((p.rx_target(), p.tx_target()), (52, 52));
+        assert_eq!(w, Some(Write::Itr(us(52.0))));
+        assert_eq!((p.rx_current(), p.tx_current()), (52, 50));
+        assert_eq!(p.countdown(), COUNTDOWN_START);
+        // A larger Tx increase (2 against 0: the Rx held by 56 packets) takes the Tx register.
+        let mut p = I40e::new(10.0, true);
+        let w = p.on_complete(&TxRx::new().step((56, 60), (10, 60)));
+        assert_eq!((p.rx_target(), p.tx_target()), (50, 52));
+        assert_eq!(w, None);
+        assert_eq!((p.rx_current(), p.tx_current()), (50, 52));
+        assert_eq!(p.countdown(), COUNTDOWN_START);
+    }
+
+    #[test]
+    fn the_tx_latency_flag_is_dropped_from_33_tx_packets() {
+        // `packets > 32`: 32 Tx packets keep the flag (+ 2 µs), 33 drop it first.
+        let tx_after = |tx_packets: u64| {
+            let mut p = I40e::new(10.0, true);
+            p.tx.target = 40 | LATENCY;
+            p.on_complete(&TxRx::new().step((300, 60), (tx_packets, 60)));
+            p.tx_target()
+        };
+        assert_eq!(tx_after(32), 42 | LATENCY);
+        assert_eq!(tx_after(33), 42);
+    }
+
+    #[test]
+    fn maxed_containers_relax_the_tx_only_below_4_tx_packets() {
+        // Tx at 126 bulk and Rx at 126: up to 3 Tx packets the Tx returns to 126 latency; at 4
+        // the count rules apply (P < 56: + 2, capped at 126, still bulk).
+        let tx_after = |tx_packets: u64| {
+            let mut p = I40e::new(10.0, true);
+            p.tx.target = 126;
+            p.tx.current = 126;
+            p.rx.target = 126;
+            p.rx.current = 126;
+            p.on_complete(&TxRx::new().step((1, 60), (tx_packets, 60)));
+            p.tx_target()
+        };
+        assert_eq!(tx_after(0), 126 | LATENCY);
+        assert_eq!(tx_after(3), 126 | LATENCY);
+        assert_eq!(tx_after(4), 126);
+    }
 }

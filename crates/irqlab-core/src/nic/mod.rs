@@ -385,4 +385,59 @@ mod tests {
         l.masked = false;
         assert_eq!(l.decide(SimTime(2)), IrqDecision::Fire);
     }
+
+    #[test]
+    fn occupied_counts_the_waiting_packets_and_the_one_in_service() {
+        let mut r = Ring::new(4);
+        let p = |id| Packet {
+            arrival: SimTime(id),
+            size_bytes: 64,
+            flow: 0,
+            class: 0,
+            id,
+        };
+        for id in 1..=3 {
+            r.push(p(id));
+            assert_eq!(r.occupied(), id as usize);
+        }
+        r.take();
+        assert_eq!((r.occupied(), r.unprocessed()), (3, 2));
+        r.release();
+        assert_eq!((r.occupied(), r.unprocessed()), (2, 2));
+    }
+
+    #[test]
+    fn a_tx_completion_with_nothing_waiting_starts_the_absolute_timeout() {
+        // rx-usecs 50: a Tx write-back at 10 us raises the cause and starts the timeout there.
+        let mut l = line(0, 50, 0);
+        l.raise_tx(SimTime(10 * US));
+        assert_eq!(
+            l.decide(SimTime(10 * US)),
+            IrqDecision::WaitUntil(SimTime(60 * US))
+        );
+        // After the ISR cleared everything, the next one starts it afresh.
+        l.issue(SimTime(60 * US), false);
+        l.isr_done();
+        l.raise_tx(SimTime(100 * US));
+        assert_eq!(
+            l.decide(SimTime(100 * US)),
+            IrqDecision::WaitUntil(SimTime(150 * US))
+        );
+        // An Rx frame already waiting keeps its own start: the Tx completion does not move it.
+        let mut l = line(0, 50, 0);
+        l.raise(SimTime(US));
+        l.raise_tx(SimTime(20 * US));
+        assert_eq!(
+            l.decide(SimTime(20 * US)),
+            IrqDecision::WaitUntil(SimTime(51 * US))
+        );
+    }
+
+    #[test]
+    fn itr_reports_the_programmed_interval_and_a_write_replaces_it() {
+        let mut l = line(10, 0, 0);
+        assert_eq!(l.itr(), SimDuration(10 * US));
+        l.set_itr(SimDuration(24 * US));
+        assert_eq!(l.itr(), SimDuration(24 * US));
+    }
 }

@@ -191,4 +191,14 @@ mod tests {
         );
         assert_eq!(Tuple::of_flow(7), Tuple::of_flow(7));
     }
+
+    #[test]
+    fn splitmix64_matches_the_reference_generator_seeded_with_zero() {
+        // Vigna's splitmix64.c seeded with 0 adds the golden gamma before each output: its
+        // first three outputs are the mix of 0, 1 and 2 gammas.
+        let gamma: u64 = 0x9E37_79B9_7F4A_7C15;
+        assert_eq!(splitmix64(0), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(splitmix64(gamma), 0x6E78_9E6A_A1B9_65F4);
+        assert_eq!(splitmix64(gamma.wrapping_mul(2)), 0x06C4_5D18_8009_454F);
+    }
 }

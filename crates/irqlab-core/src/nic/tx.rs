@@ -193,4 +193,20 @@ mod tests {
         assert_eq!(r.pop().depart, SimTime(40));
         assert_eq!(r.occupied(), 0);
     }
+
+    #[test]
+    fn a_tx_ring_has_the_capacity_it_was_built_with() {
+        let mut r = TxRing::new(5);
+        assert_eq!(r.capacity(), 5);
+        for d in 1..=5 {
+            assert!(!r.is_full(), "{} of 5 taken", d - 1);
+            r.push(TxEntry {
+                depart: SimTime(d),
+                size_bytes: 64,
+                class: 0,
+            });
+        }
+        assert!(r.is_full());
+        assert_eq!((r.occupied(), r.capacity()), (5, 5));
+    }
 }

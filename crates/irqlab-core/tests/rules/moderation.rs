@@ -118,3 +118,33 @@ fn dim_needs_64_events_per_window_not_64_sessions() {
     assert!(d.on_complete(&sample(20_000, 64)).is_some());
     assert_ne!(d.profile_ix(), 0);
 }
+
+#[test]
+fn off_unthrottles_the_nic_when_it_comes_up_and_never_writes_again() {
+    let mut p = irqlab_core::moderation::Off;
+    assert_eq!(p.initial(), Some(Write::Itr(SimDuration::ZERO)));
+    assert_eq!(session(&mut p, 300, 300 * 1500), None);
+    assert_eq!(p.interval(), SimDuration::ZERO);
+}
+
+#[test]
+fn static_programs_its_one_interval_and_reports_it() {
+    let mut p = irqlab_core::moderation::Static { itr: us(30) };
+    assert_eq!(p.initial(), Some(Write::Itr(us(30))));
+    assert_eq!(p.interval(), us(30));
+    assert_eq!(session(&mut p, 300, 300 * 1500), None);
+    assert_eq!(p.interval(), us(30), "no sample changes it");
+}
+
+#[test]
+fn the_engines_policy_reports_the_interval_of_the_policy_it_holds() {
+    use irqlab_core::moderation::{AnyPolicy, Static};
+    let p = AnyPolicy::Static(Static { itr: us(30) });
+    assert_eq!(p.initial(), Some(Write::Itr(us(30))));
+    assert_eq!(p.interval(), us(30));
+    let mut p = AnyPolicy::I40e(I40e::new(10.0, false));
+    assert_eq!(p.interval(), us(50));
+    // 300 packets of 1500 B at 10G: bulk by size, 118 µs
+    assert_eq!(session(&mut p, 300, 300 * 1500), Some(Write::Itr(us(118))));
+    assert_eq!(p.interval(), us(118));
+}
