@@ -2036,4 +2036,21 @@ mod tests {
             "unknown key 'traffic.rate_ppsxxxx' (did you mean 'traffic.rate_pps'?)"
         );
     }
+
+    #[test]
+    fn irq_affinity_names_cores_0_to_1023() {
+        let p = Params::from_pairs([(
+            "nic.irq_affinity",
+            Value::List(vec![Value::Int(0), Value::Int(1023)]),
+        )])
+        .unwrap();
+        assert_eq!(p.u64_list("nic.irq_affinity"), [0, 1023]);
+        let e = Params::from_pairs([("nic.irq_affinity", Value::List(vec![Value::Int(1024)]))])
+            .unwrap_err();
+        assert_eq!(e.key(), "nic.irq_affinity");
+        assert_eq!(
+            e.to_string(),
+            "nic.irq_affinity = [1024]: must be a list of at most 1024 integers, each in 0 … 1023"
+        );
+    }
 }

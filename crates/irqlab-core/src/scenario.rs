@@ -2424,4 +2424,13 @@ mod tests {
             assert_eq!(e.to_string(), message);
         }
     }
+
+    #[test]
+    fn every_scheme_is_built_from_its_name_and_named_by_it() {
+        for name in crate::params::SCHEMES {
+            let sc = build(&[("scheme", s(name))]).unwrap();
+            assert_eq!(sc.scheme.name(), *name);
+        }
+        assert_eq!(build(&[]).unwrap().scheme.name(), "napi");
+    }
 }
