@@ -1920,4 +1920,137 @@ mod tests {
         let p = Params::from_pairs([("traffic.rate_pps", Value::Int(5))]).unwrap();
         assert_eq!(p.f64("traffic.rate_pps"), 5.0);
     }
+
+    #[test]
+    fn a_number_above_an_open_minimum_is_accepted_and_the_minimum_is_not() {
+        let e = Params::from_pairs([("traffic.speedup", Value::Int(0))]).unwrap_err();
+        assert_eq!(e.key(), "traffic.speedup");
+        assert_eq!(
+            e.to_string(),
+            "traffic.speedup = 0: must be a number in (0, 1e6]"
+        );
+        let p = Params::from_pairs([("traffic.speedup", Value::Float(1e-9))]).unwrap();
+        assert_eq!(p.f64("traffic.speedup"), 1e-9);
+        // a closed minimum is allowed
+        let p = Params::from_pairs([("traffic.rate_pps", Value::Float(1e-3))]).unwrap();
+        assert_eq!(p.f64("traffic.rate_pps"), 1e-3);
+    }
+
+    #[test]
+    fn range_bounds_are_written_in_exponent_form_from_1e6_and_below_1e_3() {
+        let e = Params::from_pairs([("run.duration_ms", Value::Int(0))]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "run.duration_ms = 0: must be a number in (0, 3.6e6]"
+        );
+        let e = Params::from_pairs([("traffic.rate_pps", Value::Int(0))]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "traffic.rate_pps = 0: must be a number in [0.001, 1e9]"
+        );
+        let small = Kind::Float {
+            min: 1e-4,
+            max: 999_999.0,
+            min_open: false,
+        };
+        assert_eq!(small.allowed(), "a number in [1e-4, 999999]");
+    }
+
+    #[test]
+    fn floats_show_one_decimal_when_whole_and_all_their_digits_otherwise() {
+        let shown = |x: f64| Value::Float(x).to_string();
+        assert_eq!(shown(3.0), "3.0");
+        assert_eq!(shown(-2.0), "-2.0");
+        assert_eq!(shown(0.25), "0.25");
+        assert_eq!(shown(1.125), "1.125");
+        assert_eq!(shown(1e15), "1000000000000000");
+        assert_eq!(shown(f64::INFINITY), "inf");
+        assert_eq!(shown(f64::NAN), "NaN");
+    }
+
+    #[test]
+    fn strings_of_64_characters_are_shown_whole_and_longer_ones_cut_to_48() {
+        let whole = "a".repeat(64);
+        assert_eq!(
+            Value::Str(whole.clone()).to_string(),
+            format!("\"{whole}\"")
+        );
+        let long = "b".repeat(65);
+        assert_eq!(
+            Value::Str(long).to_string(),
+            format!("\"{}…\" (65 characters)", "b".repeat(48))
+        );
+        assert_eq!(Value::Str("a\nb".into()).to_string(), "\"a\\nb\"");
+    }
+
+    #[test]
+    fn lists_of_16_items_are_shown_whole_and_longer_ones_cut_to_16() {
+        let list = |n: i128| Value::List((0..n).map(Value::Int).collect()).to_string();
+        assert_eq!(list(0), "[]");
+        assert_eq!(list(1), "[0]");
+        assert_eq!(list(3), "[0, 1, 2]");
+        let sixteen = (0..16)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        assert_eq!(list(16), format!("[{sixteen}]"));
+        assert_eq!(list(17), format!("[{sixteen}, …] (17 entries)"));
+    }
+
+    #[test]
+    fn params_are_equal_when_their_values_are() {
+        assert_eq!(Params::defaults(), Params::defaults());
+        // given at its default or left out: the same values
+        let given = Params::from_pairs([("nic.queues", Value::Int(1))]).unwrap();
+        assert_eq!(given, Params::defaults());
+        let other = Params::from_pairs([("nic.queues", Value::Int(2))]).unwrap();
+        assert_ne!(other, Params::defaults());
+        assert_ne!(Params::defaults(), other);
+        let app = Params::from_pairs([("app.0.core", Value::Int(0))]).unwrap();
+        assert_ne!(app, Params::defaults());
+    }
+
+    #[test]
+    fn an_entry_number_must_be_digits() {
+        for key in ["app.x.core", "app..core", "app.01.core"] {
+            let e = Params::from_pairs([(key, Value::Int(0))]).unwrap_err();
+            assert_eq!(e.key(), key);
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "unknown key '{key}'; app entries are written app.N.field with N = 0, 1, …"
+                )
+            );
+        }
+        let p = Params::from_pairs([("app.0.core", Value::Int(0)), ("app.1.core", Value::Int(0))])
+            .unwrap();
+        assert_eq!(p.entries("app"), 2);
+    }
+
+    #[test]
+    fn a_long_unknown_key_is_matched_within_a_third_of_its_length() {
+        // 4 edits from traffic.rate_pps, a key of 20 characters: within 20 / 3
+        let e = Params::from_pairs([("traffic.rate_ppsxxxx", Value::Int(1))]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown key 'traffic.rate_ppsxxxx' (did you mean 'traffic.rate_pps'?)"
+        );
+    }
+
+    #[test]
+    fn irq_affinity_names_cores_0_to_1023() {
+        let p = Params::from_pairs([(
+            "nic.irq_affinity",
+            Value::List(vec![Value::Int(0), Value::Int(1023)]),
+        )])
+        .unwrap();
+        assert_eq!(p.u64_list("nic.irq_affinity"), [0, 1023]);
+        let e = Params::from_pairs([("nic.irq_affinity", Value::List(vec![Value::Int(1024)]))])
+            .unwrap_err();
+        assert_eq!(e.key(), "nic.irq_affinity");
+        assert_eq!(
+            e.to_string(),
+            "nic.irq_affinity = [1024]: must be a list of at most 1024 integers, each in 0 … 1023"
+        );
+    }
 }

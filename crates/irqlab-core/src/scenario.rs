@@ -2157,4 +2157,280 @@ mod tests {
         assert!(crate::runs_core_by_core(&sc));
         assert_eq!(crate::run(&sc), r);
     }
+
+    #[test]
+    fn a_socket_charges_the_configured_truesize_or_the_frame_s_own() {
+        let configured = SocketConfig {
+            rcvbuf_bytes: 212_992,
+            truesize_bytes: 1000,
+            jumbo: false,
+        };
+        assert_eq!(configured.truesize(64), 1000);
+        assert_eq!(configured.truesize(9000), 1000);
+        let standard = SocketConfig {
+            truesize_bytes: 0,
+            ..configured.clone()
+        };
+        assert_eq!(standard.truesize(64), 2304);
+        let jumbo = SocketConfig {
+            truesize_bytes: 0,
+            jumbo: true,
+            ..configured
+        };
+        // 3 buffers of 3 KiB in 4 KiB halves, and the sk_buff
+        assert_eq!(jumbo.truesize(9000), 3 * 4096 + 256);
+    }
+
+    #[test]
+    fn frames_above_1518_bytes_are_jumbo_and_1518_is_not() {
+        let sc = build(&[("traffic.size_bytes", Value::Int(1518))]).unwrap();
+        assert!(!sc.socket.jumbo);
+        assert_eq!(sc.socket.truesize(1518), 2304);
+        let sc = build(&[("traffic.size_bytes", Value::Int(1519))]).unwrap();
+        assert!(sc.socket.jumbo);
+        assert_eq!(sc.socket.truesize(1519), 4096 + 256);
+    }
+
+    #[test]
+    fn the_driver_reads_the_nic_link_speed_unless_given_its_own() {
+        let sc = build(&[
+            ("driver.moderation", s("ixgbe")),
+            ("nic.link_gbps", Value::Int(25)),
+        ])
+        .unwrap();
+        assert_eq!(sc.moderation, Moderation::Ixgbe { link_gbps: 25.0 });
+        assert_eq!(sc.params.f64("driver.link_gbps"), 25.0);
+        let sc = build(&[
+            ("driver.moderation", s("i40e")),
+            ("nic.link_gbps", Value::Int(25)),
+            ("driver.link_gbps", Value::Int(40)),
+        ])
+        .unwrap();
+        assert_eq!(sc.moderation, Moderation::I40e { link_gbps: 40.0 });
+        assert_eq!(sc.params.f64("driver.link_gbps"), 40.0);
+    }
+
+    #[test]
+    fn moderation_off_and_the_linear_elapsed_mode_are_built_as_named() {
+        let sc = build(&[("driver.moderation", s("off"))]).unwrap();
+        assert_eq!(sc.moderation, Moderation::Off);
+        let sc = build(&[("driver.moderation", s("static"))]).unwrap();
+        assert_eq!(sc.moderation, Moderation::Static(sc.nic.itr));
+        let nsec_only = |elapsed: &str| match build(&[
+            ("driver.moderation", s("linear")),
+            ("driver.linear_elapsed", s(elapsed)),
+        ])
+        .unwrap()
+        .moderation
+        {
+            Moderation::Linear { nsec_only, .. } => nsec_only,
+            m => panic!("{m:?}"),
+        };
+        assert!(nsec_only("nsec-only"));
+        assert!(!nsec_only("measured"));
+    }
+
+    #[test]
+    fn aic_decreases_once_per_interval_unless_per_packet() {
+        let sc = build(&[]).unwrap();
+        assert!(sc.adapt.aic_once_per_interval);
+        let sc = build(&[("adapt.aic_decrease", s("per-packet"))]).unwrap();
+        assert!(!sc.adapt.aic_once_per_interval);
+        let sc = build(&[("adapt.aic_decrease", s("per-interval"))]).unwrap();
+        assert!(sc.adapt.aic_once_per_interval);
+    }
+
+    #[test]
+    fn zipf_popularity_needs_s_above_0_and_more_than_one_flow() {
+        let sc = build(&[
+            ("traffic.flows", Value::Int(4)),
+            ("traffic.flow_zipf_s", Value::Int(1)),
+        ])
+        .unwrap();
+        // weights 1, 1/2, 1/3, 1/4 of 25/12
+        let cum = sc.traffic.flow_cum.expect("zipf");
+        let want = [12.0 / 25.0, 18.0 / 25.0, 22.0 / 25.0, 1.0];
+        assert_eq!(cum.len(), want.len());
+        for (c, w) in cum.iter().zip(want) {
+            assert!((c - w).abs() < 1e-12, "{cum:?}");
+        }
+        assert_eq!(cum[3], 1.0);
+        // s = 0: uniform
+        let sc = build(&[
+            ("traffic.flows", Value::Int(4)),
+            ("traffic.flow_zipf_s", Value::Int(0)),
+        ])
+        .unwrap();
+        assert_eq!(sc.traffic.flow_cum, None);
+        // one flow: nothing to choose
+        let sc = build(&[
+            ("traffic.flows", Value::Int(1)),
+            ("traffic.flow_zipf_s", Value::Int(1)),
+        ])
+        .unwrap();
+        assert_eq!(sc.traffic.flow_cum, None);
+    }
+
+    #[test]
+    fn a_size_table_has_cumulative_weights_and_its_weighted_mean() {
+        let sc = build(&[("traffic.sizes", s("imix"))]).unwrap();
+        assert_eq!(
+            sc.traffic.sizes,
+            SizeDist::Table {
+                sizes: vec![64, 594, 1518],
+                cum: vec![7.0 / 12.0, 11.0 / 12.0, 1.0],
+            }
+        );
+        let mean = (64.0 * 7.0 + 594.0 * 4.0 + 1518.0) / 12.0;
+        assert!((sc.traffic.sizes.mean() - mean).abs() < 1e-9);
+        assert_eq!(SizeDist::Fixed(100).mean(), 100.0);
+    }
+
+    #[test]
+    fn a_size_weight_must_be_a_finite_number_at_least_0() {
+        for (table, item) in [("64:-1", "64:-1"), ("64:1, 128:inf", "128:inf")] {
+            let e = build(&[("traffic.sizes", s(table))]).unwrap_err();
+            assert_eq!(e.key(), "traffic.sizes");
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "traffic.sizes = \"{table}\": \"{item}\": the weight must be a number >= 0"
+                )
+            );
+        }
+        let sc = build(&[("traffic.sizes", s("64:0, 128:2"))]).unwrap();
+        assert_eq!(sc.traffic.sizes.mean(), 128.0);
+    }
+
+    #[test]
+    fn class_names_are_at_most_32_letters_digits_dashes_and_underscores() {
+        let name = |n: &str| {
+            build(&[("traffic.classes.0.name", s(n))]).map(|sc| sc.traffic.classes[0].name.clone())
+        };
+        assert_eq!(name("rt-1_A").unwrap(), "rt-1_A");
+        let longest = "a".repeat(32);
+        assert_eq!(name(&longest).unwrap(), longest);
+        for bad in ["a.b", "a b", &"a".repeat(33)] {
+            let e = name(bad).unwrap_err();
+            assert_eq!(e.key(), "traffic.classes.0.name");
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "traffic.classes.0.name = \"{bad}\": must be at most 32 letters, digits, '-' and '_'"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_long_capture_path_shows_its_last_48_characters() {
+        let long = format!("/{}/trace.pcap", "d".repeat(100));
+        assert_eq!(long.len(), 112);
+        let e = build(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&long))]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "traffic.pcap = \"…{}\" (112 characters): no such file",
+                &long[112 - 48..]
+            )
+        );
+        // 64 characters are shown whole
+        let whole = format!("/{}/trace.pcap", "d".repeat(52));
+        assert_eq!(whole.len(), 64);
+        let e = build(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&whole))]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("traffic.pcap = \"{whole}\": no such file")
+        );
+    }
+
+    #[test]
+    fn the_cliff_point_is_salah_eq_13() {
+        let platform = |irq: f64, proto: f64, per_byte: f64| {
+            build(&[
+                ("platform.irq_ns", Value::Float(irq)),
+                ("platform.proto_ns", Value::Float(proto)),
+                ("platform.proto_ns_per_byte", Value::Float(per_byte)),
+            ])
+            .unwrap()
+            .platform
+        };
+        // 1/r = 1 us, 1/mu = 2 us + 1000 bytes x 1 ns = 3 us
+        let (r, mu): (f64, f64) = (1e6, 1.0 / 3e-6);
+        let want = r / 2.0 * ((1.0 + 4.0 * mu / r).sqrt() - 1.0);
+        let got = cliff_point_pps(&platform(1000.0, 2000.0, 1.0), 1000.0);
+        assert!((got - want).abs() < 1e-6 * want, "{got} {want}");
+        assert!((got - 263_762.6).abs() < 0.1, "{got}");
+        // free interrupts: the protocol's rate
+        let got = cliff_point_pps(&platform(0.0, 2000.0, 1.0), 1000.0);
+        assert!((got - mu).abs() < 1e-6 * mu, "{got}");
+        // free protocol processing: no cliff
+        assert_eq!(
+            cliff_point_pps(&platform(1000.0, 0.0, 0.0), 1000.0),
+            f64::INFINITY
+        );
+    }
+
+    #[test]
+    fn driver_itr_rate_is_named_unless_the_moderation_is_static() {
+        assert!(warned(&[("driver.itr_rate", Value::Int(8000))]).is_empty());
+        let sc = build(&[
+            ("driver.moderation", s("ixgbe")),
+            ("driver.itr_rate", Value::Int(8000)),
+        ])
+        .unwrap();
+        let w: Vec<String> = sc.warnings.iter().map(|w| w.to_string()).collect();
+        assert_eq!(
+            w,
+            [
+                "driver.itr_rate = 8000.0: has no effect: only driver.moderation = \"static\" uses it"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_adapt_lower_bound_may_equal_its_upper_bound_but_not_exceed_it() {
+        let sc = build(&[
+            ("adapt.budget_min", Value::Int(300)),
+            ("adapt.buflow", Value::Float(0.5)),
+            ("adapt.aic_min_rate", Value::Int(100_000)),
+        ])
+        .unwrap();
+        assert_eq!((sc.adapt.budget_min, sc.adapt.budget_max), (300, 300));
+        assert_eq!((sc.adapt.buflow, sc.adapt.bufupper), (0.5, 0.5));
+        assert_eq!(
+            (sc.adapt.aic_min_rate, sc.adapt.aic_max_rate),
+            (100_000.0, 100_000.0)
+        );
+        for (key, value, message) in [
+            (
+                "adapt.budget_min",
+                Value::Int(301),
+                "adapt.budget_min = 301: must not exceed adapt.budget_max (300)",
+            ),
+            (
+                "adapt.buflow",
+                Value::Float(0.75),
+                "adapt.buflow = 0.75: must not exceed adapt.bufupper (0.5)",
+            ),
+            (
+                "adapt.aic_min_rate",
+                Value::Int(100_001),
+                "adapt.aic_min_rate = 100001.0: must not exceed adapt.aic_max_rate (100000.0)",
+            ),
+        ] {
+            let e = build(&[(key, value)]).unwrap_err();
+            assert_eq!(e.key(), key);
+            assert_eq!(e.to_string(), message);
+        }
+    }
+
+    #[test]
+    fn every_scheme_is_built_from_its_name_and_named_by_it() {
+        for name in crate::params::SCHEMES {
+            let sc = build(&[("scheme", s(name))]).unwrap();
+            assert_eq!(sc.scheme.name(), *name);
+        }
+        assert_eq!(build(&[]).unwrap().scheme.name(), "napi");
+    }
 }
