@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -16,6 +17,14 @@ from scipy import stats
 settings.register_profile("ci", derandomize=True, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# The Ctrl-C tests press Ctrl-C as a terminal does, on an irqlab whose SIGINT has the default
+# disposition. A shell starts a background job (`nohup pytest &`, some CI runners) with SIGINT
+# ignored, and an ignored signal stays ignored across exec, so every irqlab the tests start
+# would ignore it too (and rightly: a background job is not to die of the terminal's Ctrl-C).
+# A handler is not inherited: with one here, the children get the default disposition back.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Salah et al. (2007), section 4: 1/r = 3.73 us, 1/mu = 5.34 us, B = 1024.
 SALAH = {
