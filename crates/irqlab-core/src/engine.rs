@@ -319,4 +319,40 @@ mod tests {
             m.log.len()
         );
     }
+
+    #[test]
+    fn stop_is_asked_once_a_slice_or_after_every_timers_per_check_timers() {
+        let never = AtomicBool::new(false);
+        // a timer every 0.1 µs: 10,000 a slice, below TIMERS_PER_CHECK, so once a slice
+        let mut m = Toy::new(u64::MAX, 100_000, &never, 0);
+        let mut asked = 0;
+        run(&mut m, SimTime::ZERO, SimTime(10 * MS), &mut || {
+            asked += 1;
+            false
+        })
+        .unwrap();
+        assert_eq!(asked, 10);
+        // a timer every ps: 1e9 a slice, so every TIMERS_PER_CHECK timers
+        let mut m = Toy::new(u64::MAX, 1, &never, 0);
+        let mut asked = 0;
+        let e = run(&mut m, SimTime::ZERO, SimTime(MS), &mut || {
+            asked += 1;
+            asked > 3
+        })
+        .unwrap_err();
+        // the window's opening and 3 × TIMERS_PER_CHECK timers, at 1, 2, … ps
+        assert_eq!(m.log.len(), 1 + 3 * TIMERS_PER_CHECK as usize);
+        assert_eq!(e.at, SimTime(3 * u64::from(TIMERS_PER_CHECK)));
+    }
+
+    #[test]
+    fn an_interrupted_run_says_how_far_it_got_in_seconds() {
+        let e = Interrupted {
+            at: SimTime(1_500 * MS),
+        };
+        assert_eq!(
+            e.to_string(),
+            "run interrupted after 1.500000 s of simulated time"
+        );
+    }
 }
