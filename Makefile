@@ -64,7 +64,7 @@ mutants:  ## mutation testing of the whole core: ≥ 90 % caught by cargo test, 
 	@if [ -f target/mutants.out/outcomes.json ]; then \
 	  cp target/mutants.out/outcomes.json target/mutants.history/$$(date +%Y%m%d-%H%M%S).json; fi
 	cargo mutants --package irqlab-core --list > target/mutants.list
-	cargo mutants --package irqlab-core --iterate --jobs $(MUTANTS_JOBS) --output target; status=$$?; \
+	cargo mutants --package irqlab-core --iterate --shuffle --jobs $(MUTANTS_JOBS) --output target; status=$$?; \
 	  $(PYTHON) .ci/mutants_report.py $$(ls target/mutants.history/*.json 2>/dev/null) target/mutants.out \
 	    --expect target/mutants.list --min-total 90 --min-file 80 && \
 	  case $$status in 0|2|3) ;; *) exit $$status;; esac

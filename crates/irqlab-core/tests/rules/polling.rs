@@ -3,7 +3,7 @@
 
 use irqlab_core::Report;
 
-use crate::common::{Pairs, conserved, exact, f, i, s};
+use crate::rules::common::{Pairs, conserved, exact, f, i, s};
 
 /// `scheme` on Salah's loop: 1 µs per packet, a 2 µs ISR, a 1 µs timer handler.
 fn salah(scheme: &str, rate: f64) -> Pairs {

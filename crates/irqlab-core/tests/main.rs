@@ -1,0 +1,10 @@
+//! The core's integration tests: scenario in, report or trace out, through the public API.
+//! One binary, one module per file.
+
+mod busypoll;
+mod chang;
+mod model;
+mod qos;
+#[path = "rules/main.rs"]
+mod rules;
+mod topology;
