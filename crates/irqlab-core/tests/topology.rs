@@ -1716,3 +1716,31 @@ mod report_figures {
         }
     }
 }
+/// The same edge on the general NAPI path (two Rx rings, one per class), which hands packets to
+/// the stack through the shared delivery, not the one-ring fast path.
+#[test]
+fn a_packet_taken_from_one_of_two_rings_to_the_stack_exactly_at_the_end_of_the_warm_up_is_measured()
+{
+    // Packet 0 arrives at 0, its IRQ takes 1 us and its protocol processing 2 us: it reaches
+    // the stack at 3 us, the warm-up's end. Packets 1 to 4 arrive at 10 to 40 us and are done
+    // by 43 us; packet 5 arrives at 50 us and is in flight when the window ends at 53 us.
+    let sc = exact("napi")
+        .with("nic.queues", i(1))
+        .with("traffic.classes.0.share", f(0.5))
+        .with("traffic.classes.1.share", f(0.5))
+        .with("traffic.rate_pps", f(100_000.0))
+        .with("platform.irq_ns", f(1000.0))
+        .with("platform.proto_ns", f(2000.0))
+        .with("run.warmup_ms", f(0.003))
+        .with("run.duration_ms", f(0.05))
+        .build();
+    let (r, log) = traced(&sc);
+    check_laws(&r);
+    assert_eq!(log.delivered_ps[0], Some(3 * US));
+    let p = &r.packets;
+    assert_eq!(
+        (p.in_flight_at_warmup, p.offered, p.delivered, p.in_flight),
+        (1, 5, 5, 1)
+    );
+    assert_eq!(r.latency_us.min, Some(3.0));
+}

@@ -201,4 +201,29 @@ mod tests {
         assert_eq!(splitmix64(gamma), 0x6E78_9E6A_A1B9_65F4);
         assert_eq!(splitmix64(gamma.wrapping_mul(2)), 0x06C4_5D18_8009_454F);
     }
+
+    #[test]
+    fn a_flows_tuple_takes_its_address_and_port_from_its_scrambled_number() {
+        // x = splitmix64(f): source 10.x[23:16].x[15:8].x[7:0], port 1024 + x[63:24] mod 64512
+        // (flow 0: x = 0xE220_A839_7B1D_CDAF). Golden reports depend on these tuples.
+        let t = |src: [u8; 4], sport| tuple(src, sport, [192, 0, 2, 1], 9);
+        assert_eq!(Tuple::of_flow(0), t([10, 0x1D, 0xCD, 0xAF], 21_883));
+        assert_eq!(Tuple::of_flow(1), t([10, 2, 92, 193], 8_329));
+        assert_eq!(Tuple::of_flow(1000), t([10, 204, 193, 72], 42_829));
+    }
+
+    #[test]
+    fn a_hash_picks_the_table_entry_hash_mod_size_which_holds_entry_mod_queues() {
+        // (hash, queues, table size, queue)
+        let table: &[(u32, usize, usize, u16)] = &[
+            (6, 4, 128, 2),
+            (7, 4, 128, 3),
+            (130, 4, 128, 2),      // entry 2
+            (127, 3, 128, 1),      // entry 127, 127 mod 3
+            (u32::MAX, 5, 128, 2), // entry 127
+        ];
+        for &(hash, queues, size, queue) in table {
+            assert_eq!(queue_of(hash, queues, size), queue, "hash {hash}");
+        }
+    }
 }
