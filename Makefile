@@ -3,7 +3,7 @@ PYTHON ?= python3
 # cargo mutants jobs: one builds while the other tests, on two cores about 11 mutants a minute
 MUTANTS_JOBS ?= 2
 
-.PHONY: help install dev lint fmt test test-rust test-python test-wheel test-lower-bounds bench bench-pcap bench-startup screenshot ci clean mutants mutants-diff
+.PHONY: help install dev lint fmt test test-rust test-python test-wheel test-lower-bounds bench bench-pcap bench-startup screenshot ci clean mutants mutants-save mutants-diff
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -61,13 +61,23 @@ mutants:  ## mutation testing of the whole core: ≥ 90 % caught by cargo test, 
 	cargo mutants --version >/dev/null 2>&1 || cargo install --locked cargo-mutants@27.1.0
 	@if [ -n "$(MUTANTS_FRESH)" ]; then rm -rf target/mutants.out target/mutants.out.old target/mutants.history; fi
 	@mkdir -p target/mutants.history
-	@if [ -f target/mutants.out/outcomes.json ]; then \
-	  cp target/mutants.out/outcomes.json target/mutants.history/$$(date +%Y%m%d-%H%M%S).json; fi
+	@if [ -f target/mutants.out/outcomes.json ]; then stamp=$$(date +%Y%m%d-%H%M%S); \
+	  cp target/mutants.out/outcomes.json target/mutants.history/$$stamp.json; \
+	  cp target/mutants.out/mutants.json target/mutants.history/$$stamp.mutants; fi
 	cargo mutants --package irqlab-core --list > target/mutants.list
+	cargo mutants --package irqlab-core --list --json --diff > target/mutants.list.json
+	@if [ -z "$(MUTANTS_FRESH)" ] && [ -f .ci/mutants-ledger.tsv ]; then \
+	  $(PYTHON) .ci/mutants_ledger.py seed .ci/mutants-ledger.tsv target/mutants.list.json \
+	    target/mutants.out target/mutants.history/00-ledger.json; fi
 	cargo mutants --package irqlab-core --iterate --shuffle --jobs $(MUTANTS_JOBS) --output target; status=$$?; \
 	  $(PYTHON) .ci/mutants_report.py $$(ls target/mutants.history/*.json 2>/dev/null) target/mutants.out \
 	    --expect target/mutants.list --min-total 90 --min-file 80 && \
 	  case $$status in 0|2|3) ;; *) exit $$status;; esac
+
+mutants-save:  ## keep what make mutants caught in .ci/mutants-ledger.tsv: commit it, and a run elsewhere goes on from there
+	cargo mutants --package irqlab-core --list --json --diff > target/mutants.list.json
+	$(PYTHON) .ci/mutants_ledger.py save .ci/mutants-ledger.tsv target/mutants.list.json \
+	  $$(ls target/mutants.history/2*.json 2>/dev/null) target/mutants.out
 
 mutants-diff:  ## mutation testing of the core's lines changed since the main branch (as CI)
 	.ci/mutants_diff

@@ -128,3 +128,76 @@ def test_make_and_ci_run_mutation_testing_of_the_core():
     config = (ROOT / ".cargo" / "mutants.toml").read_text()
     assert 'profile = "mutants"' in config
     assert "[profile.mutants]" in (ROOT / "Cargo.toml").read_text()
+
+
+LEDGER = ROOT / ".ci" / "mutants_ledger.py"
+
+
+def mutant(line: int, body: str, op: str = "<") -> dict:
+    """A mutant of src/a.rs at `line`, its diff with `body` as the mutated line's context."""
+    name = f"src/a.rs:{line}:9: replace {op} with <= in f"
+    diff = (
+        f"--- src/a.rs\n+++ replace {op} with <= in f\n@@ -{line - 1},3 +{line - 1},3 @@\n"
+        f" fn f() {{\n-    {body} {op} 1\n+    {body} <= 1\n }}\n"
+    )
+    return {"name": name, "file": "src/a.rs", "diff": diff}
+
+
+def ledger(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(LEDGER), *map(str, args)], capture_output=True, text=True
+    )
+
+
+def test_the_ledger_keeps_caught_mutants_that_only_moved_and_drops_changed_ones(tmp_path):
+    # a run tested three mutants: two caught, one missed
+    run = tmp_path / "run" / "mutants.out"
+    run.mkdir(parents=True)
+    tested = [mutant(10, "x"), mutant(20, "y"), mutant(30, "z")]
+    (run / "mutants.json").write_text(json.dumps(tested))
+    summaries = ["CaughtMutant", "Unviable", "MissedMutant"]
+    outcomes = [{"scenario": "Baseline", "summary": "Success"}] + [
+        {"scenario": {"Mutant": {"name": m["name"], "file": m["file"]}}, "summary": s}
+        for m, s in zip(tested, summaries, strict=True)
+    ]
+    (run / "outcomes.json").write_text(json.dumps({"outcomes": outcomes}))
+    # since then, lines were added above all three, and the second one's code changed
+    now = [mutant(15, "x"), mutant(25, "y + 1"), mutant(35, "z")]
+    listed = tmp_path / "list.json"
+    listed.write_text(json.dumps(now))
+    book = tmp_path / "ledger.tsv"
+    r = ledger("save", book, listed, run)
+    assert r.returncode == 0, r.stderr
+    assert "1 of 3 mutants caught or unviable" in r.stdout
+    out = tmp_path / "seeded"
+    r = ledger("seed", book, listed, out, tmp_path / "history" / "00.json")
+    assert r.returncode == 0, r.stderr
+    # the moved one is skipped under its new name; the changed and the missed are tested again
+    assert (out / "caught.txt").read_text() == now[0]["name"] + "\n"
+    assert (out / "unviable.txt").read_text() == ""
+    history = json.loads((tmp_path / "history" / "00.json").read_text())["outcomes"]
+    assert [(o["scenario"]["Mutant"]["name"], o["summary"]) for o in history] == [
+        (now[0]["name"], "CaughtMutant")
+    ]
+
+
+def test_a_later_miss_takes_a_mutant_out_of_the_ledger_and_a_bad_ledger_is_one_line(tmp_path):
+    m = mutant(10, "x")
+    listed = tmp_path / "list.json"
+    listed.write_text(json.dumps([m]))
+    book = tmp_path / "ledger.tsv"
+    runs = []
+    for k, summary in enumerate(["CaughtMutant", "MissedMutant"]):
+        run = tmp_path / f"run{k}"
+        run.mkdir()
+        (run / "mutants.json").write_text(json.dumps([m]))
+        doc = {"outcomes": [{"scenario": {"Mutant": {"name": m["name"]}}, "summary": summary}]}
+        (run / "outcomes.json").write_text(json.dumps(doc))
+        runs.append(run)
+    assert "1 of 1 mutants" in ledger("save", book, listed, runs[0]).stdout
+    assert "0 of 1 mutants" in ledger("save", book, listed, runs[1]).stdout
+    book.write_text("caught only-one-field\n")
+    r = ledger("seed", book, listed, tmp_path / "o", tmp_path / "h.json")
+    assert r.returncode == 2
+    assert r.stderr.startswith("mutants ledger: ") and "ledger.tsv:1:" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Keep a whole-crate mutation run's progress in the repository, so that it can go on elsewhere.
+
+Usage: .ci/mutants_ledger.py save LEDGER LIST RUN ...
+       .ci/mutants_ledger.py seed LEDGER LIST OUTDIR HISTORY
+
+The whole core takes hours to mutate on a small machine, more than one sitting. `make mutants`
+keeps a stopped run's outcomes in target/, which a fresh checkout does not have; the ledger
+(.ci/mutants-ledger.tsv) carries them in the repository instead.
+
+LIST is `cargo mutants --list --json --diff` of the current tree. An entry is a mutant that was
+caught or unviable, kept under its identity: its file, what it replaces in which function, and
+a hash of its diff's text (the mutated line and the ten around it) without line numbers. So an
+entry outlives edits elsewhere in its file that only move it, and stands only while its code
+and the code around it are unchanged: a mutant whose code changed is tested again. Missed
+mutants and timeouts are not kept: `--iterate` tests them again anyway.
+
+save: adds to LEDGER the caught and unviable mutants of the runs (output directories, or a
+  history's X.json with its X.mutants beside it; a later run's outcome replacing an earlier
+  one) whose diff as the run tested it is still the diff in LIST; entries LIST no longer
+  matches are dropped.
+seed: writes the ledger's still-valid entries to OUTDIR/caught.txt and OUTDIR/unviable.txt
+  (appending), which `cargo mutants --iterate` then skips, and to HISTORY (an outcomes.json for
+  .ci/mutants_report.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+
+KEPT = {"CaughtMutant": "caught", "Unviable": "unviable"}
+
+
+def diff_hash(diff: str) -> str:
+    """The diff's text without its headers and line numbers."""
+    body = [
+        line
+        for line in diff.splitlines()
+        if not line.startswith(("@@", "--- ", "+++ ")) and line not in ("---", "+++")
+    ]
+    return hashlib.sha256("\n".join(body).encode()).hexdigest()[:16]
+
+
+def identity(name: str) -> str:
+    """A mutant's name without its line and column: `file: replace … in function`."""
+    return re.sub(r"^([^:]+):\d+:\d+: ", r"\1: ", name)
+
+
+def keys(mutants: dict[str, str]) -> dict[str, str]:
+    """Each mutant's ledger key (name -> diff): its identity, its diff's hash, and, for
+    mutants alike in both, its place among them (by line)."""
+    seen: dict[str, int] = {}
+    out = {}
+    for name in sorted(mutants, key=_line_order):
+        base = f"{identity(name)}\t{diff_hash(mutants[name])}"
+        k = seen.get(base, 0)
+        seen[base] = k + 1
+        out[name] = base if k == 0 else f"{base}\t{k}"
+    return out
+
+
+def _line_order(name: str) -> tuple[str, int, int, str]:
+    m = re.match(r"^([^:]+):(\d+):(\d+): ", name)
+    return (m[1], int(m[2]), int(m[3]), name) if m else (name, 0, 0, name)
+
+
+def load_list(path: str) -> dict[str, dict]:
+    """The current tree's mutants by name."""
+    return {m["name"]: m for m in json.loads(Path(path).read_text())}
+
+
+def load_ledger(path: str) -> dict[str, str]:
+    """key -> outcome ("caught" or "unviable"); an absent ledger is empty."""
+    ledger: dict[str, str] = {}
+    p = Path(path)
+    if not p.exists():
+        return ledger
+    for n, line in enumerate(p.read_text().splitlines(), 1):
+        if not line or line.startswith("#"):
+            continue
+        kind, _, key = line.partition("\t")
+        if kind not in KEPT.values() or key.count("\t") not in (1, 2):
+            raise ValueError(f"{path}:{n}: expected 'caught|unviable<TAB>mutant<TAB>hash[<TAB>k]'")
+        ledger[key] = kind
+    return ledger
+
+
+def save(ledger_path: str, list_path: str, runs: list[str]) -> int:
+    current = load_list(list_path)
+    now = keys({name: m["diff"] for name, m in current.items()})
+    valid_keys = set(now.values())
+    ledger = {k: v for k, v in load_ledger(ledger_path).items() if k in valid_keys}
+    for run in runs:
+        path = Path(run)
+        if path.is_dir():
+            path, tested = path / "outcomes.json", path / "mutants.json"
+        else:
+            tested = path.with_suffix(".mutants")
+        # the keys the run's mutants had when it tested them
+        then = keys({m["name"]: m["diff"] for m in json.loads(tested.read_text())})
+        for o in json.loads(path.read_text())["outcomes"]:
+            if o["scenario"] == "Baseline":
+                continue
+            key = then.get(o["scenario"]["Mutant"]["name"])
+            if key is None or key not in valid_keys:
+                continue
+            kind = KEPT.get(o["summary"])
+            if kind is None:
+                ledger.pop(key, None)
+            else:
+                ledger[key] = kind
+    lines = [f"{kind}\t{key}" for key, kind in sorted(ledger.items())]
+    header = "# .ci/mutants_ledger.py: caught or unviable mutants of the core (name, diff hash)\n"
+    Path(ledger_path).write_text(header + "\n".join(lines) + "\n")
+    print(f"mutants ledger: {len(ledger)} of {len(current)} mutants caught or unviable")
+    return 0
+
+
+def seed(ledger_path: str, list_path: str, outdir: str, history: str) -> int:
+    current = load_list(list_path)
+    ledger = load_ledger(ledger_path)
+    now = keys({name: m["diff"] for name, m in current.items()})
+    valid = {name: ledger[key] for name, key in now.items() if key in ledger}
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    for kind in KEPT.values():
+        names = [name for name, k in sorted(valid.items()) if k == kind]
+        with (out / f"{kind}.txt").open("a") as f:
+            f.writelines(name + "\n" for name in names)
+    summary = {v: k for k, v in KEPT.items()}
+    outcomes = [
+        {
+            "scenario": {"Mutant": {"name": name, "file": current[name]["file"]}},
+            "summary": summary[kind],
+        }
+        for name, kind in sorted(valid.items())
+    ]
+    Path(history).parent.mkdir(parents=True, exist_ok=True)
+    Path(history).write_text(json.dumps({"outcomes": outcomes}))
+    print(f"mutants ledger: {len(valid)} of {len(current)} mutants already caught or unviable")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    try:
+        if len(argv) >= 4 and argv[0] == "save":
+            return save(argv[1], argv[2], argv[3:])
+        if len(argv) == 5 and argv[0] == "seed":
+            return seed(*argv[1:])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"mutants ledger: {e}", file=sys.stderr)
+        return 2
+    print(__doc__.split("\n\n")[0], file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
