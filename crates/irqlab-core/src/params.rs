@@ -2053,4 +2053,64 @@ mod tests {
             "nic.irq_affinity = [1024]: must be a list of at most 1024 integers, each in 0 … 1023"
         );
     }
+
+    #[test]
+    fn the_socket_truesize_may_be_up_to_1_mib() {
+        let p = Params::from_pairs([("socket.truesize_bytes", Value::Int(1 << 20))]).unwrap();
+        assert_eq!(p.u64("socket.truesize_bytes"), 1 << 20);
+        let e =
+            Params::from_pairs([("socket.truesize_bytes", Value::Int((1 << 20) + 1))]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "socket.truesize_bytes = 1048577: must be an integer in 0 … 1048576"
+        );
+    }
+
+    #[test]
+    fn salah2007_charges_a_byte_at_0_748_bytes_per_ns() {
+        // the paper's 748 Mbit/s of protocol processing: 1 / 0.748 ns per byte
+        let p = Params::from_pairs([("platform.preset", Value::Str("salah2007".into()))]).unwrap();
+        let per_byte = p.f64("platform.proto_ns_per_byte");
+        assert!((per_byte - 1.336_898).abs() < 1e-6, "{per_byte}");
+    }
+
+    #[test]
+    fn an_app_runs_on_cores_0_to_1023_and_reads_flows_0_to_2_pow_20_minus_1() {
+        let p = Params::from_pairs([
+            ("app.0.core", Value::Int(1023)),
+            ("app.0.flows", Value::List(vec![Value::Int((1 << 20) - 1)])),
+        ])
+        .unwrap();
+        assert_eq!(p.u64("app.0.core"), 1023);
+        assert_eq!(p.u64_list("app.0.flows"), [(1 << 20) - 1]);
+        let e = Params::from_pairs([("app.0.core", Value::Int(1024))]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "app.0.core = 1024: must be an integer in 0 … 1023"
+        );
+        let e = Params::from_pairs([("app.0.flows", Value::List(vec![Value::Int(1 << 20)]))])
+            .unwrap_err();
+        assert_eq!(e.key(), "app.0.flows");
+        assert!(e.to_string().contains("each in 0 … 1048575"), "{e}");
+    }
+
+    #[test]
+    fn a_misspelt_field_of_an_entry_is_matched_within_a_third_of_its_length() {
+        // 4 edits from cost_ns_per_byte, in a name of 18 characters: within max(3, 18 / 3 = 6)
+        let e = Params::from_pairs([("app.0.cost_ns_per_bxxxx", Value::Int(1))]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown key 'app.0.cost_ns_per_bxxxx' (did you mean 'app.0.cost_ns_per_byte'?)"
+        );
+        // nothing within max(3, 13 / 3 = 4) edits of a 13-character name: the fields listed
+        let e = Params::from_pairs([("app.0.zzzzzzzzzzzzz", Value::Int(1))]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown key 'app.0.zzzzzzzzzzzzz'; fields of app are: core, cost_ns, cost_dist, \
+             cost_ns_per_byte, flows, rcvbuf_bytes, io"
+        );
+        // 5 edits from io for a 5-character name: max(3, 5 / 3) = 3 < 5, listed
+        let e = Params::from_pairs([("app.0.qqqqq", Value::Int(1))]).unwrap_err();
+        assert!(e.to_string().contains("fields of app are"), "{e}");
+    }
 }
