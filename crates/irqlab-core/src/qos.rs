@@ -501,4 +501,50 @@ mod tests {
         let (_, _, complete) = poll(&d, &[32, 0], 64);
         assert!(!complete);
     }
+
+    fn scenario(pairs: &[(&str, Value)]) -> Result<crate::Scenario, Error> {
+        crate::Scenario::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.clone())))
+    }
+
+    #[test]
+    fn vmdq_splits_the_weight_equally_between_its_two_rings() {
+        let vmdq = |weight: i128| {
+            let s = scenario(&[
+                ("qos.strategy", Value::Str("vmdq".into())),
+                ("kernel.napi_weight", Value::Int(weight)),
+            ])
+            .unwrap();
+            s.qos.discipline.expect("vmdq serves two rings").budgets
+        };
+        assert_eq!(vmdq(64), [32, 32]);
+        assert_eq!(vmdq(7), [3, 3]);
+        // at least one packet each
+        assert_eq!(vmdq(1), [1, 1]);
+    }
+
+    #[test]
+    fn classes_given_with_a_strategy_must_be_its_own_be_and_rt() {
+        let with = |names: [&str; 2], shares: [f64; 2]| {
+            scenario(&[
+                ("qos.strategy", Value::Str("ll-rr".into())),
+                ("qos.rt_share", Value::Float(0.25)),
+                ("traffic.classes.0.name", Value::Str(names[0].into())),
+                ("traffic.classes.0.share", Value::Float(shares[0])),
+                ("traffic.classes.1.name", Value::Str(names[1].into())),
+                ("traffic.classes.1.share", Value::Float(shares[1])),
+            ])
+        };
+        // the echo of a resolved scenario is accepted
+        assert!(with(["be", "rt"], [0.75, 0.25]).is_ok());
+        // two classes with the right shares but other names, or the right names but other
+        // shares, are refused
+        for e in [
+            with(["gold", "bronze"], [0.75, 0.25]).unwrap_err(),
+            with(["be", "rt"], [0.5, 0.5]).unwrap_err(),
+            with(["rt", "be"], [0.75, 0.25]).unwrap_err(),
+        ] {
+            assert_eq!(e.key(), "traffic.classes", "{e}");
+            assert!(e.to_string().contains("makes the classes be and rt"), "{e}");
+        }
+    }
 }
