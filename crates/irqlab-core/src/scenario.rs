@@ -2417,4 +2417,318 @@ mod tests {
         }
         assert_eq!(build(&[]).unwrap().scheme.name(), "napi");
     }
+
+    #[test]
+    fn a_cost_of_zero_ns_is_free_and_a_positive_one_is_not() {
+        let sc = build(&[
+            ("platform.irq_ns", Value::Int(1000)),
+            ("platform.unmask_ns", Value::Int(0)),
+            ("platform.wakeup_ns", Value::Int(0)),
+        ])
+        .unwrap();
+        // a zero cost takes no time and draws no random number (a wake-up of 0 ns: never)
+        assert!(sc.platform.unmask.is_zero());
+        assert!(sc.platform.wakeup.is_zero());
+        assert!(!sc.platform.irq.is_zero());
+        assert_eq!(sc.platform.irq.mean, SimDuration(1_000_000));
+    }
+
+    #[test]
+    fn a_size_table_whose_weights_are_all_0_is_refused() {
+        let e = build(&[("traffic.sizes", s("64:0, 128:0"))]).unwrap_err();
+        assert_eq!(e.key(), "traffic.sizes");
+        assert_eq!(
+            e.to_string(),
+            "traffic.sizes = \"64:0, 128:0\": the table needs at least one size with a positive weight"
+        );
+    }
+
+    #[test]
+    fn ixgbe_legacy_and_dim_are_built_with_their_own_settings() {
+        let moderation = |more: &[(&str, Value)]| build(more).unwrap().moderation;
+        assert_eq!(
+            moderation(&[("driver.moderation", s("ixgbe-legacy"))]),
+            Moderation::IxgbeLegacy {
+                bulk_rate: 8000,
+                measured_elapsed: false,
+            }
+        );
+        assert_eq!(
+            moderation(&[
+                ("driver.moderation", s("ixgbe-legacy")),
+                ("driver.legacy_bulk_rate", Value::Int(12_000)),
+                ("driver.legacy_elapsed", s("measured")),
+            ]),
+            Moderation::IxgbeLegacy {
+                bulk_rate: 12_000,
+                measured_elapsed: true,
+            }
+        );
+        assert_eq!(
+            moderation(&[("driver.moderation", s("dim"))]),
+            Moderation::Dim { cqe: false }
+        );
+        assert_eq!(
+            moderation(&[
+                ("driver.moderation", s("dim")),
+                ("driver.dim_mode", s("cqe"))
+            ]),
+            Moderation::Dim { cqe: true }
+        );
+    }
+
+    #[test]
+    fn adapt_steps_on_the_utilisation_trend_unless_micro_is_none() {
+        assert!(build(&[]).unwrap().adapt.micro);
+        assert!(!build(&[("adapt.micro", s("none"))]).unwrap().adapt.micro);
+    }
+
+    #[test]
+    fn netdev_budget_usecs_may_be_exactly_the_two_jiffy_minimum() {
+        let budget = |hz: i128, us: i128| {
+            build(&[
+                ("kernel.hz", Value::Int(hz)),
+                ("kernel.netdev_budget_usecs", Value::Int(us)),
+            ])
+        };
+        assert_eq!(budget(1000, 2000).unwrap().kernel.budget_jiffies, 2);
+        assert_eq!(budget(250, 8000).unwrap().kernel.budget_jiffies, 2);
+        let e = budget(1000, 1999).unwrap_err();
+        assert_eq!(e.key(), "kernel.netdev_budget_usecs");
+        assert!(e.to_string().contains("2000 us"), "{e}");
+    }
+
+    #[test]
+    fn the_default_time_slice_is_eevdf_s_base_slice_for_the_cores() {
+        // 0.75 ms x (1 + ilog2(min(cores, 8))), resolved into the params
+        for (cores, us) in [
+            (1, 750.0),
+            (2, 1500.0),
+            (4, 2250.0),
+            (8, 3000.0),
+            (16, 3000.0),
+        ] {
+            let sc = build(&[("host.cores", Value::Int(cores))]).unwrap();
+            assert_eq!(sc.kernel.sched_slice, SimDuration::from_us(us), "{cores}");
+            assert_eq!(sc.params.f64("kernel.sched_slice_us"), us, "{cores}");
+        }
+        let sc = build(&[
+            ("host.cores", Value::Int(4)),
+            ("kernel.sched_slice_us", Value::Int(100)),
+        ])
+        .unwrap();
+        assert_eq!(sc.kernel.sched_slice, SimDuration::from_us(100.0));
+    }
+
+    #[test]
+    fn hybrid_switches_at_95_percent_of_the_cliff_point_unless_given() {
+        let platform = [
+            ("scheme", s("hybrid")),
+            ("platform.irq_ns", Value::Int(1000)),
+            ("platform.proto_ns", Value::Int(2000)),
+            ("platform.proto_ns_per_byte", Value::Int(1)),
+            ("traffic.size_bytes", Value::Int(1000)),
+        ];
+        let sc = build(&platform).unwrap();
+        // the cliff point of these costs is 263762.6 packets/s (the_cliff_point_is_salah_eq_13)
+        let want = 0.95 * cliff_point_pps(&sc.platform, 1000.0);
+        assert!((want - 250_574.5).abs() < 0.1, "{want}");
+        assert_eq!(sc.hybrid.switch_pps, want);
+        assert_eq!(sc.params.f64("hybrid.switch_pps"), want);
+        let mut given = platform.to_vec();
+        given.push(("hybrid.switch_pps", Value::Float(2e5)));
+        assert_eq!(build(&given).unwrap().hybrid.switch_pps, 2e5);
+    }
+
+    #[test]
+    fn an_app_s_cost_is_drawn_from_its_distribution_and_charged_per_byte_in_ps() {
+        let app = |more: &[(&str, Value)]| {
+            let mut pairs = vec![("app.0.core", Value::Int(0))];
+            pairs.extend_from_slice(more);
+            build(&pairs).unwrap().apps[0].clone()
+        };
+        // the default: 1 us, exponential
+        let a = app(&[]);
+        assert_eq!(a.cost.mean, SimDuration(1_000_000));
+        assert_eq!(a.cost.dist, Dist::Exponential);
+        assert_eq!(a.cost_ps_per_byte, 0.0);
+        let a = app(&[
+            ("app.0.cost_dist", s("deterministic")),
+            ("app.0.cost_ns", Value::Int(2000)),
+            ("app.0.cost_ns_per_byte", Value::Float(2.5)),
+        ]);
+        assert_eq!(a.cost.mean, SimDuration(2_000_000));
+        assert_eq!(a.cost.dist, Dist::Deterministic);
+        assert_eq!(a.cost_ps_per_byte, 2500.0);
+        let a = app(&[("app.0.cost_dist", s("exponential"))]);
+        assert_eq!(a.cost.dist, Dist::Exponential);
+    }
+
+    #[test]
+    fn a_replay_may_measure_an_hour_and_no_more() {
+        use crate::traffic::capture::tests::{file, pcap, three};
+        // two packets 1 s apart: a pass lasts 2 s (the span and one mean gap)
+        let f = three().swap_remove(0);
+        let two = [f.clone(), (f.0 + 1_000_000_000, f.1, f.2)];
+        let path = file("hour.pcap", &pcap(&two, false, false, 1));
+        let replay = |loops: i128| {
+            build(&[
+                ("traffic.kind", s("pcap")),
+                ("traffic.pcap", s(path.to_str().unwrap())),
+                ("run.warmup_ms", Value::Int(0)),
+                ("traffic.loop", Value::Int(loops)),
+            ])
+        };
+        // 1800 passes: 3600 s, the longest run.duration_ms allows
+        let sc = replay(1800).unwrap();
+        assert_eq!(sc.run.end.ps(), 3_600_000_000_000_000);
+        assert_eq!(sc.params.f64("run.duration_ms"), 3.6e6);
+        let e = replay(1801).unwrap_err();
+        assert_eq!(e.key(), "traffic.pcap");
+        assert!(
+            e.to_string().contains(
+                "its replay lasts 3602000 ms, longer than a run may measure (run.duration_ms ≤ 3600000)"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_replay_s_frame_sizes_are_weighted_by_their_packet_counts() {
+        // three(): two 64-byte frames and one of 1004 bytes
+        let (sc, _capture) = replayed("sizes.pcap", &[]).unwrap();
+        assert_eq!(
+            sc.traffic.sizes,
+            SizeDist::Table {
+                sizes: vec![64, 1004],
+                cum: vec![2.0 / 3.0, 1.0],
+            }
+        );
+        assert!((sc.traffic.sizes.mean() - (2.0 * 64.0 + 1004.0) / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn classes_without_shares_split_the_packets_equally() {
+        let sc = build(&[
+            ("traffic.classes.0.name", s("a")),
+            ("traffic.classes.1.name", s("b")),
+            ("traffic.classes.2.name", s("c")),
+        ])
+        .unwrap();
+        let shares: Vec<f64> = sc.traffic.classes.iter().map(|c| c.share).collect();
+        assert_eq!(shares, [1.0 / 3.0; 3]);
+        let cum = &sc.traffic.class_cum;
+        assert_eq!(cum.len(), 3);
+        assert!((cum[0] - 1.0 / 3.0).abs() < 1e-12, "{cum:?}");
+        assert!((cum[1] - 2.0 / 3.0).abs() < 1e-12, "{cum:?}");
+        assert_eq!(cum[2], 1.0);
+        // resolved, so that the result says the shares used
+        assert_eq!(sc.params.f64("traffic.classes.1.share"), 1.0 / 3.0);
+    }
+
+    #[test]
+    fn software_irq_coalescing_with_one_of_its_two_keys_is_a_warning_not_an_error() {
+        let defer = ("kernel.napi_defer_hard_irqs", Value::Int(10));
+        let gro = ("kernel.gro_flush_timeout_ns", Value::Int(20_000));
+        // even on the ideal host: without the other key there is no timer interrupt
+        for scheme in ["ideal", "napi"] {
+            let sc = build(&[("scheme", s(scheme)), defer.clone()]).unwrap();
+            let w: Vec<String> = sc.warnings.iter().map(|w| w.to_string()).collect();
+            assert_eq!(
+                w,
+                [
+                    "kernel.napi_defer_hard_irqs = 10: has no effect: it needs kernel.gro_flush_timeout_ns > 0, the timer that polls instead of the interrupt"
+                ],
+                "{scheme}"
+            );
+            assert_eq!(
+                warned(&[("scheme", s(scheme)), gro.clone()]),
+                ["kernel.gro_flush_timeout_ns"],
+                "{scheme}"
+            );
+        }
+        assert!(warned(&[defer, gro]).is_empty());
+    }
+
+    #[test]
+    fn adapt_settings_without_a_controller_are_named() {
+        let alpha = ("adapt.alpha", Value::Float(4.0));
+        assert_eq!(warned(&[alpha.clone()]), ["adapt.alpha"]);
+        assert!(warned(&[("adapt.scheme", s("qapolling")), alpha]).is_empty());
+    }
+
+    #[test]
+    fn the_first_packet_setting_is_named_outside_disable_enable_and_hybrid() {
+        assert_eq!(
+            warned(&[("driver.first_packet", s("isr"))]),
+            ["driver.first_packet"]
+        );
+        for scheme in ["disable-enable", "hybrid"] {
+            assert!(
+                warned(&[("scheme", s(scheme)), ("driver.first_packet", s("softirq"))]).is_empty(),
+                "{scheme}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_policy_s_settings_are_named_unless_that_policy_runs() {
+        let bulk = ("driver.legacy_bulk_rate", Value::Int(12_000));
+        assert_eq!(warned(&[bulk.clone()]), ["driver.legacy_bulk_rate"]);
+        assert!(warned(&[("driver.moderation", s("ixgbe-legacy")), bulk]).is_empty());
+        let cqe = ("driver.dim_mode", s("cqe"));
+        assert_eq!(warned(&[cqe.clone()]), ["driver.dim_mode"]);
+        assert!(warned(&[("driver.moderation", s("dim")), cqe]).is_empty());
+    }
+
+    #[test]
+    fn link_speeds_are_named_unless_forwarding_or_a_link_speed_policy_reads_them() {
+        let nic = ("nic.link_gbps", Value::Int(25));
+        let own = ("driver.link_gbps", Value::Int(40));
+        let ixgbe = ("driver.moderation", s("ixgbe"));
+        // static moderation reads neither
+        assert_eq!(warned(&[own.clone()]), ["driver.link_gbps"]);
+        assert_eq!(warned(&[nic.clone()]), ["nic.link_gbps"]);
+        // ixgbe reads the NIC's speed, or its own if given one
+        assert!(warned(&[ixgbe.clone(), nic.clone()]).is_empty());
+        assert!(warned(&[ixgbe.clone(), own.clone()]).is_empty());
+        assert_eq!(warned(&[ixgbe, nic.clone(), own]), ["nic.link_gbps"]);
+        // forwarding transmits at the NIC's speed
+        assert!(warned(&[("host.forward", Value::Bool(true)), nic]).is_empty());
+    }
+
+    #[test]
+    fn what_overrides_nic_itr_us_is_named_in_its_warning() {
+        let itr = ("nic.itr_us", Value::Int(20));
+        let reason = |more: &[(&str, Value)]| {
+            let mut pairs = vec![itr.clone()];
+            pairs.extend_from_slice(more);
+            let sc = build(&pairs).unwrap();
+            let w: Vec<String> = sc.warnings.iter().map(|w| w.to_string()).collect();
+            assert_eq!(w.len(), 1, "{w:?}");
+            w[0].clone()
+        };
+        assert_eq!(
+            reason(&[("driver.moderation", s("off"))]),
+            "nic.itr_us = 20.0: has no effect: driver.moderation = \"off\" runs without an ITR (nic.itr_us is the ITR of \"static\")"
+        );
+        assert_eq!(
+            reason(&[("driver.moderation", s("i40e"))]),
+            "nic.itr_us = 20.0: has no effect: driver.moderation = \"i40e\" programs the ITR itself (nic.itr_us is the ITR of \"static\")"
+        );
+        assert_eq!(
+            reason(&[("driver.itr_rate", Value::Int(8000))]),
+            "nic.itr_us = 20.0: has no effect: driver.itr_rate sets the ITR instead"
+        );
+    }
+
+    #[test]
+    fn flow_popularity_and_the_rss_table_are_named_with_one_flow_or_one_queue() {
+        let zipf = ("traffic.flow_zipf_s", Value::Float(1.1));
+        assert_eq!(warned(&[zipf.clone()]), ["traffic.flow_zipf_s"]);
+        assert!(warned(&[("traffic.flows", Value::Int(4)), zipf]).is_empty());
+        let rss = ("nic.rss_table_size", Value::Int(512));
+        assert_eq!(warned(&[rss.clone()]), ["nic.rss_table_size"]);
+        assert!(warned(&[("nic.queues", Value::Int(2)), rss]).is_empty());
+    }
 }
