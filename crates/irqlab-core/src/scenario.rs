@@ -793,10 +793,8 @@ impl Scenario {
             tx: cost(&p, "tx"),
             tx_clean: cost(&p, "tx_clean"),
             task_wakeup: cost(&p, "task_wakeup"),
-            wakeup: Cost {
-                dist: Dist::Deterministic,
-                ..cost_of(p.f64("platform.wakeup_ns"))
-            },
+            // deterministic, as every cost `cost_of` builds
+            wakeup: cost_of(p.f64("platform.wakeup_ns")),
             wakeup_after: SimDuration::from_us(p.f64("platform.wakeup_after_us")),
             ring_switch: cost_of(p.f64("platform.ring_switch_ns")),
         };
