@@ -138,4 +138,10 @@ mod tests {
         assert_eq!(SimTime(5).since(SimTime(9)), SimDuration::ZERO);
         assert_eq!(SimTime(9) - SimTime(5), SimDuration(4));
     }
+
+    #[test]
+    fn times_and_durations_show_in_microseconds_to_the_picosecond() {
+        assert_eq!(SimTime(1_234_567).to_string(), "1.234567 us");
+        assert_eq!(SimDuration(20_000_000).to_string(), "20.000000 us");
+    }
 }

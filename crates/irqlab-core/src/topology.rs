@@ -186,3 +186,21 @@ impl Topology {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Scenario, Value};
+
+    #[test]
+    fn apps_sharing_a_core_take_its_flows_in_turn() {
+        // one core, three apps reading the default flows (every flow RSS steers to the core)
+        let mut pairs = vec![("traffic.flows".to_string(), Value::Int(7))];
+        for a in 0..3 {
+            pairs.push((format!("app.{a}.core"), Value::Int(0)));
+        }
+        let s = Scenario::from_pairs(pairs).unwrap();
+        let t = &s.topology;
+        assert_eq!(t.app_flows, [3, 2, 2]);
+        assert_eq!(&t.flow_app[..], [0, 1, 2, 0, 1, 2, 0]);
+    }
+}

@@ -146,4 +146,21 @@ mod tests {
         assert_eq!(s.delivered, [0, 0, 2, 1]);
         assert_eq!(s.latency_sum_ps, [0, 0, 540, 300]);
     }
+
+    #[test]
+    fn a_packet_trace_holds_each_packets_class() {
+        let s = crate::Scenario::from_pairs([
+            ("run.duration_ms", crate::Value::Float(1.0)),
+            ("run.warmup_ms", crate::Value::Float(0.0)),
+            ("traffic.classes.0.share", crate::Value::Float(0.5)),
+            ("traffic.classes.1.share", crate::Value::Float(0.5)),
+        ])
+        .unwrap();
+        let (r, t) = crate::run_traced(&s);
+        assert_eq!(t.class.len(), r.packets.offered as usize);
+        // both classes, about half each, as drawn
+        let rt = t.class.iter().filter(|&&c| c == 1).count();
+        assert!(t.class.iter().all(|&c| c <= 1));
+        assert!(rt > 0 && rt < t.class.len(), "{rt} of {}", t.class.len());
+    }
 }
