@@ -159,3 +159,25 @@ impl SizeDist {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_size_table_draws_each_size_with_its_weight() {
+        // 64 B a quarter of the time, 1500 B the rest
+        let sizes = SizeDist::Table {
+            sizes: vec![64, 1500],
+            cum: vec![0.25, 1.0],
+        };
+        let mut s = crate::rng::streams(1, 0)[crate::rng::StreamId::Sizes as usize].clone();
+        let n = 40_000;
+        let small = (0..n).filter(|_| sizes.sample(&mut s) == 64).count();
+        // within 5 standard deviations of n / 4 (sd = 87)
+        assert!(
+            (small as f64 - n as f64 / 4.0).abs() < 450.0,
+            "{small} of {n}"
+        );
+    }
+}
