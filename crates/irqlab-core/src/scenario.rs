@@ -2651,7 +2651,7 @@ mod tests {
     #[test]
     fn adapt_settings_without_a_controller_are_named() {
         let alpha = ("adapt.alpha", Value::Float(4.0));
-        assert_eq!(warned(&[alpha.clone()]), ["adapt.alpha"]);
+        assert_eq!(warned(std::slice::from_ref(&alpha)), ["adapt.alpha"]);
         assert!(warned(&[("adapt.scheme", s("qapolling")), alpha]).is_empty());
     }
 
@@ -2672,10 +2672,13 @@ mod tests {
     #[test]
     fn a_policy_s_settings_are_named_unless_that_policy_runs() {
         let bulk = ("driver.legacy_bulk_rate", Value::Int(12_000));
-        assert_eq!(warned(&[bulk.clone()]), ["driver.legacy_bulk_rate"]);
+        assert_eq!(
+            warned(std::slice::from_ref(&bulk)),
+            ["driver.legacy_bulk_rate"]
+        );
         assert!(warned(&[("driver.moderation", s("ixgbe-legacy")), bulk]).is_empty());
         let cqe = ("driver.dim_mode", s("cqe"));
-        assert_eq!(warned(&[cqe.clone()]), ["driver.dim_mode"]);
+        assert_eq!(warned(std::slice::from_ref(&cqe)), ["driver.dim_mode"]);
         assert!(warned(&[("driver.moderation", s("dim")), cqe]).is_empty());
     }
 
@@ -2685,8 +2688,8 @@ mod tests {
         let own = ("driver.link_gbps", Value::Int(40));
         let ixgbe = ("driver.moderation", s("ixgbe"));
         // static moderation reads neither
-        assert_eq!(warned(&[own.clone()]), ["driver.link_gbps"]);
-        assert_eq!(warned(&[nic.clone()]), ["nic.link_gbps"]);
+        assert_eq!(warned(std::slice::from_ref(&own)), ["driver.link_gbps"]);
+        assert_eq!(warned(std::slice::from_ref(&nic)), ["nic.link_gbps"]);
         // ixgbe reads the NIC's speed, or its own if given one
         assert!(warned(&[ixgbe.clone(), nic.clone()]).is_empty());
         assert!(warned(&[ixgbe.clone(), own.clone()]).is_empty());
@@ -2723,10 +2726,10 @@ mod tests {
     #[test]
     fn flow_popularity_and_the_rss_table_are_named_with_one_flow_or_one_queue() {
         let zipf = ("traffic.flow_zipf_s", Value::Float(1.1));
-        assert_eq!(warned(&[zipf.clone()]), ["traffic.flow_zipf_s"]);
+        assert_eq!(warned(std::slice::from_ref(&zipf)), ["traffic.flow_zipf_s"]);
         assert!(warned(&[("traffic.flows", Value::Int(4)), zipf]).is_empty());
         let rss = ("nic.rss_table_size", Value::Int(512));
-        assert_eq!(warned(&[rss.clone()]), ["nic.rss_table_size"]);
+        assert_eq!(warned(std::slice::from_ref(&rss)), ["nic.rss_table_size"]);
         assert!(warned(&[("nic.queues", Value::Int(2)), rss]).is_empty());
     }
 }
