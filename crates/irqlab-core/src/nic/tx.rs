@@ -209,4 +209,23 @@ mod tests {
         assert!(r.is_full());
         assert_eq!((r.occupied(), r.capacity()), (5, 5));
     }
+
+    #[test]
+    fn a_wrapped_ring_finds_the_first_packet_still_to_leave() {
+        // slots [40 | 20 | 30]: the oldest at slot 1, the newest wrapped to slot 0
+        let mut r = TxRing::new(3);
+        let entry = |d| TxEntry {
+            depart: SimTime(d),
+            size_bytes: 64,
+            class: 0,
+        };
+        for d in [10, 20, 30] {
+            r.push(entry(d));
+        }
+        r.pop();
+        r.push(entry(40));
+        assert_eq!(r.done_by(SimTime(35)), 2);
+        assert_eq!(r.next_departure_after(SimTime(35)), Some(SimTime(40)));
+        assert_eq!(r.next_departure_after(SimTime(25)), Some(SimTime(30)));
+    }
 }
