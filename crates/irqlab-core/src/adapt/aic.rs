@@ -210,4 +210,51 @@ mod tests {
         a.on_enqueue(0.500_001, &mut k);
         assert!((rate(&k) - 20_000.0).abs() < 1e-3, "{}", rate(&k));
     }
+
+    #[test]
+    fn without_micro_adjustment_the_band_leaves_the_rate_alone() {
+        // adapt.micro = "none": an interval whose maximum lies between buflow and bufupper
+        // changes nothing, whatever the trend; only a quiet interval raises the rate.
+        let mut c = test_config(Scheme::Aic);
+        c.micro = false;
+        let mut a = Aic::new(&c);
+        let mut k = Knobs {
+            budget: 300,
+            itr: crate::moderation::interval_of_rate(8000.0),
+        };
+        for (max, prev) in [(0.3, 0.1), (0.1, 0.3), (0.2, 0.2)] {
+            let band = Interval {
+                max_util: max,
+                prev_max_util: prev,
+                ..Interval::default()
+            };
+            a.on_interval(&band, &mut k);
+            assert!(
+                (rate(&k) - 8000.0).abs() < 1e-3,
+                "{max} after {prev}: {}",
+                rate(&k)
+            );
+        }
+        let quiet = Interval::default();
+        a.on_interval(&quiet, &mut k);
+        assert!((rate(&k) - 9000.0).abs() < 1e-3, "{}", rate(&k));
+    }
+
+    #[test]
+    fn a_band_maximum_equal_to_the_one_before_raises_the_rate() {
+        // Only a maximum that rose since the interval before lowers the rate; an equal one
+        // counts as not rising: + β × aic_rate_step.
+        let mut a = Aic::new(&test_config(Scheme::Aic));
+        let mut k = Knobs {
+            budget: 300,
+            itr: crate::moderation::interval_of_rate(8000.0),
+        };
+        let flat = Interval {
+            max_util: 0.3,
+            prev_max_util: 0.3,
+            ..Interval::default()
+        };
+        a.on_interval(&flat, &mut k);
+        assert!((rate(&k) - 9000.0).abs() < 1e-3, "{}", rate(&k));
+    }
 }

@@ -120,4 +120,14 @@ mod tests {
         q.on_interval(&interval(0.2, 0.1), &mut k);
         assert_eq!(k.budget, 100, "no micro-adjustment");
     }
+
+    #[test]
+    fn a_band_maximum_equal_to_the_one_before_adds_beta() {
+        // Trend micro-adjustment: B_p steps down only if the maximum rose; an equal maximum
+        // did not rise, so B_p + β.
+        let mut q = QaPolling::new(&test_config(Scheme::QaPolling));
+        let mut k = knobs(100);
+        q.on_interval(&interval(0.2, 0.2), &mut k);
+        assert_eq!(k.budget, 101);
+    }
 }

@@ -161,4 +161,22 @@ mod tests {
         assert_eq!(a.budget, 101, "ksoftirqd idle: RHIP raises B_p");
         assert_eq!(b, start, "without the ksoftirqd rule nothing happens");
     }
+
+    #[test]
+    fn t_lowered_exactly_to_the_snap_interval_is_kept() {
+        // T snaps to zero only *under* t_snap: 10 µs less 10 % is 9 µs, at a 9 µs snap it
+        // stays 9 µs; from 9.99 µs (→ 8.991 µs) it snaps to an interrupt per packet.
+        let mut c = test_config(Scheme::Rhip);
+        c.t_snap = us(9.0);
+        let mut r = Rhip::new(&c, true);
+        let mut k = Knobs {
+            budget: 300,
+            itr: us(10.0),
+        };
+        r.on_interval(&interval(0.01, true), &mut k);
+        assert_eq!((k.budget, k.itr), (300, us(9.0)));
+        k.itr = us(9.99);
+        r.on_interval(&interval(0.01, true), &mut k);
+        assert!(k.itr.is_zero(), "{:?}", k.itr);
+    }
 }

@@ -788,4 +788,44 @@ mod tests {
         assert_eq!(Dim::starting_at(DimMode::Eqe, 5).profile_ix(), 4);
         assert_eq!(Dim::starting_at(DimMode::Cqe, 9).profile_ix(), 4);
     }
+
+    #[test]
+    fn the_programmed_profile_follows_each_applied_change() {
+        // programmed_ix is what the NIC runs: the default (1) until DIM applies a profile,
+        // then each profile DIM writes; a decision without a change keeps it.
+        let mut dim = Dim::starting_at(DimMode::Eqe, 1);
+        assert_eq!(dim.programmed_ix(), 1);
+        let mut f = Feed::default();
+        assert_eq!(f.window(&mut dim, 100_000), Some(eqe(0)));
+        assert_eq!(dim.programmed_ix(), 0, "left to 0: the NIC runs profile 0");
+        assert_eq!(f.window(&mut dim, 100_000), Some(eqe(1)));
+        assert_eq!(dim.programmed_ix(), 1);
+        assert_eq!(f.window(&mut dim, 120_000), Some(eqe(2)));
+        assert_eq!(dim.programmed_ix(), 2);
+        assert_eq!(f.window(&mut dim, 140_000), Some(eqe(3)));
+        assert_eq!(f.window(&mut dim, 100_000), Some(eqe(2)));
+        // Better after one step back: parks on top, no write, the NIC keeps profile 2.
+        assert_eq!(f.window(&mut dim, 130_000), None);
+        assert_eq!((dim.programmed_ix(), dim.interval()), (2, us(64)));
+    }
+
+    #[test]
+    fn going_left_one_step_after_one_right_is_not_on_top() {
+        // dim_on_top going left needs steps_right > 1 and steps_left == 1. Leaving the park
+        // at 2 (left to 1), DIM turns right for one step (to 2), is worse and turns left for
+        // one step (to 1); better after it, one step right was no climb: it steps on to 0
+        // instead of parking.
+        run(&[
+            (100_000, 0, GoingLeft, 1, true),
+            (100_000, 1, GoingRight, 2, true),
+            (120_000, 2, GoingRight, 3, true),
+            (140_000, 3, GoingRight, 4, true),
+            (100_000, 2, GoingLeft, 5, true),
+            (130_000, 2, ParkingOnTop, 0, false),
+            (144_300, 1, GoingLeft, 1, true), // +11 %: leaves the park, left from 2
+            (144_300, 2, GoingRight, 2, true), // same: turn right, step (steps_right 1)
+            (100_000, 1, GoingLeft, 3, true), // −30 %: turn left, step (steps_left 1)
+            (130_000, 0, GoingLeft, 4, true), // +30 %: steps_right is 1, not on top: step
+        ]);
+    }
 }

@@ -195,4 +195,22 @@ mod tests {
         let calls = Arc::default();
         assert_eq!(format!("{:?}", factory(&calls)), "Factory(..)");
     }
+
+    #[test]
+    fn a_policy_debugs_with_its_initial_setting_and_interval() {
+        let calls = Arc::default();
+        let p = factory(&calls).make();
+        let d = format!("{p:?}");
+        assert!(d.starts_with("ExternalPolicy {"), "{d}");
+        assert!(d.contains("initial: Some(Itr("), "{d}");
+        assert!(d.contains("itr: "), "{d}");
+        assert!(d.ends_with(".. }"), "{d}");
+        assert_eq!(
+            format!("{:?}", ExternalPolicy::absent()),
+            format!(
+                "ExternalPolicy {{ initial: None, itr: {:?}, .. }}",
+                SimDuration::ZERO
+            )
+        );
+    }
 }

@@ -661,4 +661,31 @@ mod tests {
         assert_eq!(tx_after(3), 126 | LATENCY);
         assert_eq!(tx_after(4), 126);
     }
+
+    #[test]
+    fn the_tx_relaxes_only_when_both_containers_are_maxed() {
+        // `tx 126 bulk && rx 126`: with only one of them at 126 the Tx follows the count
+        // rules (fewer than 4 Tx packets: + 2 µs, capped at 126), in bulk mode.
+        let tx_after = |tx: u16, rx: u16| {
+            let mut p = I40e::new(10.0, true);
+            p.tx.target = tx;
+            p.tx.current = tx;
+            p.rx.target = rx;
+            p.rx.current = rx;
+            p.on_complete(&TxRx::new().step((1, 60), (0, 60)));
+            p.tx_target()
+        };
+        assert_eq!(tx_after(126, 126), 126 | LATENCY);
+        assert_eq!(
+            tx_after(126, 50),
+            126,
+            "Rx not maxed: Tx stays bulk, capped"
+        );
+        assert_eq!(tx_after(40, 126), 42, "Tx not maxed: it creeps");
+        assert_eq!(
+            tx_after(126 | LATENCY, 126),
+            126 | LATENCY,
+            "already latency"
+        );
+    }
 }

@@ -483,4 +483,21 @@ mod tests {
             p.on_complete(&s);
         }
     }
+
+    #[test]
+    fn latency_mode_sizes_by_the_average_of_2_or_3_packets() {
+        // P < 4 and B < 9000: the size formula takes the integer average B / P, halved for
+        // latency mode, at 10G. (packets, bytes, rx_itr after)
+        let table: &[(u64, u64, u8)] = &[
+            (2, 120, 10 | LATENCY),  // avg 60: 5120 >> 1 = 2560 → 5 · 2
+            (3, 300, 14 | LATENCY),  // avg 100: 6720 >> 1 = 3360 → 7 · 2
+            (3, 4500, 60 | LATENCY), // avg 1500: 29920 >> 1 = 14960 → 30 · 2
+        ];
+        for &(packets, bytes, want) in table {
+            let (p, w) = first(10.0, packets, bytes);
+            assert_eq!(p.rx_itr(), want, "{packets} packets, {bytes} B");
+            let interval = f64::from(want & !LATENCY);
+            assert_eq!(w, Some(Write::Itr(us(interval))));
+        }
+    }
 }
