@@ -327,4 +327,109 @@ mod tests {
         }
         assert!(close > n / 20, "{close} of {n} gaps shorter than a frame");
     }
+
+    #[test]
+    fn the_line_rate_sets_the_wire_time_per_byte_and_the_rate_a_source_can_carry() {
+        // At 10 Gbit/s a byte takes 800 ps, so 64-byte frames (84 bytes of wire time, 67.2
+        // ns) let one source carry almost 14.9 Mpps: 2 Mpps is within reach. At the default
+        // 1 Gbit/s (8000 ps a byte, 672 ns a frame) one source carries less than 1.49 Mpps.
+        let pairs = |gbps: f64| {
+            [
+                ("traffic.sources", crate::Value::Int(1)),
+                ("traffic.size_bytes", crate::Value::Int(64)),
+                ("traffic.rate_pps", crate::Value::Float(2e6)),
+                ("traffic.line_rate_gbps", crate::Value::Float(gbps)),
+            ]
+        };
+        let sc = onoff(&pairs(10.0)).unwrap();
+        let cfg = sc.traffic.onoff.as_ref().unwrap();
+        assert_eq!(cfg.ps_per_byte, 800.0);
+        // the shortest ON period: the wire time of 64 bytes
+        assert_eq!(cfg.b_on_ps, 64.0 * 800.0);
+        let e = onoff(&pairs(1.0)).unwrap_err();
+        assert_eq!(e.key(), "traffic.rate_pps");
+    }
+
+    /// One source, ON and OFF periods fixed in effect (a shape so large that every Pareto
+    /// draw rounds to its location), frames of 64 bytes: 672 ns on the wire at 1 Gbit/s.
+    fn fixed_periods(b_on_ps: f64, b_off_ps: f64) -> Vec<u64> {
+        let cfg = OnOffConfig {
+            sources: 1,
+            alpha_on: 1e12,
+            alpha_off: 1e12,
+            b_on_ps,
+            b_off_ps,
+            ps_per_byte: 8000.0,
+        };
+        let sizes = SizeDist::Fixed(64);
+        let mut src = OnOff::new(&cfg);
+        let mut st = crate::rng::streams(5, 0);
+        let [periods, sz] = st.get_disjoint_mut([0, 1]).unwrap();
+        (0..6)
+            .map(|_| {
+                let a = src.next_arrival(periods, &sizes, sz);
+                assert_eq!(a.size_bytes, 64);
+                a.time.ps()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_frame_that_ends_exactly_when_its_on_period_ends_is_the_last_of_that_period() {
+        // OFF 1 us from time zero, then ON for exactly one frame's wire time: the frame ends
+        // as the ON period does, no other frame starts before its end, and the next OFF
+        // period starts there. Every cycle: 1 us OFF, one frame of 672 ns.
+        assert_eq!(
+            fixed_periods(672_000.0, 1_000_000.0),
+            [1, 2, 3, 4, 5, 6].map(|k| k * 1_672_000)
+        );
+        // One picosecond more of ON: the second frame starts before the ON period ends and
+        // is sent whole; then OFF.
+        let t = fixed_periods(672_001.0, 1_000_000.0);
+        assert_eq!(
+            t,
+            [
+                1_672_000,
+                2_344_000,
+                2_344_000 + 1_672_000,
+                2_344_000 + 2_344_000,
+                2 * 2_344_000 + 1_672_000,
+                3 * 2_344_000
+            ]
+        );
+    }
+
+    #[test]
+    fn frames_of_several_sources_arriving_at_one_instant_come_in_source_order() {
+        // Three sources in mid-ON, the three frames due at the same picosecond (sizes 100,
+        // 200 and 300 bytes tell them apart): the lowest-numbered source's frame comes
+        // first, so a seed gives one sequence of arrivals.
+        let cfg = OnOffConfig {
+            sources: 3,
+            alpha_on: 1.3,
+            alpha_off: 1.5,
+            b_on_ps: 512_000.0,
+            b_off_ps: 1e6,
+            ps_per_byte: 8000.0,
+        };
+        let mut src = OnOff::new(&cfg);
+        src.started = true;
+        for (i, s) in src.srcs.iter_mut().enumerate() {
+            *s = Src {
+                arrival: 5_000_000,
+                size: 100 * (i as u32 + 1),
+                on_end: 1_000_000_000,
+            };
+        }
+        let sizes = SizeDist::Fixed(64);
+        let mut st = crate::rng::streams(1, 0);
+        let [periods, sz] = st.get_disjoint_mut([0, 1]).unwrap();
+        let got: Vec<(u64, u32)> = (0..3)
+            .map(|_| {
+                let a = src.next_arrival(periods, &sizes, sz);
+                (a.time.ps(), a.size_bytes)
+            })
+            .collect();
+        assert_eq!(got, [(5_000_000, 100), (5_000_000, 200), (5_000_000, 300)]);
+    }
 }

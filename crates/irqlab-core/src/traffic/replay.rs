@@ -732,4 +732,147 @@ mod tests {
         assert_eq!(times, [0, 2_000_000, 2_000_000, 1_000_007_000_000]);
         assert_eq!(rep.reordered, 0);
     }
+
+    /// A UDP frame of one flow, `n` copies at `ns` nanoseconds after 1000 s each.
+    fn at_ns(ns: &[u64]) -> Vec<(u64, Vec<u8>, u32)> {
+        let f = ether(
+            &[],
+            0x0800,
+            &ipv4([10, 0, 0, 1], [10, 0, 0, 2], 17, 0, &udp(7, 7)),
+        );
+        ns.iter()
+            .map(|&t| (1_000_000_000_000 + t, f.clone(), f.len() as u32))
+            .collect()
+    }
+
+    #[test]
+    fn a_scan_counts_tcp_and_udp_packets_and_a_capture_has_flows() {
+        let tcp_frame = |sport| {
+            ether(
+                &[],
+                0x0800,
+                &ipv4(
+                    [1, 1, 1, 1],
+                    [2, 2, 2, 2],
+                    6,
+                    0,
+                    &crate::traffic::capture::tests::tcp(sport, 80),
+                ),
+            )
+        };
+        let arp = ether(&[], 0x0806, &[0; 28]);
+        let mut pk = at_ns(&[0]);
+        for (i, f) in [tcp_frame(1000), arp, tcp_frame(1001)]
+            .into_iter()
+            .enumerate()
+        {
+            pk.push((pk[0].0 + 1000 * (i as u64 + 1), f.clone(), f.len() as u32));
+        }
+        let s = Scan::of(&file("tcp.pcap", &pcap(&pk, true, false, 1))).unwrap();
+        assert_eq!((s.packets, s.ipv4, s.other, s.tcp, s.udp), (4, 3, 1, 2, 1));
+        assert_eq!((s.flows.len(), s.flows.is_empty()), (4, false));
+        assert!(Flows::default().is_empty());
+    }
+
+    #[test]
+    fn one_pass_lasts_the_span_plus_the_mean_gap_rounded_to_the_picosecond() {
+        let scan =
+            |ns: &[u64]| Scan::of(&file("period.pcap", &pcap(&at_ns(ns), true, false, 1))).unwrap();
+        // two packets 3 us apart: a span of 3 us and one gap of 3 us
+        assert_eq!(scan(&[0, 3_000]).period_ps(), 6_000_000);
+        // one packet: no duration
+        assert_eq!(scan(&[0]).period_ps(), 0);
+        // seven packets over 1 ns: six gaps of 166.67 ps on average, rounded up to 167
+        let s = scan(&[0, 0, 0, 1, 1, 1, 1]);
+        assert_eq!((s.span_ps, s.period_ps()), (1_000, 1_167));
+        // four packets over 1 ns: three gaps of 333.33 ps, rounded down to 333
+        assert_eq!(scan(&[0, 0, 1, 1]).period_ps(), 1_333);
+    }
+
+    #[test]
+    fn the_replay_rate_is_the_packets_per_pass_times_the_speedup() {
+        // two packets per pass of 6 us: 333 333.3 packets/s, twice that at speedup 2
+        let path = file("rate.pcap", &pcap(&at_ns(&[0, 3_000]), true, false, 1));
+        let rate = |speedup| config(&path, speedup, 1).rate_pps().unwrap();
+        assert!(
+            (rate(1.0) - 2.0 / 6e-6).abs() < 1e-9 * (2.0 / 6e-6),
+            "{}",
+            rate(1.0)
+        );
+        assert!(
+            (rate(2.0) - 4.0 / 6e-6).abs() < 1e-9 * (4.0 / 6e-6),
+            "{}",
+            rate(2.0)
+        );
+        assert!(
+            (rate(0.5) - 1.0 / 6e-6).abs() < 1e-9 * (1.0 / 6e-6),
+            "{}",
+            rate(0.5)
+        );
+        // one packet: no duration, so no rate
+        let one = file("one.pcap", &pcap(&at_ns(&[0]), true, false, 1));
+        assert_eq!(config(&one, 1.0, 1).rate_pps(), None);
+    }
+
+    #[test]
+    fn the_scan_memo_returns_the_same_scan_while_the_file_is_unchanged_and_keeps_several_files() {
+        let a = file("memo-a.pcap", &pcap(&three(), false, false, 1));
+        let b = file("memo-b.pcap", &pcap(&at_ns(&[0, 5]), true, false, 1));
+        // The memo is shared by the whole process: other tests' captures may push an entry
+        // out between two calls (it keeps 4), so each property needs one attempt that holds.
+        let attempts = 20;
+        let same_twice = (0..attempts).any(|_| {
+            let first = Scan::cached(&a).unwrap();
+            Arc::ptr_eq(&first, &Scan::cached(&a).unwrap())
+        });
+        assert!(same_twice, "an unchanged file is scanned once");
+        let kept_with_another = (0..attempts).any(|_| {
+            let first = Scan::cached(&a).unwrap();
+            assert_eq!(Scan::cached(&b).unwrap().packets, 2);
+            Arc::ptr_eq(&first, &Scan::cached(&a).unwrap())
+        });
+        assert!(kept_with_another, "a scan of another file keeps this one's");
+        assert_eq!(*Scan::cached(&a).unwrap(), Scan::of(&a).unwrap());
+        // the file changes (here its size): it is scanned again
+        let mut pk = three();
+        pk.push((pk[2].0 + 1_000, pk[0].1.clone(), pk[0].2));
+        std::fs::write(&a, pcap(&pk, false, false, 1)).unwrap();
+        assert_eq!(Scan::cached(&a).unwrap().packets, 4);
+    }
+
+    #[test]
+    fn the_flow_hasher_xors_each_word_into_the_rotated_state() {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let hash = |words: &[u64]| {
+            let mut h = FlowHasher::default();
+            for &w in words {
+                h.write_u64(w);
+            }
+            h.finish()
+        };
+        let state = K.rotate_left(5); // after the word 1, rotated
+        assert_eq!(hash(&[1, 0x0f0f]), (state ^ 0x0f0f).wrapping_mul(K));
+        // a second word whose bits are all set in the rotated state still changes the hash
+        let bit = 1u64 << state.trailing_zeros();
+        assert_ne!(hash(&[1, bit]), hash(&[1, 0]));
+        assert_ne!(hash(&[1, state]), hash(&[1, 0]));
+    }
+
+    #[test]
+    fn a_replays_debug_form_shows_its_file_pass_and_status() {
+        let path = file("debug.pcap", &pcap(&three(), false, false, 1));
+        let mut r = Replay::new(&config(&path, 1.0, 1), SimTime(u64::MAX / 4));
+        r.next_arrival().unwrap();
+        let shown = format!("{r:?}");
+        assert!(shown.starts_with("Replay {"), "{shown}");
+        assert!(
+            shown.contains(&format!("path: {:?}", path.to_path_buf())),
+            "{shown}"
+        );
+        assert!(shown.contains("pass: 0"), "{shown}");
+        assert!(
+            shown.contains("status: ReplayReport { packets: 1, passes: 1"),
+            "{shown}"
+        );
+    }
 }
