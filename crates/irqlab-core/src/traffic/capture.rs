@@ -1615,4 +1615,310 @@ pub(crate) mod tests {
         let k = super::ipv4(&p).unwrap();
         assert_eq!((k.ports, k.sport, k.dport), (true, 1, 2));
     }
+
+    #[test]
+    fn raw_ip_captures_of_link_types_101_228_and_229_replay_as_ethernet_frames() {
+        // LINKTYPE_RAW (101), LINKTYPE_IPV4 (228), LINKTYPE_IPV6 (229): the packet starts
+        // with its IP header, so the frame is the packet plus an Ethernet header and FCS
+        let v4 = ipv4(A, B, UDP, 0, &udp(1, 2));
+        let mut s = [0u8; 16];
+        s[..2].copy_from_slice(&[0x20, 0x01]);
+        s[15] = 1;
+        let mut d = s;
+        d[15] = 2;
+        let v6 = ipv6(s, d, TCP, &tcp(443, 5000));
+        for (lt, data) in [(101, &v4), (101, &v6), (228, &v4), (229, &v6)] {
+            let orig = data.len() as u32 + 500;
+            let mut r = Reader::open(&file(
+                "raw.pcap",
+                &pcap(&[(0, data.clone(), orig)], false, false, lt),
+            ))
+            .unwrap();
+            let rec = r.next_record().unwrap().unwrap();
+            assert_eq!(rec.frame_bytes, orig + 18, "link type {lt}");
+            assert_eq!(rec.key, flow_of(Link::RawIp, data), "link type {lt}");
+            assert!(rec.key.ports, "link type {lt}");
+            assert_eq!(r.link_types(), [lt as i32]);
+        }
+    }
+
+    #[test]
+    fn a_full_read_stops_asking_its_input_once_the_buffer_is_full() {
+        // a pipe whose writer has written 5 bytes so far: a further read would wait (here:
+        // fails with WouldBlock), and must not be made once the 5 bytes asked for are in
+        struct Pipe(Vec<u8>);
+        impl Read for Pipe {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                if self.0.is_empty() {
+                    return Err(io::Error::from(io::ErrorKind::WouldBlock));
+                }
+                let n = buf.len().min(self.0.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0.drain(..n);
+                Ok(n)
+            }
+        }
+        let mut full = Full {
+            inner: Pipe(vec![1, 2, 3, 4, 5]),
+            pending: None,
+            error: Arc::new(Mutex::new(None)),
+        };
+        let mut buf = [0u8; 5];
+        assert_eq!(full.read(&mut buf).unwrap(), 5);
+        assert_eq!(buf, [1, 2, 3, 4, 5]);
+        assert!(full.pending.is_none());
+        assert_eq!(*full.error.lock().unwrap(), None);
+        // the next read is the one that meets the empty pipe
+        assert_eq!(
+            full.read(&mut buf).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+    }
+
+    #[test]
+    fn files_that_cannot_be_opened_or_read_say_why_in_plain_words() {
+        // the errors the OS gives for a file the user may not read (EACCES) and for reading
+        // a directory (EISDIR)
+        let denied = io::Error::from_raw_os_error(13);
+        assert_eq!(denied.kind(), io::ErrorKind::PermissionDenied);
+        assert_eq!(io_words(&denied), "permission denied");
+        let dir = io::Error::from_raw_os_error(21);
+        assert_eq!(dir.kind(), io::ErrorKind::IsADirectory);
+        assert_eq!(io_words(&dir), "is a directory, not a capture file");
+        // other errors keep the OS's words
+        let eio = io::Error::from_raw_os_error(5);
+        assert_eq!(io_words(&eio), eio.to_string());
+        // a file without read permission (root reads it all the same: then only the above)
+        let path = file("secret.pcap", &pcap(&three(), false, false, 1));
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o000))
+            .unwrap();
+        if File::open(&path).is_err() {
+            assert_eq!(read_all(&path).unwrap_err().0, "permission denied");
+        }
+    }
+
+    #[test]
+    fn the_snap_length_is_the_pcap_headers_or_the_largest_of_the_pcapng_interfaces() {
+        let mut r = Reader::open(&file("snap.pcap", &pcap(&three(), false, false, 1))).unwrap();
+        assert_eq!(r.snaplen(), 0, "not read yet");
+        r.next_record().unwrap().unwrap();
+        assert_eq!(r.snaplen(), 65_535);
+        // pcapng: interfaces with snap lengths 128, 256 and 0 (none)
+        let f = ether(&[], 0x0800, &ipv4(A, B, UDP, 0, &udp(1, 2)));
+        let mut ng = Vec::new();
+        let mut shb = vec![0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0];
+        shb.extend_from_slice(&(-1i64).to_le_bytes());
+        block(&mut ng, 0x0a0d_0d0a, &shb);
+        for snap in [128u32, 256, 0] {
+            let mut idb = vec![1, 0, 0, 0];
+            idb.extend_from_slice(&snap.to_le_bytes());
+            block(&mut ng, 1, &idb);
+        }
+        let mut epb = vec![0; 12];
+        epb.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        epb.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        epb.extend_from_slice(&f);
+        block(&mut ng, 6, &epb);
+        let mut r = Reader::open(&file("snap.pcapng", &ng)).unwrap();
+        r.next_record().unwrap().unwrap();
+        assert_eq!(r.snaplen(), 256);
+    }
+
+    #[test]
+    fn a_pcap_record_may_claim_262144_captured_bytes_and_no_more() {
+        // 262144 is libpcap's largest snap length: a record claiming it is read (here: its
+        // frame is then too long for irqlab), one claiming a byte more is corrupt
+        let record = |caplen: u32| {
+            let mut data = ether(&[], 0x0800, &ipv4(A, B, UDP, 0, &udp(1, 2)));
+            data.resize(caplen as usize, 0);
+            pcap(&[(0, data, caplen)], false, false, 1)
+        };
+        let why = |name: &str, bytes: &[u8]| read_all(&file(name, bytes)).unwrap_err().0;
+        assert_eq!(
+            why("max.pcap", &record(262_144)),
+            "packet 1 is a 262148-byte frame, and irqlab's frames are at most 65535 bytes (a capture taken with GRO or TSO holds merged segments: capture with them off, ethtool -K IFACE gro off tso off)"
+        );
+        assert_eq!(
+            why("over.pcap", &record(262_145)),
+            "corrupt: packet record 1 claims 262145 captured bytes (at most 262144)"
+        );
+        // the file ends inside the record: cut short if the record may be that long
+        let max = record(262_144);
+        let cut = why("max-cut.pcap", &max[..max.len() - 10]);
+        assert!(
+            cut.starts_with("cut short in the middle of a packet record after 0 whole packets"),
+            "{cut}"
+        );
+        let over = record(262_145);
+        assert_eq!(
+            why("over-cut.pcap", &over[..over.len() - 10]),
+            "corrupt: packet record 1 claims 262145 captured bytes (at most 262144)"
+        );
+    }
+
+    #[test]
+    fn a_read_error_in_a_plain_captures_header_is_reported_as_a_read_error() {
+        // the file gives the first 10 bytes of its header, then an I/O error
+        struct Failing(Vec<u8>);
+        impl Read for Failing {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                if self.0.is_empty() {
+                    return Err(io::Error::from_raw_os_error(5));
+                }
+                let n = buf.len().min(self.0.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0.drain(..n);
+                Ok(n)
+            }
+        }
+        let eio = io::Error::from_raw_os_error(5).to_string();
+        let pk = three();
+        let full = |bytes: &[u8], error: &Arc<Mutex<Option<String>>>| Full {
+            inner: Failing(bytes[..10].to_vec()),
+            pending: None,
+            error: Arc::clone(error),
+        };
+        let error = Arc::new(Mutex::new(None));
+        let Err(e) = LegacyPcapReader::new(BUFFER_BYTES, full(&pcap(&pk, false, false, 1), &error))
+        else {
+            panic!("a pcap file header of 10 bytes was read");
+        };
+        assert_eq!(
+            open_error(&e, "pcap file header", &error, false).0,
+            format!("cannot read its pcap file header: {eio}")
+        );
+        assert_eq!(
+            open_error(&e, "pcap file header", &error, true).0,
+            format!("the gzip stream is damaged or cut short in the pcap file header ({eio})")
+        );
+        let error = Arc::new(Mutex::new(None));
+        let ng = pcapng(&[(1, 6)], &[(0, 1, pk[0].1.clone(), 42)]);
+        let Err(e) = PcapNGReader::new(BUFFER_BYTES, full(&ng, &error)) else {
+            panic!("a pcapng section header of 10 bytes was read");
+        };
+        assert_eq!(
+            open_error(&e, "pcapng section header", &error, false).0,
+            format!("cannot read its pcapng section header: {eio}")
+        );
+    }
+
+    #[test]
+    fn a_pcap_fcs_length_counts_16_bit_words() {
+        // bits 28-31 of the link-type field (bit 26 set): the FCS length in 16-bit words;
+        // a 1000-byte packet whose last 2n bytes are FCS is a frame of 1000 - 2n + 4 bytes
+        let f = ether(&[], 0x0800, &ipv4(A, B, UDP, 0, &udp(1, 2)));
+        let pk = [(0, f, 1000)];
+        let size = |words: u32| {
+            let lt = 1 | 0x0400_0000 | words << 28;
+            read_all(&file("fcs.pcap", &pcap(&pk, false, false, lt))).unwrap()[0].frame_bytes
+        };
+        assert_eq!(
+            [0, 1, 2, 4].map(size),
+            [1004, 1002, 1000, 996],
+            "0, 2, 4 and 8 bytes of FCS"
+        );
+    }
+
+    /// A pcapng file of one interface of link type Ethernet with the given options (code,
+    /// value) and one packet per timestamp.
+    fn pcapng_with_options(options: &[(u16, Vec<u8>)], stamps: &[u64]) -> Vec<u8> {
+        let f = ether(&[], 0x0800, &ipv4(A, B, UDP, 0, &udp(1, 2)));
+        let mut ng = Vec::new();
+        let mut shb = vec![0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0];
+        shb.extend_from_slice(&(-1i64).to_le_bytes());
+        block(&mut ng, 0x0a0d_0d0a, &shb);
+        let mut idb = vec![1, 0, 0, 0, 0, 0, 0, 0];
+        for (code, value) in options {
+            idb.extend_from_slice(&code.to_le_bytes());
+            idb.extend_from_slice(&(value.len() as u16).to_le_bytes());
+            idb.extend_from_slice(value);
+            idb.resize(idb.len().div_ceil(4) * 4, 0);
+        }
+        idb.extend_from_slice(&[0, 0, 0, 0]);
+        block(&mut ng, 1, &idb);
+        for ts in stamps {
+            let mut epb = vec![0; 4];
+            epb.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
+            epb.extend_from_slice(&(*ts as u32).to_le_bytes());
+            epb.extend_from_slice(&(f.len() as u32).to_le_bytes());
+            epb.extend_from_slice(&(f.len() as u32).to_le_bytes());
+            epb.extend_from_slice(&f);
+            block(&mut ng, 6, &epb);
+        }
+        ng
+    }
+
+    #[test]
+    fn pcapng_timestamps_finer_than_a_picosecond_round_to_the_nearest_one() {
+        let stamps = |res: u8, ts: &[u64]| -> Vec<i128> {
+            read_all(&file(
+                "res.pcapng",
+                &pcapng_with_options(&[(9, vec![res])], ts),
+            ))
+            .unwrap()
+            .iter()
+            .map(|r| r.ts_ps)
+            .collect()
+        };
+        // units of 0.1 ps (if_tsresol 13): half a picosecond rounds up
+        assert_eq!(
+            stamps(13, &[4, 5, 15, 10_000_000_000_000 + 16]),
+            [0, 1, 2, 1_000_000_000_002]
+        );
+        // units of 1 fs (15): 1.499 ps is 1 ps, 1.5 ps 2 ps
+        assert_eq!(stamps(15, &[1_499, 1_500]), [1, 2]);
+    }
+
+    #[test]
+    fn a_pcapng_interfaces_timestamp_offset_is_added_in_seconds() {
+        // if_tsoffset (option 14): seconds added to every timestamp of the interface
+        let offset = 1_700_000_000i64;
+        let ng = pcapng_with_options(&[(9, vec![6]), (14, offset.to_le_bytes().to_vec())], &[5]);
+        let recs = read_all(&file("offset.pcapng", &ng)).unwrap();
+        assert_eq!(recs[0].ts_ps, 1_700_000_000_000_005_000_000);
+    }
+
+    #[test]
+    fn a_linux_cooked_header_alone_is_a_flow_of_its_source_and_protocol() {
+        // an ARP packet cut after its cooked header: 16 bytes (v1), 20 (v2)
+        let sll = [0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x06];
+        let sll2 = [
+            0x08, 0x06, 0, 0, 0, 0, 0, 2, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0,
+        ];
+        let arp = FlowKey::other([2, 0, 0, 0, 0, 1], [0; 6], 0x0806);
+        assert_eq!(flow_of(Link::LinuxSll, &sll), arp);
+        assert_eq!(flow_of(Link::LinuxSll2, &sll2), arp);
+        // a byte less: not even a header
+        let none = FlowKey::other([0; 6], [0; 6], 0);
+        assert_eq!(flow_of(Link::LinuxSll, &sll[..15]), none);
+        assert_eq!(flow_of(Link::LinuxSll2, &sll2[..19]), none);
+    }
+
+    #[test]
+    fn only_a_version_4_header_of_at_least_20_bytes_is_read_as_ipv4() {
+        // an IPv6 packet with DSCP EF (traffic class 0xb8): its first byte, 0x6b, has the
+        // low nibble of a 44-byte IPv4 header, and it is IPv6 all the same
+        let mut s = [0u8; 16];
+        s[..2].copy_from_slice(&[0x20, 0x01]);
+        s[15] = 1;
+        let mut d = s;
+        d[15] = 2;
+        let mut v6 = ipv6(s, d, TCP, &tcp(443, 5000));
+        v6[0] = 0x6b;
+        v6[1] = 0x80;
+        let k = flow_of(Link::Ethernet, &ether(&[], 0x86dd, &v6));
+        assert_eq!(
+            (k.family, k.proto, k.ports, k.sport, k.dport),
+            (6, TCP, true, 443, 5000)
+        );
+        assert_eq!((k.src, k.dst), (s, d));
+        // an IPv4 header claiming 16 bytes (IHL 4) is not an IP header
+        let mut short = ipv4(A, B, UDP, 0, &udp(1, 2));
+        short[0] = 0x44;
+        assert_eq!(super::ipv4(&short), None);
+        assert_eq!(
+            flow_of(Link::Ethernet, &ether(&[], 0x0800, &short)),
+            FlowKey::other([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], 0x0800)
+        );
+    }
 }
