@@ -738,7 +738,7 @@ impl State<'_> {
             }
             PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
                 let link = self.link(idb.linktype.0)?;
-                let units_per_s = idb.ts_resolution().ok_or_else(|| {
+                let units_per_s = ts_units_per_s(idb.if_tsresol).ok_or_else(|| {
                     CaptureError(format!(
                         "corrupt: interface {} has an invalid timestamp resolution (if_tsresol = {})",
                         self.ifaces.len(),
@@ -810,6 +810,19 @@ impl State<'_> {
 
 fn be16(b: &[u8], at: usize) -> u16 {
     u16::from_be_bytes([b[at], b[at + 1]])
+}
+
+/// Timestamp units per second of a pcapng interface's `if_tsresol`: 10^n, or 2^n when the
+/// most significant bit is set (n the other bits); `None` if that does not fit 64 bits.
+/// (pcap-parser 0.17's `ts_resolution` refuses every binary resolution: it checks the whole
+/// byte, flag included, against 63.)
+fn ts_units_per_s(if_tsresol: u8) -> Option<u64> {
+    let n = u32::from(if_tsresol & 0x7f);
+    if if_tsresol & 0x80 == 0 {
+        10u64.checked_pow(n)
+    } else {
+        1u64.checked_shl(n).filter(|_| n < 64)
+    }
 }
 
 /// The flow of a captured packet (see the module docs).
@@ -1920,5 +1933,23 @@ pub(crate) mod tests {
             flow_of(Link::Ethernet, &ether(&[], 0x0800, &short)),
             FlowKey::other([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], 0x0800)
         );
+    }
+
+    #[test]
+    fn pcapng_timestamps_in_binary_units_are_read() {
+        // if_tsresol 0x94: units of 2^-20 s; 2^20 units are one second
+        let recs = read_all(&file(
+            "binary.pcapng",
+            &pcapng_with_options(&[(9, vec![0x94])], &[0, 1, 1 << 20]),
+        ))
+        .unwrap();
+        let ps: Vec<i128> = recs.iter().map(|r| r.ts_ps).collect();
+        // 1e12 / 2^20 = 953674.3 ps, rounded to the nearest picosecond
+        assert_eq!(ps, [0, 953_674, 1_000_000_000_000]);
+        assert_eq!(ts_units_per_s(6), Some(1_000_000));
+        assert_eq!(ts_units_per_s(19), Some(10_000_000_000_000_000_000));
+        assert_eq!(ts_units_per_s(20), None);
+        assert_eq!(ts_units_per_s(0x80 | 63), Some(1 << 63));
+        assert_eq!(ts_units_per_s(0x80 | 64), None);
     }
 }
