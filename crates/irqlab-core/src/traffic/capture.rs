@@ -1702,11 +1702,14 @@ pub(crate) mod tests {
         let eio = io::Error::from_raw_os_error(5);
         assert_eq!(io_words(&eio), eio.to_string());
         // a file without read permission (root reads it all the same: then only the above)
-        let path = file("secret.pcap", &pcap(&three(), false, false, 1));
-        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o000))
-            .unwrap();
-        if File::open(&path).is_err() {
-            assert_eq!(read_all(&path).unwrap_err().0, "permission denied");
+        #[cfg(unix)]
+        {
+            let path = file("secret.pcap", &pcap(&three(), false, false, 1));
+            let none = std::os::unix::fs::PermissionsExt::from_mode(0o000);
+            std::fs::set_permissions(&path, none).unwrap();
+            if File::open(&path).is_err() {
+                assert_eq!(read_all(&path).unwrap_err().0, "permission denied");
+            }
         }
     }
 
