@@ -80,10 +80,6 @@ impl LatencyStats {
             .expect("auto-resizing histograms add");
     }
 
-    pub fn count(&self) -> u64 {
-        self.n
-    }
-
     /// Mean in µs (`None` without samples).
     pub fn mean_us(&self) -> Option<f64> {
         (self.n > 0).then(|| self.sum_ps as f64 / self.n as f64 / PS_PER_US as f64)
@@ -319,9 +315,8 @@ impl Metrics {
         self.accepted_before += part.accepted_before;
         self.ring_exits_before += part.ring_exits_before;
         self.host_exits_before += part.host_exits_before;
-        if self.sizes.len() < part.sizes.len() {
-            self.sizes.resize(part.sizes.len(), 0);
-        }
+        let longest = self.sizes.len().max(part.sizes.len());
+        self.sizes.resize(longest, 0);
         for (x, y) in self.sizes.iter_mut().zip(&part.sizes) {
             *x += y;
         }
@@ -1153,6 +1148,32 @@ mod tests {
         assert_eq!(
             (none.mean, none.min, none.p50, none.max),
             (None, None, None, None)
+        );
+    }
+
+    #[test]
+    fn a_cores_timer_ticks_are_its_vectors() {
+        // pure polling on two cores, a vector each: each core's polling-timer interrupts are
+        // its vector's, and together the host's
+        let s = crate::Scenario::from_pairs([
+            ("scheme", crate::Value::Str("poll".into())),
+            ("host.cores", crate::Value::Int(2)),
+            ("nic.queues", crate::Value::Int(2)),
+            ("traffic.flows", crate::Value::Int(64)),
+            ("run.duration_ms", crate::Value::Float(2.0)),
+        ])
+        .unwrap();
+        let r = crate::run(&s);
+        assert!(r.counts.timer_ticks > 0);
+        for c in 0..2 {
+            assert_eq!(
+                r.per_core[c].counts.timer_ticks, r.per_queue[c].counts.timer_ticks,
+                "core {c}"
+            );
+        }
+        assert_eq!(
+            r.per_core[0].counts.timer_ticks + r.per_core[1].counts.timer_ticks,
+            r.counts.timer_ticks
         );
     }
 }
