@@ -380,4 +380,16 @@ mod tests {
             "{inside} {wedge_kept} {wedge_rejected}"
         );
     }
+
+    #[test]
+    fn a_stream_debugs_as_its_generator_state() {
+        let s = streams(42, 0);
+        let shown = format!("{:?}", s[0]);
+        assert!(
+            shown.starts_with("Stream { rng: Xoshiro256PlusPlus"),
+            "{shown}"
+        );
+        // streams differ by their state, and the form shows it
+        assert_ne!(shown, format!("{:?}", s[1]));
+    }
 }

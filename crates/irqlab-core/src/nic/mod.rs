@@ -440,4 +440,16 @@ mod tests {
         l.set_itr(SimDuration(24 * US));
         assert_eq!(l.itr(), SimDuration(24 * US));
     }
+
+    #[test]
+    fn a_second_tx_completion_keeps_the_absolute_timeout_the_first_started() {
+        // rx-usecs 50: write-backs at 10 and 30 us; the timeout runs from the first
+        let mut l = line(0, 50, 0);
+        l.raise_tx(SimTime(10 * US));
+        l.raise_tx(SimTime(30 * US));
+        assert_eq!(
+            l.decide(SimTime(30 * US)),
+            IrqDecision::WaitUntil(SimTime(60 * US))
+        );
+    }
 }
