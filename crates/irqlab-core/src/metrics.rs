@@ -1176,4 +1176,48 @@ mod tests {
             r.counts.timer_ticks
         );
     }
+
+    #[test]
+    fn losses_rates_and_the_load_latency_product_are_what_they_are_defined_as() {
+        // an app whose socket holds two packets, too slow for the offered load: drops at the
+        // NIC are none (a large ring), drops at the socket many
+        let v = |x: f64| crate::Value::Float(x);
+        let s = crate::Scenario::from_pairs([
+            ("traffic.rate_pps", v(50_000.0)),
+            ("nic.ring_descriptors", crate::Value::Int(4096)),
+            ("app.0.core", crate::Value::Int(0)),
+            ("app.0.cost_ns", v(40_000.0)),
+            ("socket.rcvbuf_bytes", crate::Value::Int(2 * 2304)),
+            ("run.duration_ms", v(20.0)),
+        ])
+        .unwrap();
+        let r = crate::run(&s);
+        let p = &r.packets;
+        assert!(p.dropped_socket > 100 && p.dropped_nic == 0, "{p:?}");
+        let dropped = (p.dropped_nic + p.dropped_socket + p.dropped_tx) as f64;
+        assert_eq!(r.loss_ratio, dropped / p.offered as f64);
+        let q = &r.per_queue[0].path;
+        assert_eq!(q.loss_ratio, dropped / q.offered as f64);
+        assert_eq!(q.offered_pps, q.offered as f64 / r.measured_s);
+        assert_eq!(r.offered_pps, p.offered as f64 / r.measured_s);
+        // P_ll = cycles per packet x mean latency
+        let (c, t) = (r.cycles_per_packet.unwrap(), r.latency_us.mean.unwrap());
+        assert_eq!(r.load_latency_product, Some(c * t));
+    }
+
+    #[test]
+    fn a_run_that_offers_nothing_loses_nothing() {
+        // one packet a second, none in the measured half millisecond: no 0/0 loss ratio
+        let s = crate::Scenario::from_pairs([
+            ("traffic.kind", crate::Value::Str("cbr".into())),
+            ("traffic.rate_pps", crate::Value::Float(1.0)),
+            ("run.warmup_ms", crate::Value::Float(0.5)),
+            ("run.duration_ms", crate::Value::Float(1.0)),
+        ])
+        .unwrap();
+        let r = crate::run(&s);
+        assert_eq!(r.packets.offered, 0);
+        assert_eq!(r.loss_ratio, 0.0);
+        assert_eq!(r.per_queue[0].path.loss_ratio, 0.0);
+    }
 }
