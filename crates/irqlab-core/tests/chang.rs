@@ -365,3 +365,31 @@ fn rhip_keeps_its_knobs_at_an_interval_end_after_ksoftirqd_ran_and_the_socket_fi
     let at_100: Vec<_> = t.knobs.iter().filter(|k| k.0 == 100_000_000_000).collect();
     assert_eq!(at_100, Vec::<&(u64, u64, u64)>::new());
 }
+
+#[test]
+fn aic_starts_from_the_static_itr_the_nic_was_given() {
+    // a static ITR of 50 us is 20000 interrupts/s: AIC's first step halves it, T = 100 us
+    let (_, t) = run_with(
+        &pressured("aic").with("nic.itr_us", f(50.0)).build(),
+        Polls::default(),
+    );
+    assert_eq!(t.knobs[0].2, 100_000_000, "{:?}", &t.knobs[..1]);
+}
+
+#[test]
+fn only_a_controller_that_changes_t_writes_the_itr_and_each_write_is_counted() {
+    // QAPolling moves only the budget: no register write
+    let (r, t) = run_with(&pressured("qapolling").build(), Polls::default());
+    assert!(t.knobs.len() > 2, "the budget moved: {:?}", t.knobs);
+    assert_eq!(r.counts.moderation_writes, 0);
+    // AIC moves T: one write per change of T (one vector), all in the window (no warm-up)
+    let (r, t) = run_with(&pressured("aic").build(), Polls::default());
+    let mut before = 0;
+    let mut changes = 0;
+    for k in &t.knobs {
+        changes += u64::from(k.2 != before);
+        before = k.2;
+    }
+    assert!(changes > 1, "{:?}", t.knobs);
+    assert_eq!(r.counts.moderation_writes, changes);
+}
