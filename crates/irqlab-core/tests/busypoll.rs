@@ -1552,3 +1552,172 @@ mod busy_polls {
         assert_eq!(r.packets.consumed, r.packets.delivered, "{:?}", r.packets);
     }
 }
+
+/// The busy loop's spin, simulated as one CPU job and cut at the end of the iteration under
+/// way by what would change the next iteration: a packet on the owned NAPI, the NAPI
+/// released, a thread woken on the spinner's core. Each test has one of these alone cut the
+/// spin, and checks the time or the figure the cut decides.
+mod spin_cuts {
+    use super::*;
+
+    /// Each request's arrival (ps), flow and queue; each request an app finished: (app,
+    /// request, ps), in time order.
+    #[derive(Default)]
+    struct Timeline {
+        arrival_ps: Vec<u64>,
+        flow: Vec<u32>,
+        queue: Vec<u16>,
+        consumed: Vec<(usize, u64, u64)>,
+    }
+
+    impl Tracer for Timeline {
+        fn arrival(&mut self, _: u64, t: SimTime, _: bool) {
+            self.arrival_ps.push(t.ps());
+        }
+        fn packet(&mut self, _: u64, _: u32, flow: u32, queue: u16) {
+            self.flow.push(flow);
+            self.queue.push(queue);
+        }
+        fn delivered(&mut self, _: u64, _: SimTime, _: SimTime) {}
+        fn consumed(&mut self, app: usize, id: u64, t: SimTime) {
+            self.consumed.push((app, id, t.ps()));
+        }
+    }
+
+    #[test]
+    fn a_spin_is_cut_exactly_at_the_first_iteration_boundary_after_the_packet() {
+        // One client whose next request comes Exp(20 us) after each response, so requests
+        // land at every phase of an iteration. The app (core 1; the IRQ and the softirq on
+        // core 0, so nothing preempts its spin) busy-polls for up to 1 ms from t0, when it
+        // has sent the response and calls recv again; its iterations end at t0 + j * iter.
+        // A request arriving at ta is seen at the end of the iteration under way,
+        // t0 + iter * (floor((ta - t0) / iter) + 1), and finished exactly 2495 ns later: the
+        // poll (500 ns) and the protocol (462 ns), busy_poll_stop's poll (500 ns) and unmask
+        // (33 ns), the app (1000 ns).
+        for iter_ps in [1, 100_000, 333_000, 1_000_000] {
+            let sc = base()
+                .with("host.cores", i(2))
+                .with("app.0.core", i(1))
+                .with("app.0.flows", list(&[0]))
+                .with("socket.busy_read_us", f(1000.0))
+                .with("rr.remote_us", f(20.0))
+                .with("rr.remote_dist", s("exponential"))
+                .with("platform.busy_iter_ns", f(iter_ps as f64 / 1000.0))
+                .build();
+            let (_, t) = run_with(&sc, Timeline::default());
+            let mut checked = 0;
+            for w in t.consumed.windows(2) {
+                let (t0, (_, req, done)) = (w[0].2, w[1]);
+                let ta = t.arrival_ps[req as usize];
+                // just after t0 the softirq poll of the IRQ that busy_poll_stop re-enabled
+                // may still own the NAPI (and take the request itself)
+                if ta < t0 + 5_000_000 {
+                    continue;
+                }
+                let cut = t0 + iter_ps * ((ta - t0) / iter_ps + 1);
+                assert_eq!(
+                    done,
+                    cut + 2_495_000,
+                    "{iter_ps} ps iterations from {t0}: request {req} at {ta}"
+                );
+                checked += 1;
+            }
+            assert!(checked > 200, "{iter_ps} ps: {checked} requests checked");
+        }
+    }
+
+    #[test]
+    fn an_epoll_wait_that_only_prefers_busy_polling_makes_one_iteration_and_never_spins() {
+        // epoll.busy_poll_us = 0 and net.core.busy_poll = 0 with prefer_busy_poll: ep_poll
+        // busy-polls, but busy_loop_ep_timeout is true at once, so __napi_busy_loop leaves
+        // after its first iteration and never reaches cpu_relax(): the length of an empty
+        // iteration cannot matter.
+        let run_at = |iter_ns: f64| {
+            base()
+                .and(&suspend())
+                .with("rr.clients", i(4))
+                .with("rr.remote_us", f(20.0))
+                .with("platform.busy_iter_ns", f(iter_ns))
+                .run()
+        };
+        let short = run_at(100.0);
+        assert!(busy(&short).sessions > 100, "{:?}", busy(&short));
+        assert_eq!(without_scenario(short), without_scenario(run_at(100_000.0)));
+    }
+
+    #[test]
+    fn a_thread_woken_from_another_core_gets_a_spinning_core_once_the_spinners_slice_is_used() {
+        // Two apps on core 0, both vectors on core 1. App 0 busy-polls queue 1 (its flows 0
+        // and 1) for up to 1 ms; app 1 (epoll, no busy polling) reads flow 2, which RSS
+        // steers to queue 0: its requests are processed by core 1's softirq, which wakes it on
+        // core 0 while app 0 spins. need_resched cuts the spin at the end of the iteration
+        // under way and app 0 yields once its 1 us slice is used. So app 1 waits at most a
+        // slice, an iteration and one of app 0's requests, never for app 0's next request
+        // (20,000/s) or its deadline.
+        let sc = base()
+            .with("host.cores", i(2))
+            .with("nic.queues", i(2))
+            .with("nic.irq_affinity", list(&[1, 1]))
+            .with("kernel.sched_slice_us", f(1.0))
+            .with("rr.clients", i(3))
+            .with("rr.rate_rps", f(30_000.0))
+            .with("socket.busy_read_us", f(1000.0))
+            .with("app.0.flows", list(&[0, 1]))
+            .and(&app(1, 0, "epoll"))
+            .with("app.1.flows", list(&[2]))
+            .build();
+        let (r, t) = run_with(&sc, Timeline::default());
+        for (&flow, &queue) in t.flow.iter().zip(&t.queue) {
+            assert_eq!(queue, if flow == 2 { 0 } else { 1 }, "flow {flow}");
+        }
+        assert!(busy(&r).sessions > 100, "{:?}", busy(&r));
+        let woken = &r.per_app[1];
+        assert!(woken.consumed > 50, "{woken:?}");
+        let most = woken.app_latency_us.max.expect("requests");
+        assert!(most < 10.0, "app 1 waited up to {most} us");
+    }
+
+    /// Two apps reading one queue (its vector on core 0), one client each, 20 us away: a
+    /// `recv` app busy-polling for up to 1 ms, an epoll app busy-polling for 10 us.
+    fn sharing_a_napi(recv_core: i128, epoll_core: i128) -> Pairs {
+        base()
+            .with("host.cores", i(2))
+            .with("rr.clients", i(2))
+            .with("rr.remote_us", f(20.0))
+            .with("socket.busy_read_us", f(1000.0))
+            .with("epoll.busy_poll_us", f(10.0))
+            .and(&app(0, recv_core, "recv"))
+            .with("app.0.flows", list(&[0]))
+            .and(&app(1, epoll_core, "epoll"))
+            .with("app.1.flows", list(&[1]))
+    }
+
+    #[test]
+    fn a_poller_waiting_for_a_napi_takes_it_when_the_owners_loop_ends() {
+        // The epoll app (core 1) answers first and its epoll_wait takes the NAPI; the recv
+        // app (core 0, after the softirq) finds it owned and spins waiting. When the epoll
+        // loop times out, busy_poll_stop frees the NAPI and the waiting loop takes it at the
+        // end of its iteration, so the next two requests are polled by it: no request of
+        // the window waits for an IRQ, and every transaction takes the same time.
+        let r = sharing_a_napi(0, 1).run();
+        let bp = busy(&r);
+        assert!(r.packets.consumed > 400, "{:?}", r.packets);
+        assert_eq!(bp.packets, r.counts.polled_packets, "{bp:?} {:?}", r.counts);
+        let rtt = r.rtt_us.expect("rr traffic");
+        assert_eq!(rtt.min, rtt.max, "{rtt:?}");
+    }
+
+    #[test]
+    fn an_owner_still_sees_its_napis_packets_after_a_waiting_poller_gives_up() {
+        // The recv app (core 1) answers first and takes the NAPI for up to 1 ms; the epoll
+        // app's loop (core 0) finds it owned, waits 10 us and gives up. The owner's spin
+        // must still be cut by the next request on its NAPI: every transaction takes
+        // the same time, far from the owner's 1 ms deadline.
+        let r = sharing_a_napi(1, 0).run();
+        let bp = busy(&r);
+        assert!(bp.sessions > 400, "{bp:?}");
+        let rtt = r.rtt_us.expect("rr traffic");
+        assert_eq!(rtt.min, rtt.max, "{rtt:?}");
+        assert!(rtt.max.unwrap() < 25.0, "{rtt:?}");
+    }
+}
