@@ -353,3 +353,46 @@ fn qos_keys_a_strategy_ignores_are_warnings() {
     assert_eq!(again.qos, sc.qos);
     assert!(again.warnings.is_empty(), "{:?}", again.warnings);
 }
+
+/// Records each poll's packets and the work it reported to `net_rx_action`.
+#[derive(Default)]
+struct PollReturns(Vec<(u64, u64)>);
+
+impl Tracer for PollReturns {
+    fn arrival(&mut self, _id: u64, _t: SimTime, _accepted: bool) {}
+    fn delivered(&mut self, _id: u64, _arrival: SimTime, _done: SimTime) {}
+    fn poll(&mut self, _c: usize, _v: usize, _t: SimTime, packets: u64, work: u64) {
+        self.0.push((packets, work));
+    }
+}
+
+#[test]
+fn an_ll_poll_that_empties_every_ring_with_its_last_packet_of_budget_reports_weight_minus_one() {
+    // LL checks "every ring empty" before "device budget used": a poll can take exactly its
+    // weight and still complete. Like every driver, it then calls napi_complete_done and
+    // returns min(work, weight − 1), so net_rx_action does not put it on the repoll list.
+    // An incomplete poll reports the whole weight; a complete one below it, its packets.
+    let weight = 16;
+    for st in ["ll-rr", "ll-wfq"] {
+        let sc = build(pairs(st, 1.2e6, 0.4, &[("kernel.napi_weight", i(weight))]));
+        let (r, t) = run_with(&sc, PollReturns::default());
+        assert!(r.packets.delivered > 1000, "{st}");
+        let weight = weight as u64;
+        for &(packets, work) in &t.0 {
+            let ok = if packets < weight {
+                work == packets
+            } else {
+                work == weight - 1 || work == weight
+            };
+            assert!(ok, "{st}: a poll of {packets} packets reported {work}");
+        }
+        let whole_and_complete = t.0.iter().filter(|&&p| p == (weight, weight - 1)).count();
+        let whole_and_incomplete = t.0.iter().filter(|&&p| p == (weight, weight)).count();
+        assert!(
+            whole_and_complete > 0 && whole_and_incomplete > 0,
+            "{st}: {whole_and_complete} complete and {whole_and_incomplete} incomplete polls \
+             of the whole weight in {}",
+            t.0.len()
+        );
+    }
+}

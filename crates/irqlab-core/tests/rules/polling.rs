@@ -303,3 +303,33 @@ fn hybrid_polling_hands_back_only_strictly_below_the_band() {
     conserved(&above);
     assert!(above.counts.mode_switches >= 5, "{:?}", above.counts);
 }
+
+#[test]
+fn a_poll_that_wakes_an_app_goes_on_with_its_quota_after_the_wake_up() {
+    // `poll` at overload with a blocking app on core 1 reading the flow: each tick's first
+    // packet finds the app asleep and wakes it (0.2 µs in softirq after its protocol
+    // processing); then the poll goes on with the rest of its quota. Every tick still polls
+    // Q = 3 packets, and the app reads them all.
+    let r = salah("poll", 1e6)
+        .with("host.cores", i(2))
+        .with("platform.task_wakeup_ns", f(200.0))
+        .with("app.0.core", i(1))
+        .with("app.0.flows", crate::rules::common::list(&[0]))
+        .with("app.0.cost_ns", f(100.0))
+        .with("app.0.cost_dist", s("deterministic"))
+        .run();
+    conserved(&r);
+    assert_eq!(r.counts.polled_packets, 3 * 499, "{:?}", r.counts);
+    assert_eq!(r.packets.delivered, 3 * 499);
+    assert!(r.packets.consumed + 3 >= 3 * 499, "{:?}", r.packets);
+    let wakeups = r.per_core[1].counts.context_switches;
+    assert!(
+        wakeups >= 499,
+        "the app sleeps between ticks: {wakeups} switches"
+    );
+    assert_eq!(
+        r.per_core[0].cpu_ps.softirq,
+        3 * 499 * 1_000_000 + wakeups * 200_000,
+        "each packet's processing and each wake-up, in softirq"
+    );
+}
