@@ -9,19 +9,21 @@ keeps a stopped run's outcomes in target/, which a fresh checkout does not have;
 (.ci/mutants-ledger.tsv) carries them in the repository instead.
 
 LIST is `cargo mutants --list --json --diff` of the current tree. An entry is a mutant that was
-caught or unviable, kept under its identity: its file, what it replaces in which function, and
+caught, timed out or was unviable, kept under its identity: its file, what it replaces in which function, and
 a hash of its diff's text (the mutated line and the ten around it) without line numbers. So an
 entry outlives edits elsewhere in its file that only move it, and stands only while its code
-and the code around it are unchanged: a mutant whose code changed is tested again. Missed
-mutants and timeouts are not kept: `--iterate` tests them again anyway.
+and the code around it are unchanged: a mutant whose code changed is tested again. A timeout
+(the tests hang with the mutant in place) is kept too: its code unchanged, more tests cannot
+make it pass, and testing it again costs a whole test timeout. Missed mutants are not kept:
+`--iterate` tests them again.
 
-save: adds to LEDGER the caught and unviable mutants of the runs (output directories, or a
+save: adds to LEDGER the caught, timed-out and unviable mutants of the runs (output directories, or a
   history's X.json with its X.mutants beside it; a later run's outcome replacing an earlier
   one) whose diff as the run tested it is still the diff in LIST; entries LIST no longer
   matches are dropped.
-seed: writes the ledger's still-valid entries to OUTDIR/caught.txt and OUTDIR/unviable.txt
-  (appending), which `cargo mutants --iterate` then skips, and to HISTORY (an outcomes.json for
-  .ci/mutants_report.py).
+seed: writes the ledger's still-valid entries to OUTDIR/caught.txt (timeouts too) and
+  OUTDIR/unviable.txt (appending), which `cargo mutants --iterate` then skips, and to HISTORY
+  (an outcomes.json for .ci/mutants_report.py, where a timeout stays a timeout).
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ import re
 import sys
 from pathlib import Path
 
-KEPT = {"CaughtMutant": "caught", "Unviable": "unviable"}
+KEPT = {"CaughtMutant": "caught", "Unviable": "unviable", "Timeout": "timeout"}
+# the list of the previous run's outcomes in which `cargo mutants --iterate` finds each kind
+ITERATE_SKIPS = {"caught": "caught.txt", "timeout": "caught.txt", "unviable": "unviable.txt"}
 
 
 def diff_hash(diff: str) -> str:
@@ -74,7 +78,7 @@ def load_list(path: str) -> dict[str, dict]:
 
 
 def load_ledger(path: str) -> dict[str, str]:
-    """key -> outcome ("caught" or "unviable"); an absent ledger is empty."""
+    """key -> outcome ("caught", "timeout" or "unviable"); an absent ledger is empty."""
     ledger: dict[str, str] = {}
     p = Path(path)
     if not p.exists():
@@ -84,7 +88,7 @@ def load_ledger(path: str) -> dict[str, str]:
             continue
         kind, _, key = line.partition("\t")
         if kind not in KEPT.values() or key.count("\t") not in (1, 2):
-            raise ValueError(f"{path}:{n}: expected 'caught|unviable<TAB>mutant<TAB>hash[<TAB>k]'")
+            raise ValueError(f"{path}:{n}: expected 'caught|timeout|unviable<TAB>mutant<TAB>hash[<TAB>k]'")
         ledger[key] = kind
     return ledger
 
@@ -114,9 +118,14 @@ def save(ledger_path: str, list_path: str, runs: list[str]) -> int:
             else:
                 ledger[key] = kind
     lines = [f"{kind}\t{key}" for key, kind in sorted(ledger.items())]
-    header = "# .ci/mutants_ledger.py: caught or unviable mutants of the core (name, diff hash)\n"
+    header = (
+        "# .ci/mutants_ledger.py: caught, timed-out or unviable mutants of the core"
+        " (name, diff hash)\n"
+    )
     Path(ledger_path).write_text(header + "\n".join(lines) + "\n")
-    print(f"mutants ledger: {len(ledger)} of {len(current)} mutants caught or unviable")
+    print(
+        f"mutants ledger: {len(ledger)} of {len(current)} mutants caught, timed out or unviable"
+    )
     return 0
 
 
@@ -127,9 +136,9 @@ def seed(ledger_path: str, list_path: str, outdir: str, history: str) -> int:
     valid = {name: ledger[key] for name, key in now.items() if key in ledger}
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
-    for kind in KEPT.values():
-        names = [name for name, k in sorted(valid.items()) if k == kind]
-        with (out / f"{kind}.txt").open("a") as f:
+    for listing in sorted(set(ITERATE_SKIPS.values())):
+        names = [name for name, k in sorted(valid.items()) if ITERATE_SKIPS[k] == listing]
+        with (out / listing).open("a") as f:
             f.writelines(name + "\n" for name in names)
     summary = {v: k for k, v in KEPT.items()}
     outcomes = [
@@ -141,7 +150,10 @@ def seed(ledger_path: str, list_path: str, outdir: str, history: str) -> int:
     ]
     Path(history).parent.mkdir(parents=True, exist_ok=True)
     Path(history).write_text(json.dumps({"outcomes": outcomes}))
-    print(f"mutants ledger: {len(valid)} of {len(current)} mutants already caught or unviable")
+    print(
+        f"mutants ledger: {len(valid)} of {len(current)} mutants already caught, timed out"
+        " or unviable"
+    )
     return 0
 
 

@@ -150,34 +150,36 @@ def ledger(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_ledger_keeps_caught_mutants_that_only_moved_and_drops_changed_ones(tmp_path):
-    # a run tested three mutants: two caught, one missed
+    # a run tested four mutants: one caught, one unviable, one missed, one timed out
     run = tmp_path / "run" / "mutants.out"
     run.mkdir(parents=True)
-    tested = [mutant(10, "x"), mutant(20, "y"), mutant(30, "z")]
+    tested = [mutant(10, "x"), mutant(20, "y"), mutant(30, "z"), mutant(40, "w")]
     (run / "mutants.json").write_text(json.dumps(tested))
-    summaries = ["CaughtMutant", "Unviable", "MissedMutant"]
+    summaries = ["CaughtMutant", "Unviable", "MissedMutant", "Timeout"]
     outcomes = [{"scenario": "Baseline", "summary": "Success"}] + [
         {"scenario": {"Mutant": {"name": m["name"], "file": m["file"]}}, "summary": s}
         for m, s in zip(tested, summaries, strict=True)
     ]
     (run / "outcomes.json").write_text(json.dumps({"outcomes": outcomes}))
-    # since then, lines were added above all three, and the second one's code changed
-    now = [mutant(15, "x"), mutant(25, "y + 1"), mutant(35, "z")]
+    # since then, lines were added above all four, and the second one's code changed
+    now = [mutant(15, "x"), mutant(25, "y + 1"), mutant(35, "z"), mutant(45, "w")]
     listed = tmp_path / "list.json"
     listed.write_text(json.dumps(now))
     book = tmp_path / "ledger.tsv"
     r = ledger("save", book, listed, run)
     assert r.returncode == 0, r.stderr
-    assert "1 of 3 mutants caught or unviable" in r.stdout
+    assert "2 of 4 mutants caught, timed out or unviable" in r.stdout
     out = tmp_path / "seeded"
     r = ledger("seed", book, listed, out, tmp_path / "history" / "00.json")
     assert r.returncode == 0, r.stderr
-    # the moved one is skipped under its new name; the changed and the missed are tested again
-    assert (out / "caught.txt").read_text() == now[0]["name"] + "\n"
+    # the moved ones are skipped under their new names (`--iterate` skips what caught.txt
+    # lists, so the timeout goes there too); the changed and the missed are tested again
+    assert (out / "caught.txt").read_text() == now[0]["name"] + "\n" + now[3]["name"] + "\n"
     assert (out / "unviable.txt").read_text() == ""
     history = json.loads((tmp_path / "history" / "00.json").read_text())["outcomes"]
     assert [(o["scenario"]["Mutant"]["name"], o["summary"]) for o in history] == [
-        (now[0]["name"], "CaughtMutant")
+        (now[0]["name"], "CaughtMutant"),
+        (now[3]["name"], "Timeout"),
     ]
 
 
