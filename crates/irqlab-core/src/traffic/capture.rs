@@ -821,7 +821,8 @@ fn ts_units_per_s(if_tsresol: u8) -> Option<u64> {
     if if_tsresol & 0x80 == 0 {
         10u64.checked_pow(n)
     } else {
-        1u64.checked_shl(n).filter(|_| n < 64)
+        // None from a shift of 64 or more
+        1u64.checked_shl(n)
     }
 }
 
