@@ -9,18 +9,19 @@ keeps a stopped run's outcomes in target/, which a fresh checkout does not have;
 (.ci/mutants-ledger.tsv) carries them in the repository instead.
 
 LIST is `cargo mutants --list --json --diff` of the current tree. An entry is a mutant that was
-caught, timed out or was unviable, kept under its identity: its file, what it replaces in which function, and
-a hash of its diff's text (the mutated line and the ten around it) without line numbers. So an
-entry outlives edits elsewhere in its file that only move it, and stands only while its code
-and the code around it are unchanged: a mutant whose code changed is tested again. A timeout
+caught, timed out or was unviable, kept under its identity: its file, what it replaces in which
+function, and a hash of its diff's text (the mutated line and the ten around it) without line
+numbers. So an entry outlives edits elsewhere in its file that only move it, and stands only
+while its code and the code around it are unchanged: a mutant whose code changed is tested
+again. A timeout
 (the tests hang with the mutant in place) is kept too: its code unchanged, more tests cannot
 make it pass, and testing it again costs a whole test timeout. Missed mutants are not kept:
 `--iterate` tests them again.
 
-save: adds to LEDGER the caught, timed-out and unviable mutants of the runs (output directories, or a
-  history's X.json with its X.mutants beside it; a later run's outcome replacing an earlier
-  one) whose diff as the run tested it is still the diff in LIST; entries LIST no longer
-  matches are dropped.
+save: adds to LEDGER the caught, timed-out and unviable mutants of the runs (output
+  directories, or a history's X.json with its X.mutants beside it; a later run's outcome
+  replacing an earlier one) whose diff as the run tested it is still the diff in LIST; entries
+  LIST no longer matches are dropped.
 seed: writes the ledger's still-valid entries to OUTDIR/caught.txt (timeouts too) and
   OUTDIR/unviable.txt (appending), which `cargo mutants --iterate` then skips, and to HISTORY
   (an outcomes.json for .ci/mutants_report.py, where a timeout stays a timeout).
@@ -88,7 +89,9 @@ def load_ledger(path: str) -> dict[str, str]:
             continue
         kind, _, key = line.partition("\t")
         if kind not in KEPT.values() or key.count("\t") not in (1, 2):
-            raise ValueError(f"{path}:{n}: expected 'caught|timeout|unviable<TAB>mutant<TAB>hash[<TAB>k]'")
+            raise ValueError(
+                f"{path}:{n}: expected 'caught|timeout|unviable<TAB>mutant<TAB>hash[<TAB>k]'"
+            )
         ledger[key] = kind
     return ledger
 
@@ -123,9 +126,7 @@ def save(ledger_path: str, list_path: str, runs: list[str]) -> int:
         " (name, diff hash)\n"
     )
     Path(ledger_path).write_text(header + "\n".join(lines) + "\n")
-    print(
-        f"mutants ledger: {len(ledger)} of {len(current)} mutants caught, timed out or unviable"
-    )
+    print(f"mutants ledger: {len(ledger)} of {len(current)} mutants caught, timed out or unviable")
     return 0
 
 
