@@ -17,62 +17,9 @@ use irqlab_core::busypoll::{BUSY_POLL_BUDGET, Io};
 use irqlab_core::scenario::Dist;
 use irqlab_core::socket::Socket;
 use irqlab_core::time::{SimDuration, SimTime};
-use irqlab_core::{Report, Scenario, Tracer, Value, run, run_with, runs_core_by_core};
+use irqlab_core::{Report, Tracer, run, run_with, runs_core_by_core};
 
-fn f(x: f64) -> Value {
-    Value::Float(x)
-}
-fn i(x: i128) -> Value {
-    Value::Int(x)
-}
-fn s(x: &str) -> Value {
-    Value::Str(x.to_string())
-}
-fn b(x: bool) -> Value {
-    Value::Bool(x)
-}
-fn list(xs: &[i128]) -> Value {
-    Value::List(xs.iter().map(|&x| Value::Int(x)).collect())
-}
-
-/// Scenario pairs; a key given again overrides the earlier value.
-#[derive(Clone, Debug, Default)]
-struct Pairs(Vec<(String, Value)>);
-
-impl Pairs {
-    fn with(mut self, key: &str, value: Value) -> Pairs {
-        self.0.push((key.to_string(), value));
-        self
-    }
-    /// Every pair of `other` on top of these.
-    fn and(mut self, other: &Pairs) -> Pairs {
-        self.0.extend(other.0.iter().cloned());
-        self
-    }
-    /// Without `key` (as if never given).
-    fn without(mut self, key: &str) -> Pairs {
-        self.0.retain(|(k, _)| k != key);
-        self
-    }
-    fn try_build(&self) -> Result<Scenario, irqlab_core::Error> {
-        Scenario::from_pairs(self.0.iter().cloned())
-    }
-    fn build(&self) -> Scenario {
-        self.try_build()
-            .unwrap_or_else(|e| panic!("a valid scenario, got: {e}"))
-    }
-    fn run(&self) -> Report {
-        run(&self.build())
-    }
-    /// The keys the scenario warns about, with their messages.
-    fn warnings(&self) -> Vec<String> {
-        self.build()
-            .warnings
-            .iter()
-            .map(|w| w.to_string())
-            .collect()
-    }
-}
+use crate::common::{Pairs, b, f, i, list, s};
 
 /// App `n`'s fields: on `core`, 1000 ns deterministic per request, waiting with `io`.
 fn app(n: usize, core: i128, io: &str) -> Pairs {

@@ -6,37 +6,9 @@
 //! (written next to each scenario).
 
 use irqlab_core::time::SimTime;
-use irqlab_core::{Report, Scenario, Tracer, Value, run, run_with};
+use irqlab_core::{Report, Tracer, run, run_with};
 
-fn f(x: f64) -> Value {
-    Value::Float(x)
-}
-fn i(x: i128) -> Value {
-    Value::Int(x)
-}
-fn s(x: &str) -> Value {
-    Value::Str(x.to_string())
-}
-fn b(x: bool) -> Value {
-    Value::Bool(x)
-}
-
-#[derive(Clone, Debug, Default)]
-struct Pairs(Vec<(String, Value)>);
-
-impl Pairs {
-    fn with(mut self, key: &str, value: Value) -> Pairs {
-        self.0.push((key.to_string(), value));
-        self
-    }
-    fn try_build(&self) -> Result<Scenario, irqlab_core::Error> {
-        Scenario::from_pairs(self.0.iter().cloned())
-    }
-    fn build(&self) -> Scenario {
-        self.try_build()
-            .unwrap_or_else(|e| panic!("a valid scenario, got: {e}"))
-    }
-}
+use crate::common::{Pairs, b, f, i, s};
 
 /// One core, one app reading every packet; CBR at 1 Mpps; protocol processing 2 us, the app
 /// 10 us per packet; every other cost zero; one softirq pass of at most 10 packets before

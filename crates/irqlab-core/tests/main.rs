@@ -3,6 +3,7 @@
 
 mod busypoll;
 mod chang;
+mod common;
 mod model;
 mod qos;
 #[path = "rules/main.rs"]

@@ -7,15 +7,7 @@ fn scenario(pairs: &[(&str, Value)]) -> Scenario {
     Scenario::from_pairs(pairs.iter().cloned()).expect("valid scenario")
 }
 
-fn f(x: f64) -> Value {
-    Value::Float(x)
-}
-fn i(x: i128) -> Value {
-    Value::Int(x)
-}
-fn s(x: &str) -> Value {
-    Value::Str(x.to_string())
-}
+use crate::common::{f, i, s};
 
 /// Salah et al. (2007) costs: 1/r = 3.73 us, 1/mu = 5.34 us, exponential; B = 1024.
 fn salah(scheme: &str, rate: f64) -> Vec<(&'static str, Value)> {

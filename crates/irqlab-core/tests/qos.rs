@@ -5,18 +5,7 @@
 use irqlab_core::time::SimTime;
 use irqlab_core::{Report, Scenario, Tracer, Value, run, run_with};
 
-fn f(x: f64) -> Value {
-    Value::Float(x)
-}
-fn i(x: i128) -> Value {
-    Value::Int(x)
-}
-fn s(x: &str) -> Value {
-    Value::Str(x.to_string())
-}
-fn list(xs: &[i128]) -> Value {
-    Value::List(xs.iter().map(|&x| Value::Int(x)).collect())
-}
+use crate::common::{f, i, list, s};
 
 /// The `beifuss2016` router with `strategy` at `rate_pps` and RT share `rt`, plus `more`.
 fn pairs(strategy: &str, rate_pps: f64, rt: f64, more: &[(&str, Value)]) -> Vec<(String, Value)> {

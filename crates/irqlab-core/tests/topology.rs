@@ -6,44 +6,9 @@
 //! reader can work out by hand (it is written next to each scenario).
 
 use irqlab_core::time::SimTime;
-use irqlab_core::{NoTrace, Report, Scenario, Tracer, Value, run, run_with, runs_core_by_core};
+use irqlab_core::{NoTrace, Report, Scenario, Tracer, run, run_with, runs_core_by_core};
 
-/// Picoseconds per microsecond.
-const US: u64 = 1_000_000;
-
-fn f(x: f64) -> Value {
-    Value::Float(x)
-}
-fn i(x: i128) -> Value {
-    Value::Int(x)
-}
-fn s(x: &str) -> Value {
-    Value::Str(x.to_string())
-}
-fn b(x: bool) -> Value {
-    Value::Bool(x)
-}
-fn list(xs: &[i128]) -> Value {
-    Value::List(xs.iter().map(|&x| Value::Int(x)).collect())
-}
-
-/// Scenario pairs; a key given again overrides the earlier value.
-#[derive(Clone, Debug, Default)]
-struct Pairs(Vec<(String, Value)>);
-
-impl Pairs {
-    fn with(mut self, key: &str, value: Value) -> Pairs {
-        self.0.push((key.to_string(), value));
-        self
-    }
-    fn try_build(&self) -> Result<Scenario, irqlab_core::Error> {
-        Scenario::from_pairs(self.0.iter().cloned())
-    }
-    fn build(&self) -> Scenario {
-        self.try_build()
-            .unwrap_or_else(|e| panic!("a valid scenario, got: {e}"))
-    }
-}
+use crate::common::{Pairs, US, b, f, i, list, s};
 
 /// CBR arrivals, deterministic costs, no warm-up; every CPU cost zero except protocol
 /// processing (its default until a test sets it) — each test adds the costs its story needs.

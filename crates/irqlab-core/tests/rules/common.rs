@@ -1,40 +1,8 @@
 //! Scenario building and the tracer the tests share.
 
-use irqlab_core::{Report, Scenario, Value, run};
+use irqlab_core::Report;
 
-/// Picoseconds per microsecond.
-pub const US: u64 = 1_000_000;
-
-pub fn f(x: f64) -> Value {
-    Value::Float(x)
-}
-pub fn i(x: i128) -> Value {
-    Value::Int(x)
-}
-pub fn s(x: &str) -> Value {
-    Value::Str(x.to_string())
-}
-pub fn list(xs: &[i128]) -> Value {
-    Value::List(xs.iter().map(|&x| Value::Int(x)).collect())
-}
-
-/// Scenario pairs; a key given again overrides the earlier value.
-#[derive(Clone, Debug, Default)]
-pub struct Pairs(Vec<(String, Value)>);
-
-impl Pairs {
-    pub fn with(mut self, key: &str, value: Value) -> Pairs {
-        self.0.push((key.to_string(), value));
-        self
-    }
-    pub fn build(&self) -> Scenario {
-        Scenario::from_pairs(self.0.iter().cloned())
-            .unwrap_or_else(|e| panic!("a valid scenario, got: {e}"))
-    }
-    pub fn run(&self) -> Report {
-        run(&self.build())
-    }
-}
+pub use crate::common::{Pairs, US, f, i, list, s};
 
 /// `scheme` with CBR arrivals, deterministic costs and no warm-up.
 pub fn exact(scheme: &str) -> Pairs {
