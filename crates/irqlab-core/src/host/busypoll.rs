@@ -7,8 +7,9 @@
 //! many iterations as fit before the loop's deadline (or the end of the thread's slice when
 //! another thread waits); an event that would end the loop or give the poll work (a packet on
 //! the owned NAPI's ring, data in the socket, the NAPI released, a thread woken on the core)
-//! cuts the job at the end of the iteration under way. The result is the same as simulating
-//! each iteration. Tx descriptors completed while the loop spins are cleaned by its next poll.
+//! cuts the job at the end of the iteration under way. So does the deadline itself: the loop
+//! reads the clock, so a spin that interrupts or softirqs preempted has used up its time
+//! before its iterations. The result is the same as simulating each iteration. Tx descriptors completed while the loop spins are cleaned by its next poll.
 
 use super::{Feed, Host, Layout, Work};
 use crate::busypoll::{Io, busy_deadline};
@@ -225,7 +226,23 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             skip_schedule: false,
             leave: Leave::End,
         });
+        if let Some(t) = deadline {
+            self.push_timer(t, super::Timer::BusyDeadline(a as u16));
+        }
         self.busy_iteration(c, a);
+    }
+
+    /// App `a`'s busy loop reaches its deadline. The loop reads the clock between two
+    /// iterations (`busy_loop_timeout`): a spin that ran all along ends at that moment anyway,
+    /// but one that was preempted still has iterations the time spent elsewhere used up. It
+    /// ends with the iteration under way.
+    pub(super) fn on_busy_deadline(&mut self, a: usize) {
+        if self.apps[a]
+            .session
+            .is_some_and(|s| s.deadline == Some(self.now))
+        {
+            self.busy_cut(a);
+        }
     }
 
     fn session(&mut self, a: usize) -> &mut Session {

@@ -111,6 +111,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             Timer::TxDone(v) => self.on_tx_done(v as usize),
             Timer::AdaptInterval(c) => self.on_adapt_interval(c as usize),
             Timer::Tick(c) => self.on_tick(c as usize),
+            Timer::BusyDeadline(a) => self.on_busy_deadline(a as usize),
         }
     }
 

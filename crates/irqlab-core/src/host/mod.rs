@@ -123,6 +123,8 @@ pub enum Timer {
     AdaptInterval(u16),
     /// A core's timer tick (`tick`).
     Tick(u16),
+    /// An app's busy loop reaches its deadline (`busypoll`).
+    BusyDeadline(u16),
 }
 
 /// One core.
