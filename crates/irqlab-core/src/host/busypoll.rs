@@ -8,8 +8,9 @@
 //! another thread waits); an event that would end the loop or give the poll work (a packet on
 //! the owned NAPI's ring, data in the socket, the NAPI released, a thread woken on the core)
 //! cuts the job at the end of the iteration under way. So does the deadline itself: the loop
-//! reads the clock, so a spin that interrupts or softirqs preempted has used up its time
-//! before its iterations. The result is the same as simulating each iteration. Tx descriptors completed while the loop spins are cleaned by its next poll.
+//! reads the clock, and a spin that interrupts or softirqs preempted reaches its deadline
+//! before its planned iterations are done. The result is the same as simulating each
+//! iteration. Tx descriptors completed while the loop spins are cleaned by its next poll.
 
 use super::{Feed, Host, Layout, Work};
 use crate::busypoll::{Io, busy_deadline};
