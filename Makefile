@@ -66,6 +66,7 @@ mutants:  ## mutation testing of the whole core: ≥ 90 % caught by cargo test, 
 	  cp target/mutants.out/mutants.json target/mutants.history/$$stamp.mutants; fi
 	cargo mutants --package irqlab-core --list > target/mutants.list
 	cargo mutants --package irqlab-core --list --json --diff > target/mutants.list.json
+	$(PYTHON) .ci/mutants_ledger.py prune target/mutants.list.json target/mutants.out target/mutants.history
 	@if [ -z "$(MUTANTS_FRESH)" ] && [ -f .ci/mutants-ledger.tsv ]; then \
 	  $(PYTHON) .ci/mutants_ledger.py seed .ci/mutants-ledger.tsv target/mutants.list.json \
 	    target/mutants.out target/mutants.history/00-ledger.json; fi

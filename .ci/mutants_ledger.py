@@ -3,6 +3,7 @@
 
 Usage: .ci/mutants_ledger.py save LEDGER LIST RUN ...
        .ci/mutants_ledger.py seed LEDGER LIST OUTDIR HISTORY
+       .ci/mutants_ledger.py prune LIST OUTDIR HISTORYDIR
 
 The whole core takes hours to mutate on a small machine, more than one sitting. `make mutants`
 keeps a stopped run's outcomes in target/, which a fresh checkout does not have; the ledger
@@ -25,6 +26,11 @@ save: adds to LEDGER the caught, timed-out and unviable mutants of the runs (out
 seed: writes the ledger's still-valid entries to OUTDIR/caught.txt (timeouts too) and
   OUTDIR/unviable.txt (appending), which `cargo mutants --iterate` then skips, and to HISTORY
   (an outcomes.json for .ci/mutants_report.py, where a timeout stays a timeout).
+prune: forgets what earlier runs in target/ say of a mutant whose code changed since they
+  tested it (the same name, another diff), or that they tested but cannot tell how: in
+  OUTDIR's outcome lists, which `--iterate` reads by name, and in HISTORYDIR's X.json (with
+  X.mutants beside it), which the report reads by name. So a changed mutant is tested again,
+  as the ledger would have it.
 """
 
 from __future__ import annotations
@@ -158,12 +164,52 @@ def seed(ledger_path: str, list_path: str, outdir: str, history: str) -> int:
     return 0
 
 
+def prune(list_path: str, outdir: str, history_dir: str) -> int:
+    now = {name: diff_hash(m["diff"]) for name, m in load_list(list_path).items()}
+
+    def unchanged(tested_path: Path) -> set[str]:
+        """The names a run tested whose diff is still the current one."""
+        tested = json.loads(tested_path.read_text())
+        return {m["name"] for m in tested if now.get(m["name"]) == diff_hash(m["diff"])}
+
+    dropped = 0
+    out = Path(outdir)
+    if (out / "mutants.json").exists():
+        keep = unchanged(out / "mutants.json")
+        for listing in ("caught.txt", "unviable.txt", "timeout.txt", "missed.txt"):
+            path = out / listing
+            if path.exists():
+                names = path.read_text().splitlines()
+                kept = [name for name in names if name in keep]
+                dropped += len(names) - len(kept)
+                path.write_text("".join(name + "\n" for name in kept))
+    for path in sorted(Path(history_dir).glob("*.json")):
+        tested = path.with_suffix(".mutants")
+        if not tested.exists():
+            continue  # the ledger's: written afresh by seed
+        keep = unchanged(tested)
+        doc = json.loads(path.read_text())
+        outcomes = doc["outcomes"]
+        doc["outcomes"] = [
+            o
+            for o in outcomes
+            if o["scenario"] == "Baseline" or o["scenario"]["Mutant"]["name"] in keep
+        ]
+        dropped += len(outcomes) - len(doc["outcomes"])
+        path.write_text(json.dumps(doc))
+    if dropped:
+        print(f"mutants ledger: {dropped} earlier outcomes dropped: their code changed since")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     try:
         if len(argv) >= 4 and argv[0] == "save":
             return save(argv[1], argv[2], argv[3:])
         if len(argv) == 5 and argv[0] == "seed":
             return seed(*argv[1:])
+        if len(argv) == 4 and argv[0] == "prune":
+            return prune(*argv[1:])
     except (OSError, ValueError, KeyError, TypeError) as e:
         print(f"mutants ledger: {e}", file=sys.stderr)
         return 2

@@ -203,3 +203,45 @@ def test_a_later_miss_takes_a_mutant_out_of_the_ledger_and_a_bad_ledger_is_one_l
     assert r.returncode == 2
     assert r.stderr.startswith("mutants ledger: ") and "ledger.tsv:1:" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_prune_forgets_earlier_outcomes_of_mutants_whose_code_changed_under_the_same_name(tmp_path):
+    # an earlier run (now in target/) caught x and y; since then y's code changed on its own
+    # line, so its name is the same and its diff is not: `--iterate` and the report, which go
+    # by name, would count the old outcome
+    tested = [mutant(10, "x"), mutant(20, "y")]
+    out = tmp_path / "mutants.out"
+    out.mkdir()
+    (out / "mutants.json").write_text(json.dumps(tested))
+    (out / "caught.txt").write_text("".join(m["name"] + "\n" for m in tested))
+    (out / "unviable.txt").write_text("")
+    history = tmp_path / "history"
+    history.mkdir()
+    (history / "20260101-000000.mutants").write_text(json.dumps(tested))
+    outcomes = [{"scenario": "Baseline", "summary": "Success"}] + [
+        {"scenario": {"Mutant": {"name": m["name"], "file": m["file"]}}, "summary": "CaughtMutant"}
+        for m in tested
+    ]
+    (history / "20260101-000000.json").write_text(json.dumps({"outcomes": outcomes}))
+    # the ledger's history has no .mutants beside it: prune leaves it to seed
+    (history / "00-ledger.json").write_text(json.dumps({"outcomes": outcomes[1:]}))
+    now = [mutant(10, "x"), mutant(20, "y + 1")]
+    assert now[1]["name"] == tested[1]["name"]
+    listed = tmp_path / "list.json"
+    listed.write_text(json.dumps(now))
+    r = ledger("prune", listed, out, history)
+    assert r.returncode == 0, r.stderr
+    assert "2 earlier outcomes dropped" in r.stdout
+    assert (out / "caught.txt").read_text() == now[0]["name"] + "\n"
+    kept = json.loads((history / "20260101-000000.json").read_text())["outcomes"]
+    assert [
+        o["scenario"] if o["scenario"] == "Baseline" else o["scenario"]["Mutant"]["name"]
+        for o in kept
+    ] == [
+        "Baseline",
+        now[0]["name"],
+    ]
+    assert len(json.loads((history / "00-ledger.json").read_text())["outcomes"]) == 2
+    # nothing changed: nothing dropped, nothing said
+    r = ledger("prune", listed, out, history)
+    assert r.returncode == 0 and r.stdout == ""
