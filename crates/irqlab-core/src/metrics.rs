@@ -1095,6 +1095,7 @@ pub struct Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Value::{Float, Int, Str};
 
     #[test]
     fn percentiles_stay_within_the_exact_extremes() {
@@ -1151,19 +1152,23 @@ mod tests {
         );
     }
 
+    /// The report of the scenario these pairs make.
+    fn report_of(pairs: &[(&str, Value)]) -> crate::Report {
+        let s = crate::Scenario::from_pairs(pairs.iter().cloned()).expect("a valid scenario");
+        crate::run(&s)
+    }
+
     #[test]
     fn a_cores_timer_ticks_are_its_vectors() {
         // pure polling on two cores, a vector each: each core's polling-timer interrupts are
         // its vector's, and together the host's
-        let s = crate::Scenario::from_pairs([
-            ("scheme", crate::Value::Str("poll".into())),
-            ("host.cores", crate::Value::Int(2)),
-            ("nic.queues", crate::Value::Int(2)),
-            ("traffic.flows", crate::Value::Int(64)),
-            ("run.duration_ms", crate::Value::Float(2.0)),
-        ])
-        .unwrap();
-        let r = crate::run(&s);
+        let r = report_of(&[
+            ("scheme", Str("poll".into())),
+            ("host.cores", Int(2)),
+            ("nic.queues", Int(2)),
+            ("traffic.flows", Int(64)),
+            ("run.duration_ms", Float(2.0)),
+        ]);
         assert!(r.counts.timer_ticks > 0);
         for c in 0..2 {
             assert_eq!(
@@ -1181,17 +1186,14 @@ mod tests {
     fn losses_rates_and_the_load_latency_product_are_what_they_are_defined_as() {
         // an app whose socket holds two packets, too slow for the offered load: drops at the
         // NIC are none (a large ring), drops at the socket many
-        let v = |x: f64| crate::Value::Float(x);
-        let s = crate::Scenario::from_pairs([
-            ("traffic.rate_pps", v(50_000.0)),
-            ("nic.ring_descriptors", crate::Value::Int(4096)),
-            ("app.0.core", crate::Value::Int(0)),
-            ("app.0.cost_ns", v(40_000.0)),
-            ("socket.rcvbuf_bytes", crate::Value::Int(2 * 2304)),
-            ("run.duration_ms", v(20.0)),
-        ])
-        .unwrap();
-        let r = crate::run(&s);
+        let r = report_of(&[
+            ("traffic.rate_pps", Float(50_000.0)),
+            ("nic.ring_descriptors", Int(4096)),
+            ("app.0.core", Int(0)),
+            ("app.0.cost_ns", Float(40_000.0)),
+            ("socket.rcvbuf_bytes", Int(2 * 2304)),
+            ("run.duration_ms", Float(20.0)),
+        ]);
         let p = &r.packets;
         assert!(p.dropped_socket > 100 && p.dropped_nic == 0, "{p:?}");
         let dropped = (p.dropped_nic + p.dropped_socket + p.dropped_tx) as f64;
@@ -1208,14 +1210,12 @@ mod tests {
     #[test]
     fn a_run_that_offers_nothing_loses_nothing() {
         // one packet a second, none in the measured half millisecond: no 0/0 loss ratio
-        let s = crate::Scenario::from_pairs([
-            ("traffic.kind", crate::Value::Str("cbr".into())),
-            ("traffic.rate_pps", crate::Value::Float(1.0)),
-            ("run.warmup_ms", crate::Value::Float(0.5)),
-            ("run.duration_ms", crate::Value::Float(1.0)),
-        ])
-        .unwrap();
-        let r = crate::run(&s);
+        let r = report_of(&[
+            ("traffic.kind", Str("cbr".into())),
+            ("traffic.rate_pps", Float(1.0)),
+            ("run.warmup_ms", Float(0.5)),
+            ("run.duration_ms", Float(1.0)),
+        ]);
         assert_eq!(r.packets.offered, 0);
         assert_eq!(r.loss_ratio, 0.0);
         assert_eq!(r.per_queue[0].path.loss_ratio, 0.0);

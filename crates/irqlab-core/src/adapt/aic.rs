@@ -104,6 +104,23 @@ mod tests {
         1e12 / k.itr.ps() as f64
     }
 
+    /// The budget at its default, the NIC at `pps` interrupts a second.
+    fn at_rate(pps: f64) -> Knobs {
+        Knobs {
+            budget: 300,
+            itr: crate::moderation::interval_of_rate(pps),
+        }
+    }
+
+    /// An interval whose ring maximum was `max`, after `prev` in the one before.
+    fn band(max: f64, prev: f64) -> Interval {
+        Interval {
+            max_util: max,
+            prev_max_util: prev,
+            ..Interval::default()
+        }
+    }
+
     #[test]
     fn overflow_pressure_halves_the_rate_once_per_interval() {
         let mut a = Aic::new(&test_config(Scheme::Aic));
@@ -154,10 +171,7 @@ mod tests {
     #[test]
     fn quiet_intervals_raise_the_rate_until_unthrottled() {
         let mut a = Aic::new(&test_config(Scheme::Aic));
-        let mut k = Knobs {
-            budget: 300,
-            itr: crate::moderation::interval_of_rate(97_500.0),
-        };
+        let mut k = at_rate(97_500.0);
         let quiet = Interval {
             max_util: 0.0,
             ..Interval::default()
@@ -175,22 +189,11 @@ mod tests {
     #[test]
     fn the_band_follows_the_trend() {
         let mut a = Aic::new(&test_config(Scheme::Aic));
-        let mut k = Knobs {
-            budget: 300,
-            itr: crate::moderation::interval_of_rate(8000.0),
-        };
-        let rising = Interval {
-            max_util: 0.3,
-            prev_max_util: 0.1,
-            ..Interval::default()
-        };
+        let mut k = at_rate(8000.0);
+        let rising = band(0.3, 0.1);
         a.on_interval(&rising, &mut k);
         assert!((rate(&k) - 7000.0).abs() < 1e-3);
-        let falling = Interval {
-            max_util: 0.2,
-            prev_max_util: 0.3,
-            ..Interval::default()
-        };
+        let falling = band(0.2, 0.3);
         a.on_interval(&falling, &mut k);
         assert!((rate(&k) - 8000.0).abs() < 1e-3);
     }
@@ -201,10 +204,7 @@ mod tests {
         let mut c = test_config(Scheme::Aic);
         c.aic_once_per_interval = false;
         let mut a = Aic::new(&c);
-        let mut k = Knobs {
-            budget: 300,
-            itr: crate::moderation::interval_of_rate(40_000.0),
-        };
+        let mut k = at_rate(40_000.0);
         a.on_enqueue(0.5, &mut k);
         assert!((rate(&k) - 40_000.0).abs() < 1e-3, "{}", rate(&k));
         a.on_enqueue(0.500_001, &mut k);
@@ -218,17 +218,9 @@ mod tests {
         let mut c = test_config(Scheme::Aic);
         c.micro = false;
         let mut a = Aic::new(&c);
-        let mut k = Knobs {
-            budget: 300,
-            itr: crate::moderation::interval_of_rate(8000.0),
-        };
+        let mut k = at_rate(8000.0);
         for (max, prev) in [(0.3, 0.1), (0.1, 0.3), (0.2, 0.2)] {
-            let band = Interval {
-                max_util: max,
-                prev_max_util: prev,
-                ..Interval::default()
-            };
-            a.on_interval(&band, &mut k);
+            a.on_interval(&band(max, prev), &mut k);
             assert!(
                 (rate(&k) - 8000.0).abs() < 1e-3,
                 "{max} after {prev}: {}",
@@ -245,15 +237,8 @@ mod tests {
         // Only a maximum that rose since the interval before lowers the rate; an equal one
         // counts as not rising: + β × aic_rate_step.
         let mut a = Aic::new(&test_config(Scheme::Aic));
-        let mut k = Knobs {
-            budget: 300,
-            itr: crate::moderation::interval_of_rate(8000.0),
-        };
-        let flat = Interval {
-            max_util: 0.3,
-            prev_max_util: 0.3,
-            ..Interval::default()
-        };
+        let mut k = at_rate(8000.0);
+        let flat = band(0.3, 0.3);
         a.on_interval(&flat, &mut k);
         assert!((rate(&k) - 9000.0).abs() < 1e-3, "{}", rate(&k));
     }

@@ -630,19 +630,27 @@ mod tests {
         }
     }
 
+    /// Windows that park DIM on top at profile 2: (bytes/ms, profile after, state after,
+    /// tired after, profile written).
+    const PARKED_AT_2: [(u64, usize, TuneState, u8, bool); 6] = [
+        (100_000, 0, GoingLeft, 1, true), // vs zero stats: better → exit parking, left
+        (100_000, 1, GoingRight, 2, true), // same → turn right, step
+        (120_000, 2, GoingRight, 3, true), // +20 %: better, step
+        (140_000, 3, GoingRight, 4, true), // +16.7 %
+        (100_000, 2, GoingLeft, 5, true), // −28.6 %: worse → turn left, step back
+        (130_000, 2, ParkingOnTop, 0, false), // +30 % after one step back: on top
+    ];
+
     #[test]
     fn parks_after_a_better_then_worse_step() {
-        // (bytes/ms, profile after, state after, tired after, profile written)
         let dim = run(&[
-            (100_000, 0, GoingLeft, 1, true), // vs zero stats: better → exit parking, left
-            (100_000, 1, GoingRight, 2, true), // same → turn right, step
-            (120_000, 2, GoingRight, 3, true), // +20 %: better, step
-            (140_000, 3, GoingRight, 4, true), // +16.7 %
-            (100_000, 2, GoingLeft, 5, true), // −28.6 %: worse → turn left, step back
-            (130_000, 2, ParkingOnTop, 0, false), // +30 % after one step back: on top
-            (143_000, 2, ParkingOnTop, 0, false), // +10 % of the frozen 130_000: same
-            (144_300, 1, GoingLeft, 1, true), // +11 % of 130_000 (+0.9 % of 143_000): leave
-        ]);
+            &PARKED_AT_2[..],
+            &[
+                (143_000, 2, ParkingOnTop, 0, false), // +10 % of the frozen 130_000: same
+                (144_300, 1, GoingLeft, 1, true),     // +11 % of 130_000 (+0.9 % of 143_000): leave
+            ],
+        ]
+        .concat());
         assert_eq!(dim.prev_stats().bpms, 144_300);
     }
 
@@ -769,17 +777,15 @@ mod tests {
         // left (steps reset by the park), steps left twice, is worse and turns right: one step
         // right is not yet on top; better after it, it is.
         run(&[
-            (100_000, 0, GoingLeft, 1, true),
-            (100_000, 1, GoingRight, 2, true),
-            (120_000, 2, GoingRight, 3, true),
-            (140_000, 3, GoingRight, 4, true),
-            (100_000, 2, GoingLeft, 5, true),
-            (130_000, 2, ParkingOnTop, 0, false),
-            (144_300, 1, GoingLeft, 1, true), // +11 %: leaves the park, left from 2
-            (175_000, 0, GoingLeft, 2, true), // +21 %: better, steps_left 2
-            (100_000, 1, GoingRight, 3, true), // worse: turn (steps_right 0), not on top: step
-            (130_000, 1, ParkingOnTop, 0, false), // +30 %: steps_left 2, steps_right 1: on top
-        ]);
+            &PARKED_AT_2[..],
+            &[
+                (144_300, 1, GoingLeft, 1, true), // +11 %: leaves the park, left from 2
+                (175_000, 0, GoingLeft, 2, true), // +21 %: better, steps_left 2
+                (100_000, 1, GoingRight, 3, true), // worse: turn (steps_right 0), not on top: step
+                (130_000, 1, ParkingOnTop, 0, false), // +30 %: steps left 2, right 1: on top
+            ],
+        ]
+        .concat());
     }
 
     #[test]
@@ -816,16 +822,14 @@ mod tests {
         // one step (to 1); better after it, one step right was no climb: it steps on to 0
         // instead of parking.
         run(&[
-            (100_000, 0, GoingLeft, 1, true),
-            (100_000, 1, GoingRight, 2, true),
-            (120_000, 2, GoingRight, 3, true),
-            (140_000, 3, GoingRight, 4, true),
-            (100_000, 2, GoingLeft, 5, true),
-            (130_000, 2, ParkingOnTop, 0, false),
-            (144_300, 1, GoingLeft, 1, true), // +11 %: leaves the park, left from 2
-            (144_300, 2, GoingRight, 2, true), // same: turn right, step (steps_right 1)
-            (100_000, 1, GoingLeft, 3, true), // −30 %: turn left, step (steps_left 1)
-            (130_000, 0, GoingLeft, 4, true), // +30 %: steps_right is 1, not on top: step
-        ]);
+            &PARKED_AT_2[..],
+            &[
+                (144_300, 1, GoingLeft, 1, true), // +11 %: leaves the park, left from 2
+                (144_300, 2, GoingRight, 2, true), // same: turn right, step (steps_right 1)
+                (100_000, 1, GoingLeft, 3, true), // −30 %: turn left, step (steps_left 1)
+                (130_000, 0, GoingLeft, 4, true), // +30 %: steps_right is 1, not on top: step
+            ],
+        ]
+        .concat());
     }
 }

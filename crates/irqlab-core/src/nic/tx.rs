@@ -149,6 +149,15 @@ impl Wire {
 mod tests {
     use super::*;
 
+    /// A 64-byte frame leaving at `depart` ps.
+    fn entry(depart: u64) -> TxEntry {
+        TxEntry {
+            depart: SimTime(depart),
+            size_bytes: 64,
+            class: 0,
+        }
+    }
+
     #[test]
     fn frames_leave_back_to_back_at_the_link_rate() {
         let mut w = Wire::new(10.0);
@@ -170,22 +179,14 @@ mod tests {
     fn the_ring_cleans_in_order_what_has_left() {
         let mut r = TxRing::new(3);
         for d in [10, 20, 30] {
-            r.push(TxEntry {
-                depart: SimTime(d),
-                size_bytes: 64,
-                class: 0,
-            });
+            r.push(entry(d));
         }
         assert!(r.is_full());
         assert_eq!(r.done_by(SimTime(5)), 0);
         assert_eq!(r.done_by(SimTime(20)), 2);
         assert_eq!(r.next_departure_after(SimTime(20)), Some(SimTime(30)));
         assert_eq!(r.pop().depart, SimTime(10));
-        r.push(TxEntry {
-            depart: SimTime(40),
-            size_bytes: 64,
-            class: 0,
-        }); // wraps
+        r.push(entry(40)); // wraps
         assert_eq!(r.done_by(SimTime(100)), 3);
         assert_eq!(r.next_departure_after(SimTime(100)), None);
         assert_eq!(r.pop().depart, SimTime(20));
@@ -200,11 +201,7 @@ mod tests {
         assert_eq!(r.capacity(), 5);
         for d in 1..=5 {
             assert!(!r.is_full(), "{} of 5 taken", d - 1);
-            r.push(TxEntry {
-                depart: SimTime(d),
-                size_bytes: 64,
-                class: 0,
-            });
+            r.push(entry(d));
         }
         assert!(r.is_full());
         assert_eq!((r.occupied(), r.capacity()), (5, 5));
@@ -214,11 +211,6 @@ mod tests {
     fn a_wrapped_ring_finds_the_first_packet_still_to_leave() {
         // slots [40 | 20 | 30]: the oldest at slot 1, the newest wrapped to slot 0
         let mut r = TxRing::new(3);
-        let entry = |d| TxEntry {
-            depart: SimTime(d),
-            size_bytes: 64,
-            class: 0,
-        };
         for d in [10, 20, 30] {
             r.push(entry(d));
         }

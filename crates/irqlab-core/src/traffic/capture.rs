@@ -1656,24 +1656,29 @@ pub(crate) mod tests {
         }
     }
 
+    /// A reader that gives its bytes, then fails every read with the error it makes.
+    struct ThenFails(Vec<u8>, fn() -> io::Error);
+
+    impl Read for ThenFails {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Err((self.1)());
+            }
+            let n = buf.len().min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0.drain(..n);
+            Ok(n)
+        }
+    }
+
     #[test]
     fn a_full_read_stops_asking_its_input_once_the_buffer_is_full() {
         // a pipe whose writer has written 5 bytes so far: a further read would wait (here:
         // fails with WouldBlock), and must not be made once the 5 bytes asked for are in
-        struct Pipe(Vec<u8>);
-        impl Read for Pipe {
-            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-                if self.0.is_empty() {
-                    return Err(io::Error::from(io::ErrorKind::WouldBlock));
-                }
-                let n = buf.len().min(self.0.len());
-                buf[..n].copy_from_slice(&self.0[..n]);
-                self.0.drain(..n);
-                Ok(n)
-            }
-        }
         let mut full = Full {
-            inner: Pipe(vec![1, 2, 3, 4, 5]),
+            inner: ThenFails(vec![1, 2, 3, 4, 5], || {
+                io::Error::from(io::ErrorKind::WouldBlock)
+            }),
             pending: None,
             error: Arc::new(Mutex::new(None)),
         };
@@ -1776,22 +1781,10 @@ pub(crate) mod tests {
     #[test]
     fn a_read_error_in_a_plain_captures_header_is_reported_as_a_read_error() {
         // the file gives the first 10 bytes of its header, then an I/O error
-        struct Failing(Vec<u8>);
-        impl Read for Failing {
-            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-                if self.0.is_empty() {
-                    return Err(io::Error::from_raw_os_error(5));
-                }
-                let n = buf.len().min(self.0.len());
-                buf[..n].copy_from_slice(&self.0[..n]);
-                self.0.drain(..n);
-                Ok(n)
-            }
-        }
         let eio = io::Error::from_raw_os_error(5).to_string();
         let pk = three();
         let full = |bytes: &[u8], error: &Arc<Mutex<Option<String>>>| Full {
-            inner: Failing(bytes[..10].to_vec()),
+            inner: ThenFails(bytes[..10].to_vec(), || io::Error::from_raw_os_error(5)),
             pending: None,
             error: Arc::clone(error),
         };
