@@ -28,9 +28,9 @@ seed: writes the ledger's still-valid entries to OUTDIR/caught.txt (timeouts too
   (an outcomes.json for .ci/mutants_report.py, where a timeout stays a timeout).
 prune: forgets what earlier runs in target/ say of a mutant whose code changed since they
   tested it (the same name, another diff), or that they tested but cannot tell how: in
-  OUTDIR's outcome lists, which `--iterate` reads by name, and in HISTORYDIR's X.json (with
-  X.mutants beside it), which the report reads by name. So a changed mutant is tested again,
-  as the ledger would have it.
+  OUTDIR's outcome lists and cargo-mutants' previously_caught.txt, which `--iterate` reads by
+  name, and in HISTORYDIR's X.json (with X.mutants beside it), which the report reads by
+  name. So a changed mutant is tested again, as the ledger would have it.
 """
 
 from __future__ import annotations
@@ -183,6 +183,15 @@ def prune(list_path: str, outdir: str, history_dir: str) -> int:
                 kept = [name for name in names if name in keep]
                 dropped += len(names) - len(kept)
                 path.write_text("".join(name + "\n" for name in kept))
+    # cargo-mutants' own list of every name caught since the first --iterate: only names a
+    # run on record (this one, or one in the history) tested with their current code stay;
+    # the ledger's come back with seed
+    previously = out / "previously_caught.txt"
+    if previously.exists():
+        records = [out / "mutants.json", *sorted(Path(history_dir).glob("*.mutants"))]
+        on_record = set().union(*(unchanged(p) for p in records if p.exists()))
+        names = previously.read_text().splitlines()
+        previously.write_text("".join(name + "\n" for name in names if name in on_record))
     for path in sorted(Path(history_dir).glob("*.json")):
         tested = path.with_suffix(".mutants")
         if not tested.exists():

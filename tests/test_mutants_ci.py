@@ -215,6 +215,10 @@ def test_prune_forgets_earlier_outcomes_of_mutants_whose_code_changed_under_the_
     (out / "mutants.json").write_text(json.dumps(tested))
     (out / "caught.txt").write_text("".join(m["name"] + "\n" for m in tested))
     (out / "unviable.txt").write_text("")
+    # cargo-mutants' own list of all caught so far, by name; z was caught by a run not on
+    # record (or seeded from the ledger, which seed does again)
+    z = mutant(30, "z")["name"]
+    (out / "previously_caught.txt").write_text(f"{tested[0]['name']}\n{tested[1]['name']}\n{z}\n")
     history = tmp_path / "history"
     history.mkdir()
     (history / "20260101-000000.mutants").write_text(json.dumps(tested))
@@ -233,6 +237,7 @@ def test_prune_forgets_earlier_outcomes_of_mutants_whose_code_changed_under_the_
     assert r.returncode == 0, r.stderr
     assert "2 earlier outcomes dropped" in r.stdout
     assert (out / "caught.txt").read_text() == now[0]["name"] + "\n"
+    assert (out / "previously_caught.txt").read_text() == now[0]["name"] + "\n"
     kept = json.loads((history / "20260101-000000.json").read_text())["outcomes"]
     assert [
         o["scenario"] if o["scenario"] == "Baseline" else o["scenario"]["Mutant"]["name"]
