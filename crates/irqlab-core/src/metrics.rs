@@ -453,7 +453,7 @@ impl Metrics {
 
     /// A packet's protocol processing ended at `now` and the stack took it (the common case of
     /// [`Metrics::on_ring_exit`], kept short).
-    #[inline]
+    #[inline(always)]
     pub fn on_stack(&mut self, now: SimTime, queue: usize, class: u16, arrival: SimTime) {
         if now < self.warmup {
             self.ring_exits_before += 1;
@@ -467,7 +467,7 @@ impl Metrics {
     }
 
     /// A packet polled by the NAPI path finished protocol processing and the stack took it.
-    #[inline]
+    #[inline(always)]
     pub fn on_polled_to_stack(&mut self, now: SimTime, queue: usize, class: u16, arrival: SimTime) {
         if now < self.warmup {
             self.ring_exits_before += 1;

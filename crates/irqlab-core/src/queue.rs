@@ -46,6 +46,9 @@ impl<E> Ord for Entry<E> {
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     seq: u64,
+    /// The head's time, ps (`u64::MAX`: empty), kept at each push and pop: the engine reads
+    /// it before every event.
+    head_ps: u64,
 }
 
 impl<E> EventQueue<E> {
@@ -53,12 +56,14 @@ impl<E> EventQueue<E> {
         EventQueue {
             heap: BinaryHeap::with_capacity(n),
             seq: 0,
+            head_ps: u64::MAX,
         }
     }
 
     #[inline]
     pub fn push(&mut self, time: SimTime, priority: u8, event: E) {
         self.seq += 1;
+        self.head_ps = self.head_ps.min(time.ps());
         self.heap.push(Entry {
             time,
             priority,
@@ -67,15 +72,17 @@ impl<E> EventQueue<E> {
         });
     }
 
-    /// Time and priority of the next event.
+    /// Time of the next event, ps (`u64::MAX`: none).
     #[inline]
-    pub fn peek(&self) -> Option<(SimTime, u8)> {
-        self.heap.peek().map(|e| (e.time, e.priority))
+    pub fn next_ps(&self) -> u64 {
+        self.head_ps
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        self.heap.pop().map(|e| (e.time, e.event))
+        let e = self.heap.pop();
+        self.head_ps = self.heap.peek().map_or(u64::MAX, |e| e.time.ps());
+        e.map(|e| (e.time, e.event))
     }
 }
 
@@ -213,5 +220,19 @@ mod tests {
         q.push(SimTime(5), 1, "d");
         let order: Vec<&str> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn the_next_time_is_the_heads_after_every_push_and_pop() {
+        let mut q = EventQueue::with_capacity(4);
+        assert_eq!(q.next_ps(), u64::MAX);
+        q.push(SimTime(7), 1, ());
+        assert_eq!(q.next_ps(), 7);
+        q.push(SimTime(9), 1, ());
+        assert_eq!(q.next_ps(), 7);
+        q.push(SimTime(3), 1, ());
+        assert_eq!(q.next_ps(), 3);
+        let next: Vec<u64> = std::iter::from_fn(|| q.pop().map(|_| q.next_ps())).collect();
+        assert_eq!(next, [7, 9, u64::MAX]);
     }
 }

@@ -526,7 +526,7 @@ impl<T: Tracer, L: Layout, F: Feed> Model for Host<'_, T, L, F> {
 
     #[inline]
     fn next_timer_ps(&self) -> u64 {
-        self.timers.peek().map_or(u64::MAX, |(t, _)| t.ps())
+        self.timers.next_ps()
     }
 
     #[inline]
