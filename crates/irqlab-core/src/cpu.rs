@@ -46,7 +46,7 @@ struct Job<T> {
 pub struct Cpu<T> {
     jobs: [Option<Job<T>>; N_LEVELS],
     /// Level of the running job, if any.
-    running: Option<usize>,
+    running: Option<Level>,
     /// Time up to which `remaining` and the accounts are brought.
     since: SimTime,
     /// Picoseconds per category since time zero.
@@ -97,7 +97,7 @@ impl<T: Copy> Cpu<T> {
         }
         match self.running {
             Some(level) => {
-                let job = self.jobs[level].as_mut().expect("running job");
+                let job = self.jobs[level as usize].as_mut().expect("running job");
                 debug_assert!(job.remaining >= dt, "job overran its completion");
                 job.remaining -= dt;
                 self.account[job.category as usize] += dt;
@@ -126,8 +126,8 @@ impl<T: Copy> Cpu<T> {
             category,
             tag,
         });
-        if self.running.is_none_or(|r| l < r) {
-            self.running = Some(l);
+        if self.running.is_none_or(|r| level < r) {
+            self.running = Some(level);
             self.next_done = self.since.ps() + duration.ps();
         }
     }
@@ -141,21 +141,18 @@ impl<T: Copy> Cpu<T> {
     /// Removes the running job, which has just finished, and returns its level and tag.
     #[inline]
     pub fn complete(&mut self) -> (Level, T) {
-        let l = self.running.expect("a running job");
-        let job = self.jobs[l].take().expect("job");
+        let level = self.running.expect("a running job");
+        let job = self.jobs[level as usize].take().expect("job");
         debug_assert_eq!(job.remaining, 0);
-        self.running = self.jobs.iter().position(Option::is_some);
+        self.running = [Level::HardIrq, Level::SoftIrq, Level::Thread]
+            .into_iter()
+            .find(|&l| self.jobs[l as usize].is_some());
         self.next_done = match self.running {
-            Some(r) => self.since.ps() + self.jobs[r].as_ref().expect("job").remaining,
+            Some(r) => self.since.ps() + self.jobs[r as usize].as_ref().expect("job").remaining,
             None => {
                 self.idle_since = self.since;
                 u64::MAX
             }
-        };
-        let level = match l {
-            0 => Level::HardIrq,
-            1 => Level::SoftIrq,
-            _ => Level::Thread,
         };
         (level, job.tag)
     }
@@ -174,7 +171,7 @@ impl<T: Copy> Cpu<T> {
         let l = level as usize;
         let job = self.jobs[l].as_mut().expect("a job to shorten");
         job.remaining = remaining.clamp(1, job.remaining);
-        if self.running == Some(l) {
+        if self.running == Some(level) {
             self.next_done = self.since.ps() + job.remaining;
         }
     }

@@ -1206,7 +1206,11 @@ mod tests {
         };
         assert_eq!(counts(&built), counts(&direct));
         for q in [0.0, 0.1, 0.5, 0.9, 0.99, 0.999, 1.0] {
-            assert_eq!(built.value_at_quantile(q), direct.value_at_quantile(q), "q = {q}");
+            assert_eq!(
+                built.value_at_quantile(q),
+                direct.value_at_quantile(q),
+                "q = {q}"
+            );
         }
         // each bucket's first value maps back to it, and the buckets are in value order
         for i in 0..hdr_bucket(HIST_MAX_NS) {

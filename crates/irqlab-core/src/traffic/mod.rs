@@ -42,9 +42,9 @@ impl Arrival {
 pub enum Process {
     Poisson(Poisson),
     Cbr(Cbr),
-    OnOff(OnOff),
+    OnOff(Box<OnOff>),
     Replay(Box<Replay>),
-    Rr(rr::Rr),
+    Rr(Box<rr::Rr>),
 }
 
 /// An arrival process and the frame sizes it carries.
@@ -64,16 +64,16 @@ impl Source {
         let process = match cfg.kind {
             TrafficKind::Poisson => Process::Poisson(Poisson::new(cfg.rate_pps)),
             TrafficKind::Cbr => Process::Cbr(Cbr::new(cfg.rate_pps)),
-            TrafficKind::ParetoOnOff => {
-                Process::OnOff(OnOff::new(cfg.onoff.as_ref().expect("on/off configured")))
-            }
+            TrafficKind::ParetoOnOff => Process::OnOff(Box::new(OnOff::new(
+                cfg.onoff.as_ref().expect("on/off configured"),
+            ))),
             TrafficKind::Pcap => Process::Replay(Box::new(Replay::new(
                 cfg.replay.as_ref().expect("replay configured"),
                 end,
             ))),
             TrafficKind::Rr => {
                 let cfg = rr.expect("rr configured");
-                Process::Rr(rr::Rr::new(cfg, SimTime::ZERO + cfg.remote.mean))
+                Process::Rr(Box::new(rr::Rr::new(cfg, SimTime::ZERO + cfg.remote.mean)))
             }
         };
         Source {
