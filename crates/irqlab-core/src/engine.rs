@@ -12,7 +12,9 @@
 //! of simulated time, ending each where it already compares times for the end of the run, so
 //! no instruction is added per packet. A slice also ends after [`TIMERS_PER_CHECK`] timer
 //! events (one counter counted down per timer event), for models whose timers come closer
-//! together than time can bound (a polling period may be a picosecond). Slicing does not change what is computed: a run resumes exactly where
+//! together than time can bound (a polling period may be a picosecond). A slice also ends at the
+//! warm-up, and the measured window opens between that slice and the next, so the loop does
+//! not check for it either. Slicing does not change what is computed: a run resumes exactly where
 //! it stopped ([`Engine::run_until`]).
 
 use std::fmt;
@@ -117,7 +119,16 @@ impl Engine {
             if stop() {
                 return Err(Interrupted { at: self.reached });
             }
-            let to = until.min(self.reached + SLICE);
+            // A slice ends at the warm-up, and the window opens before the next one: the event
+            // loop itself never checks for it.
+            if !self.window_open && self.reached >= self.warmup {
+                m.open_window(self.warmup);
+                self.window_open = true;
+            }
+            let mut to = until.min(self.reached + SLICE);
+            if !self.window_open {
+                to = to.min(self.warmup);
+            }
             self.reached = self.handle_before(m, to);
         }
         Ok(())
@@ -126,8 +137,6 @@ impl Engine {
     /// Handles every event before `to`, or stops after [`TIMERS_PER_CHECK`] timer events.
     /// Returns the time before which every event has been handled.
     fn handle_before<M: Model>(&mut self, m: &mut M, to: SimTime) -> SimTime {
-        let warmup = self.warmup;
-        let mut window_open = self.window_open;
         let mut timers = TIMERS_PER_CHECK;
         let reached = loop {
             // Lazy merge of the three sources; ties go to the CPU, then timers, then arrivals.
@@ -145,10 +154,6 @@ impl Engine {
             if t >= to {
                 break to;
             }
-            if !window_open && t >= warmup {
-                m.open_window(warmup);
-                window_open = true;
-            }
             match which {
                 Next::Cpu => m.on_completion(t),
                 Next::Timer => {
@@ -161,7 +166,6 @@ impl Engine {
                 Next::Arrival => m.on_arrival(t),
             }
         };
-        self.window_open = window_open;
         reached
     }
 
