@@ -51,6 +51,8 @@ pub(crate) struct Generator<'s> {
     flows: usize,
     classes: usize,
     rss: bool,
+    /// One flow, one class and one vector.
+    plain: bool,
     source: Source,
     arrivals: Stream,
     sizes: Stream,
@@ -71,6 +73,7 @@ impl<'s> Generator<'s> {
             flows: s.traffic.flows,
             classes: s.traffic.class_cum.len(),
             rss: s.nic.queues > 1,
+            plain: s.traffic.flows == 1 && s.traffic.class_cum.len() == 1 && s.nic.queues == 1,
             source,
             arrivals,
             sizes,
@@ -173,6 +176,24 @@ impl Feed for Generator<'_> {
 
     #[inline(always)]
     fn take(&mut self) -> Routed {
+        if self.plain {
+            // one flow, one class, one vector: nothing to draw or look up
+            let a = self.next;
+            self.next = self
+                .source
+                .next_arrival(&mut self.arrivals, &mut self.sizes);
+            return Routed {
+                time: a.time,
+                size_bytes: a.size_bytes,
+                flow: if a.flow == Arrival::DRAW_FLOW {
+                    0
+                } else {
+                    a.flow
+                },
+                class: 0,
+                vector: 0,
+            };
+        }
         let mut r = self.take_unsteered();
         if self.rss {
             r.vector = match &self.s.qos.class_vector {
