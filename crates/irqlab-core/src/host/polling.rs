@@ -228,6 +228,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.poll_step(v);
     }
 
+    #[inline]
     fn poll_step(&mut self, v: usize) {
         let vec = &mut self.l.vector_mut(v);
         if vec.poll_loop.left > 0 && vec.rings[0].unprocessed() > 0 {
@@ -259,7 +260,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.poll_step(v);
     }
 
-    /// The poll is done: another if the timer fired meanwhile, else by mode.
+    /// The poll is done: another if the timer fired meanwhile, else by mode. (Out of line: it
+    /// may start the next poll, and `poll_step` stays short enough to inline.)
+    #[inline(never)]
     fn poll_end(&mut self, v: usize) {
         if self.l.vector_mut(v).poll_loop.poll_mode {
             self.poll_start(v);
