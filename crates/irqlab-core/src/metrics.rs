@@ -99,12 +99,11 @@ impl LatencyStats {
         self.counts[i] += 1;
     }
 
-    /// Room for bucket `i`: up to the end of its octave (at most 42 growths in a run).
+    /// Room for bucket `i` (a new largest latency; the `Vec` grows its capacity by doubling).
     #[cold]
     #[inline(never)]
     fn grow(&mut self, i: usize) {
-        let len = (i | ((1 << HALF_BITS) - 1)) + 1;
-        self.counts.resize(len, 0);
+        self.counts.resize(i + 1, 0);
     }
 
     /// Adds `other`'s samples.
@@ -116,9 +115,8 @@ impl LatencyStats {
         self.sum_ps += other.sum_ps;
         self.min_ps = self.min_ps.min(other.min_ps);
         self.max_ps = self.max_ps.max(other.max_ps);
-        if other.counts.len() > self.counts.len() {
-            self.counts.resize(other.counts.len(), 0);
-        }
+        let len = self.counts.len().max(other.counts.len());
+        self.counts.resize(len, 0);
         for (x, y) in self.counts.iter_mut().zip(&other.counts) {
             *x += y;
         }
@@ -128,7 +126,7 @@ impl LatencyStats {
     fn histogram(&self) -> Histogram<u64> {
         let mut h = Histogram::new(HIST_SIGFIG).expect("valid histogram precision");
         for (i, &c) in self.counts.iter().enumerate() {
-            if c > 0 {
+            if c != 0 {
                 h.record_n(hdr_bucket_value(i), c)
                     .expect("an auto-resizing histogram records any value");
             }
