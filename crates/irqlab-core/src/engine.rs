@@ -138,7 +138,7 @@ impl Engine {
     /// Returns the time before which every event has been handled.
     fn handle_before<M: Model>(&mut self, m: &mut M, to: SimTime) -> SimTime {
         let mut timers = TIMERS_PER_CHECK;
-        let reached = loop {
+        loop {
             // Lazy merge of the three sources; ties go to the CPU, then timers, then arrivals.
             let tc = m.next_completion_ps();
             let tt = m.next_timer_ps();
@@ -165,8 +165,7 @@ impl Engine {
                 }
                 Next::Arrival => m.on_arrival(t),
             }
-        };
-        reached
+        }
     }
 
     /// Ends the run at `end` (every event before it handled).
