@@ -20,6 +20,11 @@ pub enum Level {
 
 pub const N_LEVELS: usize = 3;
 
+impl Level {
+    /// Every level, highest first.
+    pub const ALL: [Level; N_LEVELS] = [Level::HardIrq, Level::SoftIrq, Level::Thread];
+}
+
 /// Where CPU time goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Category {
@@ -144,7 +149,7 @@ impl<T: Copy> Cpu<T> {
         let level = self.running.expect("a running job");
         let job = self.jobs[level as usize].take().expect("job");
         debug_assert_eq!(job.remaining, 0);
-        self.running = [Level::HardIrq, Level::SoftIrq, Level::Thread]
+        self.running = Level::ALL
             .into_iter()
             .find(|&l| self.jobs[l as usize].is_some());
         self.next_done = match self.running {

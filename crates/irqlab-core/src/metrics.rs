@@ -1210,10 +1210,18 @@ mod tests {
                 "q = {q}"
             );
         }
-        // each bucket's first value maps back to it, and the buckets are in value order
+        // every bucket up to the clamp is one of the library's: it starts at its lowest
+        // equivalent value, the next one where the library's next bucket starts, and each
+        // bucket's first value maps back to it
         for i in 0..hdr_bucket(HIST_MAX_NS) {
-            assert_eq!(hdr_bucket(hdr_bucket_value(i)), i);
-            assert!(hdr_bucket_value(i + 1) > hdr_bucket_value(i));
+            let v = hdr_bucket_value(i);
+            assert_eq!(direct.lowest_equivalent(v), v, "bucket {i}");
+            assert_eq!(
+                direct.next_non_equivalent(v),
+                hdr_bucket_value(i + 1),
+                "bucket {i}"
+            );
+            assert_eq!(hdr_bucket(v), i);
         }
     }
 

@@ -68,12 +68,13 @@ impl<'s> Generator<'s> {
         let mut arrivals = streams[StreamId::Arrivals as usize].clone();
         let mut sizes = streams[StreamId::Sizes as usize].clone();
         let next = source.next_arrival(&mut arrivals, &mut sizes);
+        let (flows, classes, rss) = (s.traffic.flows, s.traffic.class_cum.len(), s.nic.queues > 1);
         Generator {
             s,
-            flows: s.traffic.flows,
-            classes: s.traffic.class_cum.len(),
-            rss: s.nic.queues > 1,
-            plain: s.traffic.flows == 1 && s.traffic.class_cum.len() == 1 && s.nic.queues == 1,
+            flows,
+            classes,
+            rss,
+            plain: flows == 1 && classes == 1 && !rss,
             source,
             arrivals,
             sizes,
@@ -83,14 +84,21 @@ impl<'s> Generator<'s> {
         }
     }
 
-    /// The next packet with its flow and class, before RSS (vector 0).
+    /// The next arrival, drawing the one after it.
     #[inline(always)]
-    pub fn take_unsteered(&mut self) -> Routed {
+    fn advance(&mut self) -> Arrival {
         let a = self.next;
         self.next = self
             .source
             .next_arrival(&mut self.arrivals, &mut self.sizes);
         debug_assert!(self.next.time >= a.time);
+        a
+    }
+
+    /// The next packet with its flow and class, before RSS (vector 0).
+    #[inline(always)]
+    pub fn take_unsteered(&mut self) -> Routed {
+        let a = self.advance();
         let flow = if a.flow == Arrival::DRAW_FLOW {
             self.draw_flow()
         } else {
@@ -178,10 +186,7 @@ impl Feed for Generator<'_> {
     fn take(&mut self) -> Routed {
         if self.plain {
             // one flow, one class, one vector: nothing to draw or look up
-            let a = self.next;
-            self.next = self
-                .source
-                .next_arrival(&mut self.arrivals, &mut self.sizes);
+            let a = self.advance();
             return Routed {
                 time: a.time,
                 size_bytes: a.size_bytes,
