@@ -212,6 +212,22 @@ def _restore(levels: dict[str, int]) -> None:
         logging.getLogger(name).setLevel(level)
 
 
+def _quiet_workers_plugin() -> Any:
+    """A Dask worker plugin that silences each worker's ``distributed`` loggers (but critical
+    messages), as :func:`_silence` does here. A local worker shares this terminal: at the end
+    of a sweep, or at Ctrl-C, one whose scheduler closed first logs its failed heartbeat with a
+    traceback. The sweep says what went wrong itself, in one line."""
+    from distributed import WorkerPlugin
+
+    class QuietWorker(WorkerPlugin):
+        name = "irqlab-quiet-logs"
+
+        def setup(self, worker: Any) -> None:
+            _silence("distributed")
+
+    return QuietWorker()
+
+
 def _connect(scheduler: str) -> Any:
     """A Dask client of the scheduler at ``scheduler``; one line if there is none there."""
     from distributed import Client
@@ -264,9 +280,10 @@ class DaskExecutor(Executor):
                     threads_per_worker=1,
                     processes=True,
                     dashboard_address=None,
-                    silence_logs=logging.ERROR,
+                    silence_logs=logging.CRITICAL,
                 )
             self._client = Client(self._cluster)
+            self._client.register_plugin(_quiet_workers_plugin())
 
     def _window(self) -> int:
         """Tasks in flight: four per worker thread (counted again every few seconds, as a
