@@ -715,25 +715,34 @@ def test_a_lost_worker_does_not_stop_a_dask_sweep(tmp_path):
     pd.testing.assert_frame_equal(runs, clean_table(f, tmp_path / "clean"), check_exact=True)
 
 
-def test_local_dask_workers_log_only_critical_messages():
+def test_a_local_dask_cluster_logs_only_critical_messages_while_it_runs():
     # A local worker shares the terminal: at Ctrl-C, one whose scheduler closed first logged its
     # failed heartbeat with a traceback (seen once in CI, in the Ctrl-C test above). The sweep
-    # says what went wrong itself, so the workers' own logs stay quiet but for critical ones.
+    # says what went wrong itself, so the cluster's own logs, in its workers and here, stay
+    # quiet but for critical ones, and this process's levels come back when it closes.
     import logging
+
+    import distributed  # noqa: F401  (its import sets its loggers' levels)
 
     from irqlab.executors import DaskExecutor
 
     names = ["distributed.worker", "distributed.core", "distributed.comm"]
+    here = [*names, "distributed.scheduler"]
+    before = {n: logging.getLogger(n).getEffectiveLevel() for n in here}
+    assert logging.CRITICAL not in before.values()
     ex = DaskExecutor(workers=1)
     try:
-        levels = dict(
+        in_workers = dict(
             ex.imap_unordered(
                 lambda n: __import__("logging").getLogger(n).getEffectiveLevel(), names
             )
         )
+        meanwhile = {n: logging.getLogger(n).getEffectiveLevel() for n in here}
     finally:
         ex.close()
-    assert levels == dict.fromkeys(names, logging.CRITICAL)
+    assert in_workers == dict.fromkeys(names, logging.CRITICAL)
+    assert meanwhile == dict.fromkeys(here, logging.CRITICAL)
+    assert {n: logging.getLogger(n).getEffectiveLevel() for n in here} == before
 
 
 # --- 11. a base that is a sweep file --------------------------------------------------------

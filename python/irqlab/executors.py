@@ -214,9 +214,8 @@ def _restore(levels: dict[str, int]) -> None:
 
 def _quiet_workers_plugin() -> Any:
     """A Dask worker plugin that silences each worker's ``distributed`` loggers (but critical
-    messages), as :func:`_silence` does here. A local worker shares this terminal: at the end
-    of a sweep, or at Ctrl-C, one whose scheduler closed first logs its failed heartbeat with a
-    traceback. The sweep says what went wrong itself, in one line."""
+    messages), as :func:`_silence` does here: for a local cluster, whose workers print to this
+    terminal."""
     from distributed import WorkerPlugin
 
     class QuietWorker(WorkerPlugin):
@@ -263,27 +262,29 @@ class DaskExecutor(Executor):
         self._where = f"the Dask scheduler at {scheduler}" if scheduler else "the Dask cluster"
         self._threads = (0.0, 0)  # (when counted, how many)
         self._levels: dict[str, int] = {}
-        if scheduler:
-            # The client logs a lost scheduler with tracebacks while it tries to reconnect;
-            # the sweep reports the loss itself, in one line.
-            self._levels = _silence("distributed")
-            try:
+        # Dask logs with tracebacks what the sweep reports itself, in one line: the client a
+        # lost scheduler while it tries to reconnect, a local worker whose scheduler closed
+        # first (at the end, or at Ctrl-C) its failed heartbeat.
+        self._levels = _silence("distributed")
+        try:
+            if scheduler:
                 self._client = _connect(scheduler)
-            except BaseException:
-                _restore(self._levels)
-                raise
-        else:
-            # Its worker processes start ignoring Ctrl-C (they inherit that), as a pool's do.
-            with _ctrl_c_ignored():
-                self._cluster = LocalCluster(
-                    n_workers=workers or default_workers(),
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=None,
-                    silence_logs=logging.CRITICAL,
-                )
-            self._client = Client(self._cluster)
-            self._client.register_plugin(_quiet_workers_plugin())
+            else:
+                # Its worker processes start ignoring Ctrl-C (they inherit that), as a pool's
+                # do, and share this terminal.
+                with _ctrl_c_ignored():
+                    self._cluster = LocalCluster(
+                        n_workers=workers or default_workers(),
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=None,
+                        silence_logs=logging.ERROR,
+                    )
+                self._client = Client(self._cluster)
+                self._client.register_plugin(_quiet_workers_plugin())
+        except BaseException:
+            _restore(self._levels)
+            raise
 
     def _window(self) -> int:
         """Tasks in flight: four per worker thread (counted again every few seconds, as a
