@@ -790,19 +790,22 @@ impl State<'_> {
         data: &[u8],
         out: &mut Record,
     ) -> Result<bool, CaptureError> {
-        let orig = origlen.max(data.len() as u32);
-        let frame = (orig.saturating_sub(iface.link.header_bytes() + iface.fcs_bytes)
-            + ETHERNET_BYTES)
-            .max(MIN_FRAME_BYTES);
-        if frame > MAX_FRAME_BYTES {
+        // in 64 bits: an original length near 2^32 is a frame past 2^32, refused, not one
+        // that wraps into a short frame
+        let captured = data.len() as u64;
+        let orig = u64::from(origlen).max(captured);
+        let frame = (orig.saturating_sub(u64::from(iface.link.header_bytes() + iface.fcs_bytes))
+            + u64::from(ETHERNET_BYTES))
+        .max(u64::from(MIN_FRAME_BYTES));
+        let Ok(frame @ ..=MAX_FRAME_BYTES) = u32::try_from(frame) else {
             return err(format!(
                 "packet {} is a {frame}-byte frame, and irqlab's frames are at most {MAX_FRAME_BYTES} bytes (a capture taken with GRO or TSO holds merged segments: capture with them off, ethtool -K IFACE gro off tso off)",
                 self.packets + 1
             ));
-        }
+        };
         out.ts_ps = ts_ps;
         out.frame_bytes = frame;
-        out.cut = (data.len() as u32) < origlen;
+        out.cut = captured < u64::from(origlen);
         out.key = flow_of(iface.link, data);
         Ok(true)
     }
@@ -1577,6 +1580,90 @@ pub(crate) mod tests {
             read(65_532).unwrap_err().0,
             "packet 1 is a 65536-byte frame, and irqlab's frames are at most 65535 bytes (a capture taken with GRO or TSO holds merged segments: capture with them off, ethtool -K IFACE gro off tso off)"
         );
+    }
+
+    #[test]
+    fn original_lengths_near_4_gib_are_refused_not_wrapped_into_short_frames() {
+        // Each link type's frame is the original length less its link header (and the FCS
+        // the capture kept) plus 18: the last original length whose frame still fits 32 bits,
+        // and the first one past it, are both refused with their true frame length.
+        let f = ether(&[], 0x0800, &ipv4(A, B, UDP, 0, &udp(1, 2)));
+        let sll = [
+            &[0, 0, 0, 1, 0, 6][..],
+            &[2, 0, 0, 0, 0, 1, 0, 0, 8, 0],
+            &f[14..],
+        ]
+        .concat();
+        let sll2 = [
+            &[8, 0, 0, 0, 0, 0, 0, 2, 0, 1, 0, 6][..],
+            &[2, 0, 0, 0, 0, 1, 0, 0],
+            &f[14..],
+        ]
+        .concat();
+        let with_fcs = 1 | 0x0400_0000 | 2 << 28;
+        const WRAP: u64 = 1 << 32;
+        // original lengths and their frames
+        type Lengths = &'static [(u32, u64)];
+        let cases: [(u32, &[u8], Lengths); 5] = [
+            (
+                1,
+                &f,
+                &[
+                    (0xffff_fffb, 0xffff_ffff),
+                    (0xffff_fffc, WRAP),
+                    (u32::MAX, WRAP + 3),
+                ],
+            ),
+            (
+                101,
+                &f[14..],
+                &[
+                    (0xffff_ffed, 0xffff_ffff),
+                    (0xffff_ffee, WRAP),
+                    (u32::MAX, WRAP + 17),
+                ],
+            ),
+            (
+                113,
+                &sll,
+                &[
+                    (0xffff_fffd, 0xffff_ffff),
+                    (0xffff_fffe, WRAP),
+                    (u32::MAX, WRAP + 1),
+                ],
+            ),
+            // a 20-byte link header, or an FCS kept: never longer than the original
+            (276, &sll2, &[(u32::MAX, 0xffff_fffd)]),
+            (with_fcs, &f, &[(u32::MAX, 0xffff_ffff)]),
+        ];
+        let refusal = |frame: u64| {
+            format!(
+                "packet 1 is a {frame}-byte frame, and irqlab's frames are at most 65535 bytes (a capture taken with GRO or TSO holds merged segments: capture with them off, ethtool -K IFACE gro off tso off)"
+            )
+        };
+        for (lt, data, lengths) in cases {
+            for &(orig, frame) in lengths {
+                let got = read_all(&file(
+                    "huge.pcap",
+                    &pcap(&[(0, data.to_vec(), orig)], false, false, lt),
+                ));
+                assert_eq!(
+                    got.unwrap_err().0,
+                    refusal(frame),
+                    "link type {lt}, {orig:#x}"
+                );
+            }
+        }
+        // pcapng reads its original lengths the same way
+        let ng = |orig: u32| {
+            read_all(&file(
+                "huge.pcapng",
+                &pcapng(&[(1, 6)], &[(0, 0, f.clone(), orig)]),
+            ))
+        };
+        assert_eq!(ng(0xffff_fffb).unwrap_err().0, refusal(0xffff_ffff));
+        assert_eq!(ng(0xffff_fffc).unwrap_err().0, refusal(1 << 32));
+        assert_eq!(ng(u32::MAX).unwrap_err().0, refusal((1 << 32) + 3));
     }
 
     #[test]
