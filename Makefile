@@ -3,7 +3,7 @@ PYTHON ?= python3
 # cargo mutants jobs: one builds while the other tests, on two cores about 11 mutants a minute
 MUTANTS_JOBS ?= 2
 
-.PHONY: help install dev lint fmt test test-rust test-python test-wheel test-lower-bounds bench bench-pcap bench-startup screenshot ci clean mutants mutants-save mutants-diff
+.PHONY: help install dev lint fmt test test-rust test-python wheel test-wheel test-lower-bounds bench bench-pcap bench-startup screenshot ci clean mutants mutants-save mutants-diff
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -32,6 +32,9 @@ test-python:  ## the README's test command
 	$(PYTHON) -m pip install '.[test]' && pytest
 
 test: test-rust test-python  ## all tests
+
+wheel:  ## build this platform's wheel into dist/ (pip install dist/irqlab-*.whl needs no Rust)
+	$(PYTHON) .ci/test_wheel.py --build-only dist
 
 test-wheel:  ## build the wheel, install it in a fresh venv without Rust, run the example and tests
 	$(PYTHON) .ci/test_wheel.py --pytest

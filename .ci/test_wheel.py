@@ -220,10 +220,17 @@ def main() -> None:
     parser.add_argument("--pytest", action="store_true", help="also run PORTABLE_TESTS")
     parser.add_argument("--no-constraints", action="store_true", help="let pip choose versions")
     parser.add_argument("--system-site-packages", action="store_true")
+    parser.add_argument(
+        "--build-only", type=Path, metavar="DIR", help="build the wheel into DIR; test nothing"
+    )
     args = parser.parse_args()
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(encoding="utf-8")  # the example's table, on any console
 
+    if args.build_only:
+        wheel = build_wheel(args.build_only.resolve())
+        print(f"wheel: {wheel} (pip install it; no Rust needed)", flush=True)
+        return
     started = time.monotonic()
     wheel = the_wheel(args.wheel_dir.resolve()) if args.wheel_dir else build_wheel(WORK / "dist")
     env_dir = WORK / "venv"

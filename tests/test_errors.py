@@ -40,3 +40,71 @@ def test_python_api_errors_name_the_key():
     with pytest.raises(irqlab.ConfigError) as e:
         irqlab.run({"traffic": {"rate_ps": 5}})
     assert "did you mean 'traffic.rate_pps'" in str(e.value)
+
+
+TUNE_SHORT = {"run.duration_ms": 2, "run.warmup_ms": 0}
+
+
+def _tune(out, seed):
+    return irqlab.tune(
+        {"scheme": "napi", **TUNE_SHORT},
+        ["latency_us.p99 <= 1000"],
+        knobs=["nic.itr_us=0,20"],
+        seed=seed,
+        min_replications=2,
+        max_replications=2,
+        executor="inline",
+        out=out,
+    )
+
+
+def test_errors_name_the_python_arguments_to_a_python_caller(tmp_path):
+    """A Python caller reads ``out=`` and ``fresh=True`` (or ``resume=False``), never the
+    command line's ``--out`` and ``--fresh``."""
+    _tune(tmp_path / "t", seed=1)
+    with pytest.raises(irqlab.ConfigError) as e:
+        _tune(tmp_path / "t", seed=2)
+    assert "choose another out=, or fresh=True to replace it" in str(e.value)
+    assert "--" not in str(e.value)
+    with pytest.raises(irqlab.ConfigError) as e:
+        irqlab.tune({"scheme": "napi"}, ["p99 < fast"])
+    assert str(e.value).startswith("slos: 'p99 < fast'"), str(e.value)
+    with pytest.raises(irqlab.ConfigError) as e:
+        irqlab.tune({"scheme": "napi"}, [])
+    assert "slos=['latency_us.p99 <= 50']" in str(e.value)
+    with pytest.raises(irqlab.ConfigError) as e:
+        irqlab.tune({"scheme": "napi"}, ["latency_us.p99 <= 50"], knobs=["nic.itr_us=9..1"])
+    assert str(e.value).startswith("knobs: nic.itr_us=9..1"), str(e.value)
+    sweep = {"base": {"scheme": "irq", **_nested(TUNE_SHORT)}, "axes": {"traffic.rate_pps": [1e4]}}
+    irqlab.sweep(sweep, replications=1, executor="inline", out=tmp_path / "s")
+    sweep["base"]["scheme"] = "napi"  # another sweep
+    with pytest.raises(irqlab.ConfigError) as e:
+        irqlab.sweep(sweep, replications=1, executor="inline", out=tmp_path / "s")
+    assert "use another out=, or resume=False to discard them" in str(e.value)
+
+
+def test_errors_name_the_options_on_the_command_line(tmp_path):
+    from click.testing import CliRunner
+
+    from irqlab.cli import main
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('scheme = "napi"\n[run]\nduration_ms = 2\nwarmup_ms = 0\n')
+    base = ["tune", str(scenario), "--slo", "latency_us.p99 <= 1000", "--knob"]
+    base += ["nic.itr_us=0,20", "--replications", "2..2", "--executor", "inline"]
+    base += ["--out", str(tmp_path / "t"), "--no-progress"]
+    first = CliRunner().invoke(main, [*base, "--seed", "1"])
+    assert first.exit_code == 0, first.output
+    second = CliRunner().invoke(main, [*base, "--seed", "2"])
+    assert second.exit_code == 2
+    assert "choose another --out, or --fresh to replace it" in second.output
+    bad = CliRunner().invoke(main, [*base[:2], "--slo", "p99 < fast", *base[4:]])
+    assert "--slo 'p99 < fast'" in bad.output
+
+
+def _nested(flat):
+    tree: dict = {}
+    for key, value in flat.items():
+        table, name = key.split(".")
+        tree.setdefault(table, {})[name] = value
+    return tree

@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from irqlab import __version__
-from irqlab.errors import ConfigError, InternalError, IrqlabError, IrqlabWarning
+from irqlab.errors import (
+    ConfigError,
+    InternalError,
+    IrqlabError,
+    IrqlabWarning,
+    command_line,
+)
 
 if TYPE_CHECKING:
     import rich.console
@@ -76,7 +82,7 @@ def user_errors(f: F) -> F:
                 click.echo(line, err=True)
 
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), command_line():  # errors name --flags
                 warnings.simplefilter("default", IrqlabWarning)  # each once, never an error
                 warnings.showwarning = show
                 return f(*args, **kwargs)

@@ -1,7 +1,32 @@
 """Exceptions and warnings irqlab raises. The CLI turns each error into one line on stderr and
-a non-zero exit, and each warning into one line on stderr."""
+a non-zero exit, and each warning into one line on stderr.
+
+An error names what the caller wrote: ``--out`` to a command line, ``out=`` to a Python call.
+The CLI says it is the caller (:func:`command_line`); a message names an option through
+:func:`option`, with both spellings."""
 
 from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+
+_on_command_line = contextvars.ContextVar("irqlab_on_command_line", default=False)
+
+
+@contextlib.contextmanager
+def command_line() -> Iterator[None]:
+    """Errors raised meanwhile (in this thread or task) speak to a command line."""
+    token = _on_command_line.set(True)
+    try:
+        yield
+    finally:
+        _on_command_line.reset(token)
+
+
+def option(flag: str, argument: str) -> str:
+    """``flag`` (``--fresh``) for the command line, else ``argument`` (``fresh=True``)."""
+    return flag if _on_command_line.get() else argument
 
 
 class IrqlabError(Exception):

@@ -12,12 +12,21 @@ write end is the sweep's: when the sweep's process ends, however it ends (SIGKIL
 every worker sees end-of-file and exits at once, whatever the start method. They also poll the
 sweep's pid, and on Linux ask the kernel to kill them with their parent (PR_SET_PDEATHSIG).
 Workers ignore Ctrl-C: the sweep stops them itself, keeping every finished run.
+
+Workers never run the caller's script. multiprocessing starts a forkserver or spawned worker
+by running the parent's ``__main__`` again (as ``__mp_main__``), which is why Python asks for an
+``if __name__ == "__main__":`` guard around code that starts processes: a plain script that
+calls :func:`irqlab.sweep` at its top level would start a sweep inside every worker. A worker
+needs only irqlab, and every task is irqlab's own function and plain data, so while it starts
+workers a pool names the main module ``__main__`` (:func:`_workers_skip_main`), a name
+multiprocessing's children never import: a user's script works as written, guard or no guard.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.machinery
 import itertools
 import logging
 import multiprocessing
@@ -122,6 +131,40 @@ def _watch_parent(lifeline: Any, parent: int, inherited: int) -> None:
     threading.Thread(target=watch, name="irqlab-watch-parent", daemon=True).start()
 
 
+_skip_main_lock = threading.Lock()
+_skip_main_depth = 0
+_skip_main_saved: Any = None
+
+
+@contextlib.contextmanager
+def _workers_skip_main() -> Iterator[None]:
+    """Processes started meanwhile do not run this process's main module.
+
+    A child started by spawn or a forkserver prepares itself from the parent's main module: by
+    its module name (``python -m NAME``: runs NAME) or else by its file (``python FILE``: runs
+    FILE), and runs nothing when the name is ``__main__`` itself. The main module's spec says
+    ``__main__`` meanwhile, and is put back when the last of those that overlap ends.
+    """
+    global _skip_main_depth, _skip_main_saved
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    with _skip_main_lock:
+        if _skip_main_depth == 0:
+            _skip_main_saved = getattr(main, "__spec__", None)
+            main.__spec__ = importlib.machinery.ModuleSpec("__main__", None)
+        _skip_main_depth += 1
+    try:
+        yield
+    finally:
+        with _skip_main_lock:
+            _skip_main_depth -= 1
+            if _skip_main_depth == 0:
+                main.__spec__ = _skip_main_saved
+                _skip_main_saved = None
+
+
 @contextlib.contextmanager
 def _ctrl_c_ignored() -> Iterator[None]:
     """Ignores SIGINT meanwhile (in the main thread; elsewhere Python cannot)."""
@@ -168,7 +211,9 @@ class ProcessExecutor(Executor):
         try:
             while True:
                 for task in itertools.islice(source, window - len(pending)):
-                    pending[self._pool.submit(fn, task)] = task
+                    # a submit starts a worker when none is idle (the forkserver too, first)
+                    with _workers_skip_main():
+                        pending[self._pool.submit(fn, task)] = task
                 if not pending:
                     return
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -262,6 +307,8 @@ class DaskExecutor(Executor):
         self._where = f"the Dask scheduler at {scheduler}" if scheduler else "the Dask cluster"
         self._threads = (0.0, 0)  # (when counted, how many)
         self._levels: dict[str, int] = {}
+        # A local cluster's nannies start (and restart) worker processes as long as it runs.
+        self._skip_main = contextlib.ExitStack()
         # Dask logs with tracebacks what the sweep reports itself, in one line: the client a
         # lost scheduler while it tries to reconnect, a local worker whose scheduler closed
         # first (at the end, or at Ctrl-C) its failed heartbeat.
@@ -272,6 +319,7 @@ class DaskExecutor(Executor):
             else:
                 # Its worker processes start ignoring Ctrl-C (they inherit that), as a pool's
                 # do, and share this terminal.
+                self._skip_main.enter_context(_workers_skip_main())
                 with _ctrl_c_ignored():
                     self._cluster = LocalCluster(
                         n_workers=workers or default_workers(),
@@ -284,6 +332,7 @@ class DaskExecutor(Executor):
                 self._client.register_plugin(_quiet_workers_plugin())
         except BaseException:
             _restore(self._levels)
+            self._skip_main.close()
             raise
 
     def _window(self) -> int:
@@ -341,6 +390,7 @@ class DaskExecutor(Executor):
         if self._cluster is not None:
             with contextlib.suppress(Exception):
                 self._cluster.close(timeout=10)
+        self._skip_main.close()
         _restore(self._levels)
 
 

@@ -58,7 +58,7 @@ import pandas as pd
 
 from irqlab import __version__, _irqlab
 from irqlab import journal as journal_module
-from irqlab.errors import ConfigError, IrqlabError
+from irqlab.errors import ConfigError, IrqlabError, option
 from irqlab.executors import Executor, WorkersLost, make_executor
 from irqlab.executors import check as check_executor
 from irqlab.journal import Journal, JournalRecovered, open_journal
@@ -800,7 +800,8 @@ def _claim(out: Path, journal: Journal, spec: SweepSpec) -> None:
     if stored is not None and stored != current:
         raise ConfigError(
             f"{out} holds the results of another sweep ({_difference(stored, current)}); "
-            "use another --out, or --fresh to discard them",
+            f"use another {option('--out', 'out=')}, or {option('--fresh', 'resume=False')} "
+            "to discard them",
             None,
         )
     journal.set_definition(current)

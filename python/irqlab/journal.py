@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from irqlab.errors import IrqlabError
+from irqlab.errors import IrqlabError, option
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -76,7 +76,7 @@ def _problem(path: Path, e: sqlite3.Error) -> IrqlabError:
     if "locked" in text or "busy" in text:
         return IrqlabError(
             f"{path}: in use by another process (another sweep writing to this folder?); "
-            "wait for it to finish, or use another --out"
+            f"wait for it to finish, or use another {option('--out', 'out=')}"
         )
     if "full" in text:
         return IrqlabError(
@@ -117,14 +117,16 @@ class Journal:
                 if found != columns:
                     raise IrqlabError(
                         f"{path}: not a sweep's journal (its table {table} has the columns "
-                        f"{', '.join(found)}); use another --out, or --fresh to replace it"
+                        f"{', '.join(found)}); use another {option('--out', 'out=')}, or "
+                        f"{option('--fresh', 'resume=False')} to replace it"
                     )
         except sqlite3.DatabaseError as e:
             self._db.close()
             if "not a database" in str(e) or "encrypted" in str(e):
                 raise IrqlabError(
-                    f"{path}: damaged beyond repair (not an SQLite database); run with --fresh "
-                    "to discard it and start the sweep over, or use another --out"
+                    f"{path}: damaged beyond repair (not an SQLite database); run with "
+                    f"{option('--fresh', 'resume=False')} to discard it and start the sweep "
+                    f"over, or use another {option('--out', 'out=')}"
                 ) from None
             if isinstance(e, sqlite3.OperationalError) and "malformed" not in str(e):
                 raise _problem(path or Path(":memory:"), e) from None
@@ -293,8 +295,8 @@ def _salvage(path: Path) -> tuple[int, int]:
     except sqlite3.Error as e:
         remove(fresh)
         raise IrqlabError(
-            f"{path}: damaged, and nothing could be recovered from it ({e}); run with --fresh "
-            "to discard it and start the sweep over"
+            f"{path}: damaged, and nothing could be recovered from it ({e}); run with "
+            f"{option('--fresh', 'resume=False')} to discard it and start the sweep over"
         ) from None
     for old in _files(path):
         if old.exists():

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irqlab.errors import ConfigError
+from irqlab.errors import ConfigError, option
 
 #: The objective by default.
 DEFAULT_OBJECTIVE = "cpu.busy"
@@ -72,16 +72,20 @@ class Slo:
         m = _SLO.match(text)
         if not m:
             raise ConfigError(
-                f"--slo {text!r}: expected 'METRIC <= VALUE' (or <, >=, >), "
+                f"{option('--slo', 'slos:')} {text!r}: expected 'METRIC <= VALUE' (or <, >=, >), "
                 "e.g. 'latency_us.p99 <= 50'",
                 "slo",
             )
         try:
             bound = float(m.group(3))
         except ValueError:
-            raise ConfigError(f"--slo {text!r}: {m.group(3)!r} is not a number", "slo") from None
+            raise ConfigError(
+                f"{option('--slo', 'slos:')} {text!r}: {m.group(3)!r} is not a number", "slo"
+            ) from None
         if not math.isfinite(bound):
-            raise ConfigError(f"--slo {text!r}: the bound must be finite", "slo")
+            raise ConfigError(
+                f"{option('--slo', 'slos:')} {text!r}: the bound must be finite", "slo"
+            )
         return cls(m.group(1), m.group(2), bound)
 
     @property
@@ -95,6 +99,11 @@ class Slo:
 
     def __str__(self) -> str:
         return f"{self.metric} {self.op} {self.bound:g}"
+
+
+def _knob() -> str:
+    """How the caller names a knob: ``--knob`` on the command line, ``knobs:`` in Python."""
+    return option("--knob", "knobs:")
 
 
 def _scalar(text: str) -> Any:
@@ -115,9 +124,9 @@ def parse_range(key: str, text: str) -> list[Any]:
         step = _scalar(m.group(3)) if m.group(3) else None
         nums = (lo, hi) if step is None else (lo, hi, step)
         if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in nums):
-            raise ConfigError(f"--knob {key}={text}: a range needs numbers, a..b[:step]", key)
+            raise ConfigError(f"{_knob()} {key}={text}: a range needs numbers, a..b[:step]", key)
         if hi < lo:
-            raise ConfigError(f"--knob {key}={text}: the range runs backwards", key)
+            raise ConfigError(f"{_knob()} {key}={text}: the range runs backwards", key)
         whole = all(isinstance(x, int) for x in nums)
         if step is None:
             if whole and hi - lo <= 8:
@@ -125,14 +134,14 @@ def parse_range(key: str, text: str) -> list[Any]:
             values = [lo + (hi - lo) * i / 8 for i in range(9)]
             return sorted({round(v) for v in values}) if whole else values
         if step <= 0:
-            raise ConfigError(f"--knob {key}={text}: the step must be positive", key)
+            raise ConfigError(f"{_knob()} {key}={text}: the step must be positive", key)
         n = math.floor((hi - lo) / step + 1e-9) + 1
         if n > MAX_CANDIDATES:
-            raise ConfigError(f"--knob {key}={text}: {n} values (at most {MAX_CANDIDATES})", key)
+            raise ConfigError(f"{_knob()} {key}={text}: {n} values (at most {MAX_CANDIDATES})", key)
         return [lo + i * step for i in range(n)]
     values = [_scalar(v) for v in text.split(",") if v.strip()]
     if not values:
-        raise ConfigError(f"--knob {key}=: give values, a..b[:step] or v1,v2,...", key)
+        raise ConfigError(f"{_knob()} {key}=: give values, a..b[:step] or v1,v2,...", key)
     return values
 
 
@@ -140,7 +149,9 @@ def parse_knob(text: str) -> tuple[str, list[Any]]:
     """``KEY=RANGE``."""
     key, sep, rng = text.partition("=")
     if not sep or not key.strip():
-        raise ConfigError(f"--knob {text!r}: expected KEY=RANGE, e.g. nic.itr_us=0..100:4", "knob")
+        raise ConfigError(
+            f"{_knob()} {text!r}: expected KEY=RANGE, e.g. nic.itr_us=0..100:4", "knob"
+        )
     return key.strip(), parse_range(key.strip(), rng)
 
 
@@ -157,7 +168,7 @@ def default_candidates(params: Mapping[str, Any]) -> list[dict[str, Any]]:
     else:
         raise ConfigError(
             f"scheme = {scheme!r} has no operator settings to tune by default (they are "
-            "napi, irq, coalesce-count and coalesce-time); give --knob KEY=RANGE",
+            f"napi, irq, coalesce-count and coalesce-time); give {_knob()} KEY=RANGE",
             "scheme",
         )
     defer = [
@@ -173,7 +184,7 @@ def knob_candidates(knobs: Sequence[tuple[str, list[Any]]]) -> list[dict[str, An
     seen: set[str] = set()
     for key, _ in knobs:
         if key in seen:
-            raise ConfigError(f"--knob {key}: given twice", key)
+            raise ConfigError(f"{_knob()} {key}: given twice", key)
         seen.add(key)
     n = math.prod(len(v) for _, v in knobs)
     if n > MAX_CANDIDATES:
@@ -371,7 +382,9 @@ class _Journal:
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise ConfigError(f"--out {out}: cannot create it ({e.strerror})", "out") from None
+            raise ConfigError(
+                f"{option('--out', 'out=')} {out}: cannot create it ({e.strerror})", "out"
+            ) from None
         spec = out / "tune.json"
         digest = _definition_hash(definition)
         if fresh:
@@ -382,12 +395,15 @@ class _Journal:
                 old = json.loads(spec.read_text(encoding="utf-8"))
             except (OSError, ValueError, UnicodeDecodeError):
                 raise ConfigError(
-                    f"{spec}: damaged; run again with --fresh to start over", "out"
+                    f"{spec}: damaged; run again with {option('--fresh', 'fresh=True')} to start "
+                    "over",
+                    "out",
                 ) from None
             if old.get("hash") != digest:
                 raise ConfigError(
                     f"{out} holds a different tune (other scenario, SLOs, knobs, loads or "
-                    "seed): choose another --out, or --fresh to replace it",
+                    f"seed): choose another {option('--out', 'out=')}, or "
+                    f"{option('--fresh', 'fresh=True')} to replace it",
                     "out",
                 )
         try:
@@ -396,7 +412,9 @@ class _Journal:
                 encoding="utf-8",
             )
         except OSError as e:
-            raise ConfigError(f"--out {out}: cannot write ({e.strerror})", "out") from None
+            raise ConfigError(
+                f"{option('--out', 'out=')} {out}: cannot write ({e.strerror})", "out"
+            ) from None
         if self.path.exists():
             for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
                 try:
@@ -458,7 +476,11 @@ def tune(
     from irqlab.tasks import run_replication
 
     if not slos:
-        raise ConfigError("give at least one SLO, e.g. --slo 'latency_us.p99 <= 50'", "slo")
+        raise ConfigError(
+            f"give at least one SLO, e.g. {option('--slo', 'slos=[')}'latency_us.p99 <= 50'"
+            f"{option('', ']')}",
+            "slo",
+        )
     slo_list = [s if isinstance(s, Slo) else Slo.parse(s) for s in slos]
     if not 0.5 <= confidence < 1:
         raise ConfigError(f"confidence = {confidence}: must be in [0.5, 1)", "confidence")
@@ -758,15 +780,19 @@ def write_outputs(result: TuneResult, base: Mapping[str, Any], out: Path) -> Non
             encoding="utf-8",
         )
     except OSError as e:
-        raise ConfigError(f"--out {out}: cannot write ({e.strerror})", "out") from None
+        raise ConfigError(
+            f"{option('--out', 'out=')} {out}: cannot write ({e.strerror})", "out"
+        ) from None
 
 
 def summary_text(result: TuneResult) -> str:
     """The recommendation as Markdown: the commands, the margins, the runners-up."""
+    from irqlab.report import count
+
     lines = ["# irqlab tune", ""]
     lines.append(f"SLOs: {', '.join(str(s) for s in result.slos)}; minimise {result.objective}; ")
     lines.append(
-        f"loads (pps): {', '.join(f'{x:,.0f}' for x in result.loads)}; {result.runs} runs."
+        f"loads (pps): {', '.join(f'{x:,.0f}' for x in result.loads)}; {count(result.runs, 'run')}."
     )
     lines.append("")
     t = result.table
