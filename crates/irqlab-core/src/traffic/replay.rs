@@ -172,19 +172,26 @@ impl Scan {
             udp: 0,
             gaps: Vec::new(),
         };
+        // the latest timestamp so far, and its offset
+        let mut latest = i128::MIN;
         let mut prev = 0u64;
         let mut rec = Record::default();
         while r.read_into(&mut rec)? {
             if s.packets == 0 {
                 s.first_ps = rec.ts_ps;
             }
-            let rel = offset(rec.ts_ps, s.first_ps);
-            if rel < prev {
+            // timestamps, not offsets, are compared: an offset is clamped at 0, and a packet
+            // before the first would pass for one at its time
+            if rec.ts_ps < latest {
                 s.reordered += 1;
-            } else if s.packets > 0 {
-                s.note_gap(rel - prev, s.packets);
+            } else {
+                latest = rec.ts_ps;
+                let rel = offset(latest, s.first_ps);
+                if s.packets > 0 {
+                    s.note_gap(rel - prev, s.packets);
+                }
+                prev = rel;
             }
-            prev = prev.max(rel);
             s.packets += 1;
             s.frame_bytes += u64::from(rec.frame_bytes);
             let i = rec.frame_bytes as usize;
@@ -373,7 +380,9 @@ pub struct Replay {
     end_ps: u64,
     reader: Option<Reader>,
     pass: u64,
-    /// The latest offset replayed in this pass, ps.
+    /// The latest timestamp read in this pass (`i128::MIN` before its first packet), and its
+    /// offset, ps: the time a packet whose timestamp goes back is replayed at.
+    latest_ps: i128,
     prev: u64,
     /// The packet read last (reused: reading moves nothing).
     rec: Record,
@@ -399,6 +408,7 @@ impl Replay {
             end_ps: end.ps(),
             reader: None,
             pass: 0,
+            latest_ps: i128::MIN,
             prev: 0,
             rec: Record::default(),
             done: false,
@@ -429,6 +439,7 @@ impl Replay {
                 None => match Reader::open(&self.cfg.path) {
                     Ok(r) => {
                         self.status.passes += 1;
+                        self.latest_ps = i128::MIN;
                         self.prev = 0;
                         self.reader.insert(r)
                     }
@@ -446,11 +457,13 @@ impl Replay {
                         self.stop("traffic.pcap changed since the scenario was built".into());
                         return None;
                     };
-                    let rel = offset(rec.ts_ps, scan.first_ps);
-                    if rel < self.prev {
+                    // as the scan counts them (timestamps, not clamped offsets)
+                    if rec.ts_ps < self.latest_ps {
                         self.status.reordered += 1;
+                    } else {
+                        self.latest_ps = rec.ts_ps;
+                        self.prev = offset(rec.ts_ps, scan.first_ps);
                     }
-                    self.prev = self.prev.max(rel);
                     let t = self.cfg.time_ps(self.prev, self.pass);
                     if t >= self.end_ps {
                         self.done = true;
@@ -565,6 +578,33 @@ mod tests {
         let (got, rep) = arrivals(&cfg, u64::MAX / 4);
         let times: Vec<u64> = got.iter().map(|a| a.0).collect();
         assert_eq!(times, [0, 1_000_007_000_000, 1_000_007_000_000]);
+        assert_eq!(rep.reordered, 1);
+    }
+
+    #[test]
+    fn timestamps_before_the_first_packets_replay_at_the_previous_time_and_are_counted() {
+        // 1 s, then 2 µs before it, then at the first packet's time, then 2 µs after it: the
+        // second goes back (counted, replayed at 0 as the first), the third is at the previous
+        // packet's time (not counted), the fourth moves on
+        let pk = at_ns(&[1_000_000_000, 999_998_000, 1_000_000_000, 1_000_002_000]);
+        let path = file("before-first.pcap", &pcap(&pk, false, false, 1));
+        let cfg = config(&path, 1.0, 2);
+        assert_eq!(cfg.scan.reordered, 1);
+        assert_eq!(cfg.scan.span_ps, 2_000_000);
+        // two passes: each starts afresh, and counts its own packet going back
+        let p = cfg.scan.period_ps();
+        assert_eq!(p, 2_666_667);
+        let (got, rep) = arrivals(&cfg, u64::MAX / 4);
+        let times: Vec<u64> = got.iter().map(|a| a.0).collect();
+        assert_eq!(times, [0, 0, 0, 2_000_000, p, p, p, p + 2_000_000]);
+        assert_eq!(rep.reordered, 2);
+        // one nanosecond (a unit of a nanosecond capture) before the first
+        let pk = at_ns(&[5, 4, 6]);
+        let path = file("one-unit-before.pcap", &pcap(&pk, true, false, 1));
+        let cfg = config(&path, 1.0, 1);
+        assert_eq!(cfg.scan.reordered, 1);
+        let (got, rep) = arrivals(&cfg, u64::MAX / 4);
+        assert_eq!(got.iter().map(|a| a.0).collect::<Vec<_>>(), [0, 0, 1_000]);
         assert_eq!(rep.reordered, 1);
     }
 
