@@ -413,6 +413,35 @@ def test_ctrl_c_stops_a_sweep_cleanly_and_keeps_its_runs(tmp_path, load, executo
     pd.testing.assert_frame_equal(runs, clean_table(f, tmp_path / "clean"), check_exact=True)
 
 
+@linux_only
+@pytest.mark.parametrize("command", ["sweep", "reproduce"])
+def test_sigterm_stops_a_sweep_as_ctrl_c_does(tmp_path, command):
+    """``kill PID`` (SIGTERM, to the main process only): the workers are released, the
+    finished runs kept, one line and status 143; no leaked semaphore is left to the resource
+    tracker (it used to warn of five)."""
+    folder = tmp_path / "r"
+    if command == "sweep":
+        args = ("sweep", write(tmp_path, BUSY), "--out", folder, "--workers", "2")
+    else:
+        args = ("reproduce", "salah2007", "--out", folder, "--workers", "2")
+    proc = start(*args, "--no-progress")
+    try:
+        journals = lambda: sorted(folder.rglob("journal.sqlite"))  # noqa: E731
+        deadline = time.monotonic() + 120
+        while not (journals() and journal_rows(journals()[0]) >= 1):
+            assert proc.poll() is None and time.monotonic() < deadline, "no run finished"
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        left = gone(proc.pid)
+    finally:
+        end_group(proc)
+    assert proc.returncode == 143, err.decode()
+    assert "leaked" not in err.decode() and "Traceback" not in err.decode(), err.decode()
+    assert "irqlab: terminated" in err.decode()
+    assert not left, f"left behind: {left}"
+
+
 # --- 6. damaged results folders; another sweep in the same folder ----------------------------
 
 

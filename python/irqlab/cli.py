@@ -12,10 +12,12 @@ import functools
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,6 +29,7 @@ from irqlab.errors import (
     InternalError,
     IrqlabError,
     IrqlabWarning,
+    Terminated,
     command_line,
 )
 
@@ -65,6 +68,36 @@ def one_line(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
+@contextlib.contextmanager
+def _sigterm_stops() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` meanwhile, so that a command stops as at Ctrl-C (its
+    workers released, its finished runs kept) rather than vanishing and leaving its pool's
+    semaphores to the resource tracker. Only where SIGTERM has its default action, in the main
+    thread."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL
+    ):
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise Terminated(signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stopped_by(e: KeyboardInterrupt) -> tuple[str, int]:
+    """What stopped a command, in a word, and its exit status (128 + the signal's number)."""
+    if isinstance(e, Terminated):
+        return "terminated", 128 + e.signum
+    return "interrupted", EXIT_INTERRUPTED
+
+
 def user_errors(f: F) -> F:
     """Turns irqlab's errors into one line on stderr and an exit status, and its warnings into
     one line each."""
@@ -82,7 +115,7 @@ def user_errors(f: F) -> F:
                 click.echo(line, err=True)
 
         try:
-            with warnings.catch_warnings(), command_line():  # errors name --flags
+            with warnings.catch_warnings(), command_line(), _sigterm_stops():
                 warnings.simplefilter("default", IrqlabWarning)  # each once, never an error
                 warnings.showwarning = show
                 return f(*args, **kwargs)
@@ -101,9 +134,10 @@ def user_errors(f: F) -> F:
             where = f"{one_line(str(e.filename))}: " if e.filename else ""
             click.echo(f"irqlab: error: {where}{one_line(e.strerror or str(e))}", err=True)
             sys.exit(EXIT_USER_ERROR)
-        except KeyboardInterrupt:
-            click.echo("irqlab: interrupted", err=True)
-            sys.exit(130)
+        except KeyboardInterrupt as e:
+            word, status = _stopped_by(e)
+            click.echo(f"irqlab: {word}", err=True)
+            sys.exit(status)
         except Exception as e:
             _exit_if_policy_raised(e)
             raise
@@ -482,13 +516,14 @@ def sweep(
                 resume=resume,
                 progress=console.is_terminal if progress is None else progress,
             )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        word, status = _stopped_by(e)
         click.echo(
-            f"irqlab: interrupted; the finished runs are kept in {target}: "
+            f"irqlab: {word}; the finished runs are kept in {target}: "
             "the same command resumes the sweep",
             err=True,
         )
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(status)
     except WorkersLost as e:
         click.echo(f"irqlab: error: {e}", err=True)
         sys.exit(EXIT_STOPPED)

@@ -41,6 +41,15 @@ class ConfigError(IrqlabError, ValueError):
         self.key = key
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a batch system's time limit) stops a command as Ctrl-C does: runs in
+    progress are stopped, finished ones kept, workers released."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 class InternalError(IrqlabError, RuntimeError):
     """A bug in irqlab (the core failed); the message asks for a report."""
 
