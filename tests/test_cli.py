@@ -309,6 +309,12 @@ TOPOLOGY = [
 ]  # fmt: skip
 
 
+def wide(*args: str):
+    """The command on a terminal wide enough for the keys' table (160 columns); at 80 they
+    are a list (test_piped_output)."""
+    return CliRunner(env={"COLUMNS": "160"}).invoke(main, list(args), catch_exceptions=False)
+
+
 def _row(output: str, key: str) -> str:
     """The first line of the keys table that starts with ``key``."""
     for line in output.splitlines():
@@ -319,7 +325,7 @@ def _row(output: str, key: str) -> str:
 
 
 def test_keys_lists_plain_keys_then_each_table_field_by_field():
-    r = invoke("keys")
+    r = wide("keys")
     assert r.exit_code == 0, r.output
     out = r.output
     # plain keys first, then [[traffic.classes]] and [[app]] with their fields
@@ -336,7 +342,7 @@ def test_keys_lists_plain_keys_then_each_table_field_by_field():
 
 @pytest.mark.parametrize("prefix", ["app", "app.0", "app.N"])
 def test_keys_of_one_table(prefix):
-    r = invoke("keys", prefix)
+    r = wide("keys", prefix)
     assert r.exit_code == 0, r.output
     keys = [line.split("│")[1].strip() for line in r.output.splitlines() if line.startswith("│")]
     keys = [k for k in keys if k]
@@ -401,6 +407,20 @@ def test_run_of_a_one_core_host_has_no_topology_tables(tmp_path):
         assert word not in text, word
 
 
+def test_headers_count_one_in_the_singular(tmp_path):
+    r = invoke("run", str(EXAMPLE), *SHORT, "--set", "host.cores=2")
+    assert r.exit_code == 0, r.output
+    assert ", 2 cores, 1 queue\n" in r.output or ", 2 cores, 1 queue " in r.output, r.output
+    assert "1 queues" not in r.output
+    f = tmp_path / "s.toml"
+    f.write_text(
+        '[sweep]\nreplications = 1\n[base]\nrun.duration_ms = 2\n[axes]\nscheme = ["irq"]\n'
+    )
+    r = invoke("sweep", str(f), "--out", str(tmp_path / "o"), "--executor", "inline")
+    assert r.exit_code == 0, r.output
+    assert "sweep: 1 point × 1 replication →" in r.output, r.output
+
+
 def test_sweep_over_a_boolean_and_a_list_prints_them_readably(tmp_path):
     f = tmp_path / "s.toml"
     f.write_text(
@@ -411,7 +431,8 @@ def test_sweep_over_a_boolean_and_a_list_prints_them_readably(tmp_path):
     )
     r = invoke("sweep", str(f), "--out", str(tmp_path / "o"), "--executor", "inline")
     assert r.exit_code == 0, r.output
-    rows = [line for line in r.output.splitlines() if line.startswith("│")]
+    first = r.output.split("└", 1)[0]  # at 80 columns the table is split, the axes in each part
+    rows = [line for line in first.splitlines() if line.startswith("│")]
     rows = [line for line in rows if line.split("│")[1].strip()]  # not a wrapped cell's rest
     assert len(rows) == 4
     assert rows[0].split("│")[1].strip() == "false" and "[0, 1]" in rows[0]

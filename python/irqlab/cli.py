@@ -372,6 +372,7 @@ def keys(prefix: str) -> None:
     """
     from rich.markup import escape
 
+    from irqlab.layout import fit, min_width
     from irqlab.report import template
     from irqlab.scenario import schema, tables
 
@@ -399,7 +400,38 @@ def keys(prefix: str) -> None:
             t.add_section()
         else:
             t.add_row(*(escape(cell) for cell in row))
-    Console().print(t)
+    console = Console()
+    if min_width(t, console) <= console.width:
+        console.print(fit(t, prose=("allowed", "meaning")))
+    else:  # too narrow for the table without cutting a bound (a pipe: 80 columns)
+        click.echo(_key_list(rows, console.width), nl=False)
+
+
+def _key_list(rows: list[tuple[str, ...] | None], width: int) -> str:
+    """The keys as a list, for an output too narrow for their table: ``key = default``, then
+    the allowed values and the meaning indented beneath (a section's heading: ``[[app]]``,
+    how many entries it takes and what they are)."""
+    import textwrap
+
+    out: list[str] = []
+    for row in rows:
+        if row is None:
+            out.append("")
+            continue
+        key, default, allowed, doc = row
+        out.append(f"{key}  ({allowed})" if key.startswith("[[") else f"{key} = {default}")
+        for line in [doc] if key.startswith("[[") else [allowed, doc]:
+            out.append(
+                textwrap.fill(
+                    line,
+                    max(width, 40),
+                    initial_indent="    ",
+                    subsequent_indent="    ",
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                )
+            )
+    return "\n".join(out) + "\n"
 
 
 @main.command()
@@ -494,16 +526,15 @@ def sweep(
     """
     from irqlab.executors import WorkersLost
     from irqlab.experiments import execute, parse_sweep, summary_table
+    from irqlab.report import count
 
     spec = parse_sweep(sweep_file, parse_sets(sets))
     spec.override(replications=replications, seed=seed, warmup=warmup)
     spec.check_size()
     target = Path(os.path.normpath(out or spec.out or Path("results") / sweep_file.stem))
     console = Console(stderr=True)
-    console.print(
-        f"sweep: {spec.count()} points × {spec.replications} replications → {target}",
-        highlight=False,
-    )
+    points, reps = count(spec.count(), "point"), count(spec.replications, "replication")
+    console.print(f"sweep: {points} × {reps} → {target}", highlight=False)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
@@ -576,6 +607,8 @@ SUMMARY_COLUMNS = (
 
 def _print_summary(summary: Any, axes: list[str], limit: int = 40) -> None:
     """The sweep's points as a table: axes, n, and key metrics as mean ±95% half-width."""
+    from irqlab.layout import fit
+
     t = Table(show_header=True, header_style="bold", caption="mean ±95% confidence half-width")
     for a in axes:
         t.add_column(a, justify="right")
@@ -589,7 +622,7 @@ def _print_summary(summary: Any, axes: list[str], limit: int = 40) -> None:
             ci = row[f"{m}.ci95"]
             cells.append(_si(row[m]) + ("" if ci != ci else f" ±{_si(ci, 2)}"))
         t.add_row(*cells)
-    Console().print(t)
+    Console().print(fit(t, keep=len(axes)))
     if len(summary) > limit:
         click.echo(f"… and {len(summary) - limit} more points in summary.csv")
 
@@ -841,6 +874,7 @@ def analytic(
       irqlab analytic poll --set poll.quota=4 --format csv > poll.csv
     """
     from irqlab.analytic import SCHEMES_WITH_MODEL, curve
+    from irqlab.layout import fit
     from irqlab.scenario import resolve
 
     if scheme not in SCHEMES_WITH_MODEL:
@@ -875,7 +909,7 @@ def analytic(
             f"{row.loss_ratio:.2e}",
             f"{row.rho:.3f}",
         )
-    Console().print(table)
+    Console().print(fit(table))
 
 
 @main.command()
@@ -1147,6 +1181,7 @@ def probe(iface: str | None, out: Path | None, force: bool, interval: str, root:
       irqlab probe > host.toml             # the default route's interface, to stdout
       irqlab probe ens4 --root recorded/   # a host recorded elsewhere (docs/probe.md)
     """
+    from irqlab.layout import fit
     from irqlab.probe import parse_interval, summary, write
     from irqlab.probe import probe as run_probe
 
@@ -1169,7 +1204,7 @@ def probe(iface: str | None, out: Path | None, force: bool, interval: str, root:
     else:
         write(result, out, force=force)
     for table in summary(result):
-        console.print(table)
+        console.print(fit(table, prose=("source",)))
     for note in result.notes:
         click.echo(f"note: {note}", err=out is None)
     if out is not None:

@@ -803,6 +803,8 @@ def _cpu_figure(report: Mapping[str, Any]) -> Plot:
 
 
 def _sweep_page(path: Path, title: str | None) -> Page:
+    from irqlab.report import count
+
     spec = _read_json(path / "sweep.json")
     if not isinstance(spec, Mapping) or not {"base", "axes", "replications"} <= set(spec):
         raise ConfigError(f"{path / 'sweep.json'}: not a sweep definition (damaged?)", None)
@@ -817,10 +819,12 @@ def _sweep_page(path: Path, title: str | None) -> Page:
             raise ConfigError(f"{summary_path}: no column {key!r} (damaged?)", None)
     metrics = [m for m in SWEEP_METRICS if m in summary.columns]
     reps = sorted({int(n) for n in summary["n"]})
-    n_text = str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"
+    n_text = (
+        count(reps[0], "replication") if len(reps) == 1 else f"{reps[0]}–{reps[-1]} replications"
+    )
     lede = [
-        f"{len(summary)} points × {n_text} replications ({len(runs)} runs); axes: "
-        + "; ".join(f"{k} ({len(v)} values)" for k, v in spec["axes"].items())
+        f"{count(len(summary), 'point')} × {n_text} ({count(len(runs), 'run')}); axes: "
+        + "; ".join(f"{k} ({count(len(v), 'value')})" for k, v in spec["axes"].items())
         + ".",
         "Each number is the mean over the replications ± the half-width of its 95% "
         "Student-t confidence interval (n − 1 degrees of freedom); the figures draw the same "
@@ -1070,6 +1074,7 @@ def _sweep_toml(spec: Mapping[str, Any]) -> str:
 
 
 def _tune_page(path: Path, title: str | None) -> Page:
+    from irqlab.report import count
     from irqlab.tuning import Slo, TuneResult, closest, label
 
     definition = _read_json(path / "tune.json")
@@ -1087,15 +1092,17 @@ def _tune_page(path: Path, title: str | None) -> Page:
         if col not in table.columns:
             raise ConfigError(f"{path / 'candidates.csv'}: no column {col!r} (damaged?)", None)
     counts = table["status"].value_counts().to_dict()
+    runs = rec.get("runs")
     loads = definition["loads"]
     lede = [
         f"SLOs: {'; '.join(str(s) for s in slos)} — each at every load "
         f"({', '.join(number(x) for x in loads)} packets/s), decided at "
         f"{definition['confidence']:g} confidence (Bonferroni over SLOs and loads). "
         f"Objective: the least {objective} (mean over the loads).",
-        f"{len(table)} candidates, "
+        f"{count(len(table), 'candidate')}, "
         + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-        + f"; {rec.get('runs', '?')} runs, {definition['replications'][0]}–"
+        + f"; {count(runs, 'run') if isinstance(runs, int) else '? runs'}, "
+        f"{definition['replications'][0]}–"
         f"{definition['replications'][1]} replications per candidate and load.",
     ]
 

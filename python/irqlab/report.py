@@ -21,6 +21,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from irqlab.layout import fit
+
 #: The lists of entries in a report, and the fields that name an entry rather than measure
 #: it: they are carried into tables as they are and never averaged.
 ENTRY_LABELS: dict[str, tuple[str, ...]] = {
@@ -97,6 +99,12 @@ def flatten_report(report: Mapping[str, Any], prefix: str = "") -> dict[str, Any
     return out
 
 
+def count(n: int, noun: str) -> str:
+    """``n`` and its noun, singular for one: ``count(1, "queue")`` → ``"1 queue"``,
+    ``count(4, "queue")`` → ``"4 queues"``."""
+    return f"{n:,} {noun if n == 1 else noun + 's'}"
+
+
 def _num(x: Any, digits: int = 3) -> str:
     if x is None:
         return "—"
@@ -150,7 +158,7 @@ def render_table(report: Mapping[str, Any], scenario: Mapping[str, Any] | None =
             f" {r['measured_s'] * 1e3:g} ms measured"
         )
         if cores > 1 or queues > 1:
-            title += f", {cores} cores, {queues} queues"
+            title += f", {count(cores, 'core')}, {count(queues, 'queue')}"
     t = Table(title=title, show_header=True, header_style="bold")
     t.add_column("group")
     t.add_column("metric")
@@ -232,7 +240,7 @@ def render_per_core(report: Mapping[str, Any]) -> Table | None:
     t = Table(title="per core", show_header=True, header_style="bold")
     headers = ["core", "vectors", "kpps", "p99 µs", *(f"{n} %" for n in shares), "IRQ k/s"]
     for i, h in enumerate(headers):
-        t.add_column(h, justify="left" if i < 2 else "right", no_wrap=True)
+        t.add_column(h, justify="left" if i < 2 else "right")
     for c in per_core:
         t.add_row(
             str(c["core"]),
@@ -261,7 +269,7 @@ def render_per_class(report: Mapping[str, Any]) -> Table | None:
     if apps:
         headers += ["app p99 µs", "goodput"]
     for i, h in enumerate(headers):
-        t.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
+        t.add_column(h, justify="left" if i == 0 else "right")
     for c in per_class:
         cells = [
             str(c["class"]),
@@ -288,7 +296,7 @@ def render(report: Mapping[str, Any], scenario: Mapping[str, Any] | None = None)
     parts = [render_table(report, scenario), render_per_core(report), render_per_class(report)]
     # what the result depends on beyond the sources (plain text: no markup)
     notes = [Text(f"note: {n}") for n in report.get("notes", ())]
-    return Group(*(p for p in parts if p is not None), *notes)
+    return Group(*(fit(p) for p in parts if p is not None), *notes)
 
 
 def print_table(

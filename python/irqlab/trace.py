@@ -122,6 +122,8 @@ def render(info: Mapping[str, Any]) -> Any:
     from rich.console import Group
     from rich.table import Table
 
+    from irqlab.layout import fit
+
     n = info["packets"]
     t = Table(title=f"irqlab trace-info — {info['path']}", show_header=False)
     t.add_column("what")
@@ -180,4 +182,4 @@ def render(info: Mapping[str, Any]) -> Any:
         for g in info["gaps"]:
             gaps.add_row(_seconds(g["gap_s"]), f"{g['packet']:,}")
         parts.append(gaps)
-    return Group(*parts)
+    return Group(*(fit(p) for p in parts))
