@@ -628,3 +628,19 @@ def test_plot_a_per_core_metric_from_the_command_line(tmp_path):
     assert [line.get_label() for line in fig.axes[0].get_lines()] == ["[1, 1]"]
     r = CliRunner().invoke(main, [*args, "--where", "nic.irq_affinity=[0,1]", "-o", str(png)])
     assert r.exit_code == 0, r.output
+
+
+def test_summarize_takes_a_results_folder_or_its_runs_file_and_names_what_it_takes(tmp_path):
+    runs = small_sweep(replications=2, out=tmp_path)
+    expected = irqlab.summarize(runs)
+    for given in (str(tmp_path), tmp_path, tmp_path / "runs.parquet"):
+        pd.testing.assert_frame_equal(irqlab.summarize(given), expected)
+    for wrong in (None, 3, {"point": [0]}):
+        with pytest.raises(irqlab.ConfigError, match=r"^runs: expected a sweep's runs table"):
+            irqlab.summarize(wrong)
+    with pytest.raises(irqlab.ConfigError, match=r"^runs: a summary already.*runs\.parquet"):
+        irqlab.summarize(expected)
+    with pytest.raises(irqlab.ConfigError, match=r"runs: not a sweep's runs table"):
+        irqlab.summarize(pd.DataFrame({"x": [1.0]}))
+    with pytest.raises(irqlab.ConfigError, match=r"elsewhere: no such file"):
+        irqlab.summarize(tmp_path / "elsewhere")

@@ -63,11 +63,34 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-def summarize(runs: pandas.DataFrame, confidence: float = 0.95) -> pandas.DataFrame:
+def summarize(runs: Any, confidence: float = 0.95) -> pandas.DataFrame:
     """Per point of a sweep's runs table: parameters, ``n``, and for each metric its mean,
-    ``.std``, ``.ci95`` (Student-t half-width) and ``.rel`` (half-width / mean)."""
-    from irqlab.experiments import summary_table
+    ``.std``, ``.ci95`` (Student-t half-width) and ``.rel`` (half-width / mean).
 
+    ``runs`` is the runs table (a DataFrame, as :func:`sweep` or ``load_results(path,
+    "runs")`` returns it), or the path of a sweep's folder or of its runs.parquet or .csv."""
+    import os
+
+    import pandas as pd
+
+    from irqlab.experiments import load_results, summary_table
+
+    if isinstance(runs, str | os.PathLike):
+        runs = load_results(runs, "runs")
+    elif not isinstance(runs, pd.DataFrame):
+        raise ConfigError(
+            "runs: expected a sweep's runs table (a pandas DataFrame) or the path of a sweep's "
+            f"folder or of its runs.parquet, got {type(runs).__name__}",
+            "runs",
+        )
+    if "point" not in runs.columns or ("n" in runs.columns and "replication" not in runs.columns):
+        what = "a summary already" if "point" in runs.columns else "not a sweep's runs table"
+        raise ConfigError(
+            f"runs: {what} (a runs table has a row per point and replication, with columns "
+            "'point' and 'replication'): give the sweep's folder, its runs.parquet or "
+            'load_results(path, "runs")',
+            "runs",
+        )
     return summary_table(runs, confidence)
 
 
