@@ -10,6 +10,11 @@ import ipaddress
 import json
 import math
 import random
+import re
+import shlex
+import subprocess
+import sys
+import zlib
 from decimal import Decimal
 from pathlib import Path
 
@@ -25,6 +30,8 @@ import irqlab
 from irqlab.cli import main
 from irqlab.trace import trace_info
 
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
 #: The first packet's timestamp: an ordinary date, in seconds.
 T0 = Decimal(1_700_000_000)
 #: Microsoft's RSS verification key, the key irqlab's NIC hashes with.
@@ -330,6 +337,11 @@ BAD = {
         lambda good: gzip.compress(good)[:-30],
         "the gzip stream is damaged or cut short",
     ),
+    # an original length whose frame (+ 4 bytes of FCS) is 2^32: not a 64-byte frame
+    "wrapping-length.pcap": (
+        lambda good: good[:36] + (0xFFFF_FFFC).to_bytes(4, "little") + good[40:],
+        "packet 1 is a 4294967296-byte frame, and irqlab's frames are at most 65535 bytes",
+    ),
 }
 
 
@@ -371,3 +383,79 @@ def test_a_missing_or_absent_capture_is_named(tmp_path):
         irqlab.run(scenario(tmp_path / "nothing.pcap"))
     with pytest.raises(irqlab.ConfigError, match="is a directory"):
         trace_info(tmp_path)
+
+
+def test_a_packet_stamped_before_the_first_replays_at_its_time_and_is_counted(tmp_path):
+    # the second packet 2 µs before the first, the fourth 1 µs before the third
+    packets = traffic(5)
+    packets[1][1].time = packets[0][0] - Decimal("0.000002")
+    packets[3][1].time = packets[2][0] - Decimal("0.000001")
+    path = write(tmp_path / "back.pcap", packets)
+    assert trace_info(path)["reordered"] == 2
+    report, trace = irqlab.run_traced(scenario(path))
+    # replayed at the previous packet's time: the first's, the third's
+    at = offsets_ps([packets[0], packets[2], packets[4]], Decimal("1e-6"))
+    assert trace["arrival_ps"] == [at[0], at[0], at[1], at[1], at[2]]
+    assert report["replay"]["reordered"] == 2
+    assert report["packets"]["offered"] == 5
+
+
+def readme_replay() -> tuple[str, str, list[list[str]]]:
+    """The README's replay example: the section's text, its ``replay.toml`` and its commands,
+    each split as a shell splits it."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Replaying a capture\n", 1)[1].split("\n## ", 1)[0]
+    toml = re.search(r"```toml\n(.*?)```", section, re.S)
+    sh = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert toml and sh, "the README's replay example"
+    commands = [shlex.split(line, comments=True) for line in sh.group(1).splitlines()]
+    return section, toml.group(1), [c for c in commands if c]
+
+
+def test_the_readmes_replay_example_runs_as_written_and_its_numbers_hold():
+    section, toml, commands = readme_replay()
+    assert toml == (EXAMPLES / "replay.toml").read_text(encoding="utf-8")
+    assert len(commands) == 3 and all(c[0] == "irqlab" for c in commands), commands
+    irqlab_exe = Path(sys.executable).with_name("irqlab")
+    command = [str(irqlab_exe)] if irqlab_exe.exists() else [sys.executable, "-m", "irqlab.cli"]
+    for c in commands:
+        p = subprocess.run(
+            [*command, *c[1:]], cwd=ROOT, capture_output=True, text=True, timeout=300
+        )
+        assert p.returncode == 0 and p.stderr == "", (c, p.stderr)
+        assert "3,000" in p.stdout if c[1] == "trace-info" else "pcap" in p.stdout, p.stdout
+    # the numbers the README gives: the capture's, and the replay's at ten times its speed
+    info = trace_info(EXAMPLES / "web.pcapng.gz")
+    kpps = round(info["rate_pps"] / 1000)
+    ms = round(info["duration_s"] * 1000)
+    assert f"{info['packets']:,} packets ({ms} ms, {kpps} kpps)" in section
+    assert f"{info['flows']} flows" in section
+    report = irqlab.run(EXAMPLES / "replay.toml")
+    assert report["replay"] == {"packets": 3000, "passes": 1, "reordered": 0, "error": None}
+    replayed = round(report["offered_pps"] / 1000)
+    assert f"{replayed} kpps: ten times the capture's {kpps} kpps" in section
+
+
+def test_the_example_capture_is_what_its_script_writes(tmp_path):
+    """``python examples/web_capture.py OUT`` writes the shipped capture again: the same
+    packets byte for byte, and the same gzip file where zlib is zlib itself (zlib-ng
+    compresses the same bytes differently)."""
+    out = tmp_path / "web.pcapng.gz"
+    p = subprocess.run(
+        [sys.executable, str(EXAMPLES / "web_capture.py"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stderr
+    shipped = (EXAMPLES / "web.pcapng.gz").read_bytes()
+    assert len(shipped) < 100_000
+    assert gzip.decompress(out.read_bytes()) == gzip.decompress(shipped)
+    if "ng" not in zlib.ZLIB_RUNTIME_VERSION:
+        assert out.read_bytes() == shipped
+    info = trace_info(out)
+    assert info["packets"] == 3000 and info["reordered"] == 0 and info["cut"] == 0
+    # a web server's mix: mostly small frames, a share of full-size ones, both families
+    sizes = {r["bytes"]: r["frames"] for r in info["size_ranges"]}
+    assert sizes["65-127"] > 1500 and sizes["1024-1518"] > 300
+    assert info["ipv4"] > info["ipv6"] > 300

@@ -1225,9 +1225,9 @@ def trace_info(capture: Path, top: int, fmt: str) -> None:
     cannot read gets the same one-line reason here.
 
     \b
-      irqlab trace-info web.pcapng.gz
-      irqlab trace-info web.pcapng.gz --format json --top 20
-      irqlab run host.toml --set traffic.kind=pcap --set traffic.pcap=web.pcapng.gz
+      irqlab trace-info examples/web.pcapng.gz
+      irqlab trace-info examples/web.pcapng.gz --format json --top 20
+      irqlab run examples/replay.toml
     """
     from irqlab.trace import render
     from irqlab.trace import trace_info as info
