@@ -437,3 +437,65 @@ def test_sweep_over_a_boolean_and_a_list_prints_them_readably(tmp_path):
     assert len(rows) == 4
     assert rows[0].split("│")[1].strip() == "false" and "[0, 1]" in rows[0]
     assert rows[-1].split("│")[1].strip() == "true" and "[1, 1]" in rows[-1]
+
+
+# --- a file of the wrong kind ----------------------------------------------------------------
+
+SWEEP_FILE = ROOT / "examples" / "livelock_sweep.toml"
+
+
+def _one_line(r) -> str:
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and "Usage:" not in r.output, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("irqlab: error: "), r.output
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", str(SWEEP_FILE)],
+        ["check", str(SWEEP_FILE)],
+        ["analytic", "irq", str(SWEEP_FILE)],
+        ["tune", str(SWEEP_FILE), "--slo", "latency_us.p99 <= 50", "--out", "never"],
+    ],
+    ids=["run", "check", "analytic", "tune"],
+)
+def test_a_sweep_file_given_for_a_scenario_says_to_use_irqlab_sweep(args):
+    line = _one_line(CliRunner().invoke(main, args))
+    assert f"{SWEEP_FILE} is a sweep file" in line
+    assert f"irqlab sweep {SWEEP_FILE} runs it" in line
+
+
+def test_results_reports_and_captures_given_for_a_scenario_say_what_they_are(tmp_path):
+    report = tmp_path / "r.json"
+    r = invoke("run", str(EXAMPLE), *SHORT, "--format", "json", "--out", str(report))
+    assert r.exit_code == 0, r.output
+    line = _one_line(CliRunner().invoke(main, ["run", str(report)]))
+    assert "is a run's JSON report, not a TOML scenario" in line
+    assert f"irqlab report {report} makes a page of it" in line
+    other = tmp_path / "x.json"
+    other.write_text('{"a": 1}')
+    assert "is JSON, not TOML" in _one_line(CliRunner().invoke(main, ["run", str(other)]))
+
+    folder = tmp_path / "sweep"
+    folder.mkdir()
+    (folder / "sweep.json").write_text("{}")
+    line = _one_line(CliRunner().invoke(main, ["sweep", str(folder)]))
+    assert "is a directory, not a TOML file (it holds a sweep's results" in line
+
+    capture = tmp_path / "c.pcap"
+    capture.write_bytes(bytes.fromhex("d4c3b2a1") + bytes(20))
+    line = _one_line(CliRunner().invoke(main, ["run", str(capture)]))
+    assert "is a packet capture" in line and f'traffic.pcap = "{capture}"' in line
+
+    line = _one_line(CliRunner().invoke(main, ["plot", str(SWEEP_FILE), "--x", "a", "--y", "b"]))
+    assert "a TOML file is a sweep or scenario, not its results" in line
+
+
+def test_a_sweep_file_given_to_the_python_api_names_irqlab_sweep():
+    import irqlab
+
+    with pytest.raises(irqlab.ConfigError, match=r"irqlab\.sweep\('.*livelock_sweep\.toml'\)"):
+        irqlab.run(SWEEP_FILE)

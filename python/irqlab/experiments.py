@@ -1221,7 +1221,11 @@ def load_results(path: str | Path, kind: str = "summary") -> pd.DataFrame:
         raise ConfigError(f"{p}: no such file", None)
     suffix = p.suffix.lower()
     if suffix not in (".parquet", ".csv"):
-        raise ConfigError(f"{p}: expected a directory, a .parquet or a .csv file", None)
+        hint = ""
+        if suffix == ".toml":  # the sweep or scenario file itself, not what it wrote
+            hint = "; a TOML file is a sweep or scenario, not its results: give the folder "
+            hint += "the sweep wrote (its --out, sweep.out, else results/<file name>)"
+        raise ConfigError(f"{p}: expected a sweep's folder, a .parquet or a .csv file{hint}", None)
     import pyarrow
 
     try:

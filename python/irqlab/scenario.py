@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from irqlab import _irqlab
-from irqlab.errors import ConfigError, ConfigWarning
+from irqlab.errors import ConfigError, ConfigWarning, option
 
 Scalar = bool | int | float | str
 #: A scenario value: a scalar, or a list of scalars (``nic.irq_affinity = [0, 0, 1]``).
@@ -394,6 +394,50 @@ def _path(path: Any, what: str) -> Path:
     return Path(path)
 
 
+#: How a packet capture starts: pcap's magic in either byte order, µs and ns; pcapng's
+#: section header; gzip's magic (a compressed capture, as ``traffic.pcap`` takes them).
+_CAPTURES = (
+    b"\xd4\xc3\xb2\xa1",
+    b"\xa1\xb2\xc3\xd4",
+    b"\x4d\x3c\xb2\xa1",
+    b"\xa1\xb2\x3c\x4d",
+    b"\x0a\x0d\x0d\x0a",
+    b"\x1f\x8b",
+)
+
+
+def _folder(path: Path) -> str:
+    """What a folder given as a TOML file holds, if irqlab wrote it: the command that reads
+    it."""
+    for marker, what in (
+        ("sweep.json", "a sweep's results"),
+        ("runs.parquet", "a sweep's results"),
+        ("tune.json", "a tune's results"),
+    ):
+        if (path / marker).is_file():
+            reads = option(f"irqlab report {_printable(str(path))}", "irqlab.load_results")
+            return f" (it holds {what}: {reads} reads them)"
+    return ""
+
+
+def _json(text: str, shown: str) -> str:
+    """What to say of JSON given as TOML (a run's report, ``irqlab run --format json``, or
+    other JSON); empty if ``text`` is not JSON."""
+    if not text.lstrip().startswith(("{", "[")):
+        return ""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return ""
+    if isinstance(value, Mapping) and "scheme" in value and "latency_us" in value:
+        page = option(f"; irqlab report {shown} makes a page of it", "")
+        return (
+            f"{shown}: is a run's JSON report, not a TOML scenario (its 'scenario' holds the "
+            f"keys that ran{page})"
+        )
+    return f"{shown}: is JSON, not TOML; a scenario or sweep file is TOML"
+
+
 def load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Reads a TOML file, turning I/O, encoding and syntax errors into :class:`ConfigError`.
 
@@ -414,9 +458,16 @@ def load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
         )
         raise ConfigError(f"{shown}: no such file{hint}", None) from None
     except IsADirectoryError:
-        raise ConfigError(f"{shown}: is a directory, not a TOML file", None) from None
+        raise ConfigError(f"{shown}: is a directory, not a TOML file{_folder(p)}", None) from None
     except OSError as e:
         raise ConfigError(f"{shown}: cannot read ({e.strerror or e})", None) from None
+    if data.startswith(_CAPTURES):
+        raise ConfigError(
+            f"{shown}: is a packet capture (pcap or pcapng, maybe gzipped), not a TOML file; "
+            f'replay it with traffic.kind = "pcap" and traffic.pcap = "{shown}" '
+            f"({option(f'irqlab trace-info {shown}', 'irqlab trace-info')} tells what it holds)",
+            None,
+        )
     if len(data) > MAX_FILE_BYTES:
         raise ConfigError(
             f"{shown}: longer than {MAX_FILE_BYTES >> 20} MiB, far too long for a scenario or "
@@ -447,7 +498,7 @@ def load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         return _policy_paths(tomllib.loads(text), p.parent)
     except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{shown}: not valid TOML: {e}", None) from None
+        raise ConfigError(_json(text, shown) or f"{shown}: not valid TOML: {e}", None) from None
     except (ValueError, RecursionError) as e:
         raise ConfigError(f"{shown}: {_toml_limit(e)}", None) from None
 
@@ -471,6 +522,13 @@ def load_scenario(
         tree: Mapping[str, Any] = {}
     elif isinstance(scenario, str | os.PathLike):
         tree = load_toml(scenario)
+        if isinstance(tree.get("sweep"), Mapping) or isinstance(tree.get("axes"), Mapping):
+            shown = _printable(os.fspath(scenario))
+            how = option(f"irqlab sweep {shown}", f"irqlab.sweep({os.fspath(scenario)!r})")
+            raise ConfigError(
+                f"{shown} is a sweep file ([sweep], [base], [axes]), not a scenario: {how} runs it",
+                "scenario",
+            )
     elif isinstance(scenario, Mapping):
         tree = scenario
     else:
