@@ -499,3 +499,53 @@ def test_a_sweep_file_given_to_the_python_api_names_irqlab_sweep():
 
     with pytest.raises(irqlab.ConfigError, match=r"irqlab\.sweep\('.*livelock_sweep\.toml'\)"):
         irqlab.run(SWEEP_FILE)
+
+
+# --- Click's own usage errors ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "phrases"),
+    [
+        (["plot", "{tmp}/nosuch", "--x", "a", "--y", "b"], ["'RESULTS'", "does not exist"]),
+        (["rerun", "{tmp}/nosuch", "--point", "0"], ["'RESULTS'", "does not exist"]),
+        (["reproduce", "chang2007", "--out", "{tmp}/file"], ["'--out'", "is a file"]),
+        (["tune", str(EXAMPLE), "--slo", "a <= 1", "--out", "{tmp}/file"], ["'--out'", "file"]),
+        (["probe", "--root", "{tmp}/file"], ["'--root'", "is a file"]),
+        (["run", str(EXAMPLE), "--seed", "abc"], ["'--seed'", "'abc' is not a valid integer"]),
+        (["run", str(EXAMPLE), "--format", "xml"], ["'--format'", "'table', 'json'"]),
+        (["trace-info", "x", "--top", "-1"], ["'--top'", "x>=0"]),
+        (["run"], ["Missing argument 'SCENARIO'", "usage: irqlab run [OPTIONS] SCENARIO"]),
+        (["tune", str(EXAMPLE), "--out", "x"], ["Missing option '--slo'", "irqlab tune --help"]),
+        (["run", str(EXAMPLE), "--bogus"], ["No such option '--bogus'", "irqlab run --help"]),
+        (["run", "a", "b"], ["unexpected extra argument (b)"]),
+        (["nosuchcommand"], ["No such command 'nosuchcommand'", "irqlab --help"]),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) and v and "{" not in str(v[:1]) else None,
+)
+def test_clicks_usage_errors_are_one_line(tmp_path, args, phrases):
+    (tmp_path / "file").write_text("")
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    line = _one_line(CliRunner().invoke(main, args, prog_name="irqlab"))
+    for phrase in phrases:
+        assert phrase in line, line
+
+
+def test_irqlab_alone_still_prints_its_help():
+    r = CliRunner().invoke(main, [], prog_name="irqlab")
+    assert "Usage: irqlab [OPTIONS] COMMAND" in r.output and "Commands:" in r.output
+
+
+def test_every_out_option_has_its_short_o(tmp_path):
+    outs = {
+        name: param.opts
+        for name, command in main.commands.items()
+        for param in command.params
+        if "--out" in param.opts
+    }
+    assert {"run", "sweep", "tune", "reproduce", "report", "plot", "probe"} <= set(outs)
+    assert all("-o" in opts for opts in outs.values()), outs
+    out = tmp_path / "t.txt"
+    r = invoke("run", str(EXAMPLE), *SHORT, "-o", str(out))
+    assert r.exit_code == 0, r.output
+    assert "irqlab run — scheme napi" in out.read_text()

@@ -247,7 +247,50 @@ def parse_sets(sets: tuple[str, ...]) -> list[tuple[str, Any]]:
     return [parse_override(s) for s in sets]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _UsageLine(click.ClickException):
+    """A usage error as one line on stderr, exit status 2, as irqlab's own errors are."""
+
+    exit_code = EXIT_USER_ERROR
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"irqlab: error: {one_line(self.message)}", err=True)
+
+
+@contextlib.contextmanager
+def _usage_errors_in_one_line() -> Iterator[None]:
+    """Click's usage errors as :class:`_UsageLine`: a bad value (a path that does not exist, a
+    file where a folder is wanted, a word for a number) names the option and the value; a
+    missing argument or an unknown option adds the command's usage and where its help is."""
+    try:
+        yield
+    except click.UsageError as e:
+        if isinstance(e, getattr(click.exceptions, "NoArgsIsHelpError", ())):
+            raise  # plain `irqlab`: the help, as Click prints it
+        text = e.format_message().rstrip(".")
+        if e.ctx is not None and (
+            not isinstance(e, click.BadParameter) or isinstance(e, click.MissingParameter)
+        ):
+            usage = e.ctx.get_usage().removeprefix("Usage: ")
+            text += f" (usage: {usage}; {e.ctx.command_path} --help says more)"
+        raise _UsageLine(text) from None
+
+
+class _Commands(click.Group):
+    """irqlab's commands: Click's usage errors are one line, like irqlab's own errors."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        with _usage_errors_in_one_line():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _usage_errors_in_one_line():
+            return super().invoke(ctx)
+
+
+@click.group(
+    cls=_Commands,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="irqlab")
 def main() -> None:
     """irqlab: a laboratory for the host receive path.
@@ -277,6 +320,7 @@ def main() -> None:
 @overrides_option
 @format_option
 @click.option(
+    "-o",
     "--out",
     type=click.Path(path_type=Path),
     default=None,
@@ -459,6 +503,7 @@ def check(scenario: Path, seed: int | None, sets: tuple[str, ...]) -> None:
 @main.command()
 @click.argument("sweep_file", metavar="SWEEP", type=click.Path(path_type=Path))
 @click.option(
+    "-o",
     "--out",
     # checked by the sweep, which names the path in one line (and creates missing folders)
     type=click.Path(path_type=Path),
@@ -915,6 +960,7 @@ def analytic(
 @main.command()
 @click.argument("study")
 @click.option(
+    "-o",
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
@@ -1034,6 +1080,7 @@ def reproduce(
     "round for the candidates still racing, up to MAX.",
 )
 @click.option(
+    "-o",
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     required=True,
