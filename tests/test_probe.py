@@ -4,6 +4,8 @@ exception, the scenario written passes `irqlab check` and runs — and on this m
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import re
 import shutil
@@ -17,15 +19,22 @@ import pytest
 from click.testing import CliRunner
 
 import irqlab
+import irqlab.probe
 from irqlab.cli import main
 from irqlab.probe import (
+    _NO_COUNTERPART,
+    HOST_SETTINGS,
+    NOT_PROBED,
+    PROBED,
     Host,
     Probe,
     _validate,
+    napi_get,
     parse_cpulist,
     parse_ethtool,
     parse_interrupts,
     parse_interval,
+    parse_rss_table,
     probe,
 )
 from irqlab.scenario import flatten, resolve, schema
@@ -57,9 +66,15 @@ EXPECTED = {
             "kernel.netdev_budget": 300,
             "kernel.netdev_budget_usecs": 8000,
             "kernel.hz": 250,
+            "kernel.busy_poll_us": 0,
+            "kernel.irq_suspend_timeout_ns": 0,
             "socket.rcvbuf_bytes": 212992,
+            "socket.busy_read_us": 0,
             "platform.cpu_ghz": 3.0,
+            "nic.tx_irq": True,
+            "nic.rss_table_size": 128,
         },
+        "with_apps": {},
         "driver": "ixgbe",
         "bus": "0000:03:00.0",
         "vectors": [(125 + q, f"enp3s0f0-TxRx-{q}") for q in range(8)],
@@ -67,8 +82,11 @@ EXPECTED = {
         "others": [(133, "enp3s0f0")],
         "rx_pps": 812_334,
         "bytes_per_packet": 60,
-        "unmodelled": {"net.core.busy_read": "0", "net.core.busy_poll": "0"},
-        "notes": ["napi_defer_hard_irqs: not present"],
+        "unmodelled": {},
+        "notes": [
+            "napi_defer_hard_irqs: not present",
+            "base_slice_ns: Linux 5.4.0-150-generic has none (Linux 6.6 and later)",
+        ],
     },
     # RHEL 9 (5.14, HZ 1000), 16 CPUs, an XL710 at 40G with 12 of 16 channels: adaptive ITR on
     # at 50 µs, ethtool 6.2's netlink format (n/a), two vectors left to the kernel's choice of
@@ -91,9 +109,14 @@ EXPECTED = {
             "kernel.netdev_budget": 600,
             "kernel.netdev_budget_usecs": 4000,
             "kernel.hz": 1000,
+            "kernel.irq_suspend_timeout_ns": 0,
             "socket.rcvbuf_bytes": 262144,
             "platform.cpu_ghz": 3.4,
+            "nic.tx_irq": True,
+            "nic.rss_table_size": 512,
         },
+        # busy polling is on: it needs an app, so it is written commented out
+        "with_apps": {"socket.busy_read_us": 50, "kernel.busy_poll_us": 50},
         "driver": "i40e",
         "bus": "0000:3b:00.0",
         "vectors": [(141 + k, f"i40e-ens1f0-TxRx-{k}") for k in range(12)],
@@ -101,9 +124,9 @@ EXPECTED = {
         "others": [(140, "i40e-0000:3b:00.0:misc")],
         "rx_pps": 1_201_000,
         "bytes_per_packet": 1448,
-        "unmodelled": {"threaded": "0", "net.core.busy_read": "50", "net.core.busy_poll": "50"},
+        "unmodelled": {"threaded": "0"},
         # the policy programs the ITR itself: what ethtool shows is a note, not a setting
-        "notes": ["nic.itr_us = 50.0: has no effect"],
+        "notes": ["base_slice_ns: Linux 5.14", "nic.itr_us = 50.0: has no effect"],
     },
     # Ubuntu 24.04 (6.8), 8 CPUs, a ConnectX-5 at 100G: DIM in CQE mode, CQ moderation 8 µs /
     # 128 frames, software IRQ coalescing on (2 deferrals of 20 µs), the second port's
@@ -125,9 +148,15 @@ EXPECTED = {
             "kernel.netdev_budget": 300,
             "kernel.netdev_budget_usecs": 2000,
             "kernel.hz": 1000,
+            "kernel.busy_poll_us": 0,
+            "kernel.irq_suspend_timeout_ns": 0,
             "socket.rcvbuf_bytes": 212992,
+            "socket.busy_read_us": 0,
             "platform.cpu_ghz": 3.2,
+            "nic.tx_irq": True,
+            "nic.rss_table_size": 256,
         },
+        "with_apps": {},
         "driver": "mlx5_core",
         "bus": "0000:41:00.0",
         "vectors": [(61 + k, f"mlx5_comp{k}@pci:0000:41:00.0") for k in range(8)],
@@ -135,10 +164,11 @@ EXPECTED = {
         "others": [(60, "mlx5_async0@pci:0000:41:00.0")],
         "rx_pps": 2_000_000,
         "bytes_per_packet": 1500,
-        "unmodelled": {"threaded": "0", "net.core.busy_read": "0", "net.core.busy_poll": "0"},
+        "unmodelled": {"threaded": "0"},
         # DIM programs the CQ moderation, and the link speed matters only to forwarding and
         # the Intel policies: notes, not settings
         "notes": [
+            "base_slice_ns: not present (debugfs, readable by root)",
             "nic.rx_usecs = 8.0: has no effect",
             "nic.rx_frames = 128: has no effect",
             "nic.link_gbps = 100.0: has no effect",
@@ -163,9 +193,13 @@ EXPECTED = {
             "kernel.netdev_budget": 300,
             "kernel.netdev_budget_usecs": 8000,
             "kernel.hz": 250,
+            "kernel.busy_poll_us": 0,
+            "kernel.irq_suspend_timeout_ns": 0,
             "socket.rcvbuf_bytes": 212992,
+            "socket.busy_read_us": 0,
             "platform.cpu_ghz": 2.2,
         },
+        "with_apps": {},
         "driver": "virtio_net",
         "bus": "0000:00:04.0",
         "vectors": [(28 + 2 * k, f"virtio1-input.{k}") for k in range(4)],
@@ -174,8 +208,16 @@ EXPECTED = {
         + [(29 + 2 * k, f"virtio1-output.{k}") for k in range(4)],
         "rx_pps": None,
         "bytes_per_packet": None,
-        "unmodelled": {"threaded": "0", "net.core.busy_read": "0", "net.core.busy_poll": "0"},
-        "notes": ["speed: -1", "no second sample"],
+        "unmodelled": {"threaded": "0"},
+        # virtio's input vectors serve Rx alone: a Tx interrupt, which matters only to a
+        # host that forwards, is a note
+        "notes": [
+            "speed: -1",
+            "no recorded `ethtool -x ens4`",
+            "base_slice_ns: Linux 6.1.0-25-cloud-amd64 has none",
+            "no second sample",
+            "nic.tx_irq = false: has no effect",
+        ],
     },
 }
 
@@ -189,6 +231,7 @@ def test_every_field_of_a_recorded_host_is_parsed(host):
     want = EXPECTED[host]
     p = probe_tree(host)
     assert p.scenario() == want["scenario"]
+    assert {k: s.value for k, s in p.with_apps.items()} == want["with_apps"]
     assert p.driver == want["driver"]
     assert p.bus == want["bus"]
     assert [(v.irq, v.name) for v in p.vectors] == want["vectors"]
@@ -255,12 +298,33 @@ def test_the_file_says_what_the_probe_read_with_a_source_for_each_value(host):
     assert not NOT_WRITTEN & set(p.scenario())
 
 
-def test_busy_polling_is_written_as_not_modelled_yet():
+def test_busy_polling_is_written_ready_for_an_app_and_busy_polls_with_one(tmp_path):
+    # i40e's host busy-polls (busy_read = busy_poll = 50): an app's thread does, and a probe
+    # writes no app, so both are written commented out in their sections, with their sources
     text = probe_tree("i40e").toml()
-    assert "# Read, but not modelled yet" in text
-    assert "#   net.core.busy_read = 50" in text
-    assert "#   net.core.busy_poll = 50" in text
-    assert "busy_read =" not in text.replace("#   net.core.busy_read =", "")
+    socket_line = "# busy_read_us = 50  # /proc/sys/net/core/busy_read: 50 — takes effect with an"
+    kernel_line = "# busy_poll_us = 50  # /proc/sys/net/core/busy_poll: 50 — takes effect with an"
+    assert socket_line in text.split("\n[socket]\n")[1].split("\n[")[0]
+    assert kernel_line in text.split("\n[kernel]\n")[1].split("\n[")[0]
+    assert "net.core.busy_read =" not in text and "net.core.busy_poll =" not in text
+    # uncommented, with an app, the file passes `irqlab check` and the app busy-polls
+    ready = text.replace("\n# busy_read_us = ", "\nbusy_read_us = ")
+    ready = ready.replace("\n# busy_poll_us = ", "\nbusy_poll_us = ")
+    out = tmp_path / "host.toml"
+    out.write_text(ready + "\n[[app]]\ncore = 0\nflows = [0]\n")
+    check = CliRunner().invoke(main, ["check", str(out)])
+    assert check.exit_code == 0, check.output
+    assert flatten(tomllib.loads(out.read_text()))["socket.busy_read_us"] == 50
+    with pytest.warns(irqlab.ConfigWarning, match="kernel.busy_poll_us = 50.0: has no effect"):
+        report = irqlab.run(out, SHORT)
+    assert report["busy_poll"]["sessions"] > 0
+    # a host that does not busy-poll (0) has the keys written as they are
+    assert {
+        k: probe_tree("mlx5").get(k) for k in ("socket.busy_read_us", "kernel.busy_poll_us")
+    } == {
+        "socket.busy_read_us": 0,
+        "kernel.busy_poll_us": 0,
+    }
 
 
 @pytest.mark.parametrize("host", [*EXPECTED, "no_interface"])
@@ -285,6 +349,135 @@ def test_the_written_scenario_passes_irqlab_check_and_runs(host, tmp_path):
     report = irqlab.run(out, SHORT)
     assert report["packets"]["offered"] > 0
     assert report["scheme"] == "napi"
+
+
+# --- every key, or why not ------------------------------------------------------------------
+
+
+def test_every_scenario_key_is_probed_or_said_to_have_no_host_counterpart():
+    # a key added to irqlab fails here until the probe reads it (PROBED, HOST_SETTINGS) or
+    # says why no host has it (NOT_PROBED): a probed host's setting is never silently dropped
+    keys = set(schema())
+    assert not set(PROBED) & set(NOT_PROBED)
+    assert set(PROBED) | set(NOT_PROBED) == keys, {
+        "neither": sorted(keys - set(PROBED) - set(NOT_PROBED)),
+        "no such key": sorted((set(PROBED) | set(NOT_PROBED)) - keys),
+    }
+    listed = [key for _, group in _NO_COUNTERPART for key in group]
+    assert len(listed) == len(set(listed)), "a key is in two groups of reasons"
+    assert all(PROBED.values()) and all(NOT_PROBED.values())
+    # busy polling and IRQ suspension are among the keys read, with their host sources
+    assert PROBED["socket.busy_read_us"] == "/proc/sys/net/core/busy_read"
+    assert PROBED["kernel.busy_poll_us"] == "/proc/sys/net/core/busy_poll"
+    assert "irq-suspend-timeout" in PROBED["kernel.irq_suspend_timeout_ns"]
+
+
+def declared_keys_variants(tmp_path: Path) -> list[Probe]:
+    """The recorded hosts, and the variants that reach the keys read only in some cases."""
+    probes = [probe_tree(host) for host in EXPECTED]
+    old = copy_tree("ixgbe", tmp_path / "old")  # ixgbe before 4.15: the legacy dynamic ITR
+    (old / "proc/sys/kernel/osrelease").write_text("4.4.0-210-generic\n")
+    probes.append(probe("enp3s0f0", root=old))
+    slice_ = copy_tree("mlx5", tmp_path / "slice")  # root can read the scheduler's base slice
+    (slice_ / "sys/kernel/debug/sched").mkdir(parents=True)
+    (slice_ / "sys/kernel/debug/sched/base_slice_ns").write_text("3000000\n")
+    probes.append(probe("enp65s0f0np0", root=slice_))
+    return probes
+
+
+def test_the_probe_reads_every_key_it_declares_and_no_other(tmp_path):
+    read = set().union(*(p.read_keys for p in declared_keys_variants(tmp_path)))
+    assert read == set(PROBED), {
+        "declared, never read": sorted(set(PROBED) - read),
+        "read, not declared": sorted(read - set(PROBED)),
+    }
+
+
+def test_the_schedulers_base_slice_is_read_where_root_can(tmp_path):
+    p = declared_keys_variants(tmp_path)[-1]
+    assert p.get("kernel.sched_slice_us") == 3000.0
+    assert p.settings["kernel.sched_slice_us"].source == (
+        "/sys/kernel/debug/sched/base_slice_ns: 3000000 ns"
+    )
+
+
+NAPIS_613 = [
+    # 8 NAPIs of a 6.13 mlx5: netlink's values differ from the device's sysfs files (a
+    # per-NAPI setting leaves those alone), and one NAPI has a gro-flush-timeout of its own
+    {
+        "id": 8193 + k,
+        "ifindex": 4,
+        "irq": 61 + k,
+        "defer-hard-irqs": 5,
+        "gro-flush-timeout": 50000 if k == 3 else 200000,
+        "irq-suspend-timeout": 20000000,
+        "threaded": 0,
+    }
+    for k in range(8)
+]
+
+
+def test_per_napi_settings_come_from_netlink_where_the_kernel_has_them(tmp_path):
+    tree = copy_tree("mlx5", tmp_path)
+    (tree / "proc/sys/kernel/osrelease").write_text("6.13.7-generic\n")
+    (tree / "netlink/enp65s0f0np0").mkdir(parents=True)
+    (tree / "netlink/enp65s0f0np0/napi-get").write_text(json.dumps(NAPIS_613))
+    p = probe("enp65s0f0np0", root=tree)
+    assert p.get("kernel.napi_defer_hard_irqs") == 5  # sysfs says 2: netlink wins
+    assert p.settings["kernel.napi_defer_hard_irqs"].source == (
+        "netlink napi-get enp65s0f0np0: defer-hard-irqs 5 on all 8 NAPIs"
+    )
+    assert p.get("kernel.gro_flush_timeout_ns") == 200000
+    assert any(
+        "gro-flush-timeout differs between the NAPIs (200000 on 7, 50000 on 1)" in n
+        and "the most common, 200000, is written" in n
+        for n in p.notes
+    ), p.notes
+    # IRQ suspension works through an app's epoll_wait: written commented out, ready for one
+    suspend = p.with_apps["kernel.irq_suspend_timeout_ns"]
+    assert suspend.value == 20000000
+    assert "# irq_suspend_timeout_ns = 20000000  # netlink napi-get" in p.toml()
+    assert ("threaded", "0") in [(n, v) for n, v, _, _ in p.unmodelled]
+    resolve(p.scenario())
+    # a 6.13 host recorded without its napi-get: IRQ suspension is unknown, and says so
+    (tree / "netlink/enp65s0f0np0/napi-get").unlink()
+    p = probe("enp65s0f0np0", root=tree)
+    assert "kernel.irq_suspend_timeout_ns" not in p.scenario()
+    assert p.get("kernel.napi_defer_hard_irqs") == 2  # the sysfs file, then
+    assert any(
+        n.startswith("irq-suspend-timeout: per NAPI, only netlink's napi-get has it (no recorded")
+        for n in p.notes
+    ), p.notes
+
+
+def test_the_rss_table_is_read_and_one_irqlab_would_not_fill_alike_is_a_note(tmp_path):
+    assert parse_rss_table((TREES / "ixgbe/ethtool/enp3s0f0/show-rxfh-indir").read_text()) == [
+        i % 8 for i in range(128)
+    ]
+    tree = copy_tree("ixgbe", tmp_path)
+    path = tree / "ethtool/enp3s0f0/show-rxfh-indir"
+    # `ethtool -X enp3s0f0 weight 1 1 1 1 0 0 0 0`: half the queues take no flow
+    path.write_text(re.sub(r"(?m)^( +\d+:) .*$", r"\1 0 1 2 3 0 1 2 3", path.read_text()))
+    p = probe("enp3s0f0", root=tree)
+    assert p.get("nic.rss_table_size") == 128
+    assert any("not entry i → queue i mod 8, as irqlab fills it" in n for n in p.notes)
+
+
+def test_a_host_setting_irqlab_models_later_is_one_table_entry(monkeypatch, tmp_path):
+    # threaded NAPI is read and written as a comment; the day irqlab has a key for it, its
+    # entry of HOST_SETTINGS gets the key and the probe writes it (here a stand-in key)
+    (threaded,) = [s for s in HOST_SETTINGS if s.path and s.path.endswith("/threaded")]
+    assert threaded.key is None
+    assert ("threaded", "0") in [(n, v) for n, v, _, _ in probe_tree("mlx5").unmodelled]
+    tree = copy_tree("mlx5", tmp_path)
+    (tree / "sys/class/net/enp65s0f0np0/threaded").write_text("1\n")
+    modelled = dataclasses.replace(threaded, key="kernel.napi_weight")
+    entries = tuple(modelled if s is threaded else s for s in HOST_SETTINGS)
+    monkeypatch.setattr(irqlab.probe, "HOST_SETTINGS", entries)
+    p = probe("enp65s0f0np0", root=tree)
+    assert p.settings["kernel.napi_weight"].value == 1
+    assert p.settings["kernel.napi_weight"].source == "/sys/class/net/enp65s0f0np0/threaded: 1"
+    assert p.unmodelled == []
 
 
 def test_a_host_without_the_interface_is_one_clear_error():
@@ -313,6 +506,7 @@ def test_absent_files_and_tools_are_notes_not_exceptions():
         "kernel.napi_defer_hard_irqs": 0,
         "kernel.gro_flush_timeout_ns": 0,
         "kernel.netdev_budget": 300,
+        "kernel.irq_suspend_timeout_ns": 0,  # Linux 6.6 has no IRQ suspension
         "socket.rcvbuf_bytes": 180224,
     }
     assert p.driver is None and p.vectors == [] and p.unmodelled == []
@@ -324,11 +518,12 @@ def test_absent_files_and_tools_are_notes_not_exceptions():
         "netdev_budget_usecs: not present",
         "busy_read: not present",
         "busy_poll: not present",
+        "base_slice_ns: not present",
         "kernel tick rate unknown",
         "no second sample",
     ):
         assert any(fragment in n for n in p.notes), (fragment, p.notes)
-    assert len(p.notes) == 9
+    assert len(p.notes) == 10
     # the notes head the file
     text = p.toml()
     assert "# Notes:\n# - lo has no device" in text
@@ -406,7 +601,8 @@ def fake_ethtool(tmp_path: Path, host: str, body: str | None = None) -> Path:
             body
             or f'case "$1" in\n  -i) cat "{recorded}/driver";;\n'
             f'  -c) cat "{recorded}/show-coalesce";;\n  -g) cat "{recorded}/show-ring";;\n'
-            f'  -l) cat "{recorded}/show-channels";;\n  *) exit 1;;\nesac\n'
+            f'  -l) cat "{recorded}/show-channels";;\n  -x) cat "{recorded}/show-rxfh-indir";;\n'
+            "  *) exit 1;;\nesac\n"
         )
     )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
@@ -579,15 +775,26 @@ def test_probe_on_this_machine(tmp_path):
     assert check.exit_code == 0, check.output
 
 
+@pytest.mark.skipif(MINE is None, reason="not a Linux host: no /sys/class/net")
+def test_netlink_napi_get_on_this_machine():
+    ifindex = int(Path(f"/sys/class/net/{MINE}/ifindex").read_text())
+    try:
+        napis = napi_get(ifindex, timeout_s=5.0)
+    except OSError as e:  # a kernel before napi-get, or no netlink in a sandbox
+        pytest.skip(f"netlink napi-get: {e}")
+    assert all(n.get("ifindex") == ifindex and "id" in n for n in napis)
+
+
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "probe.md").read_text()
 
 
-def test_the_docs_name_only_keys_that_exist():
-    from irqlab.scenario import schema
-
+def test_the_docs_name_only_keys_that_exist_and_every_key_probed():
     named = set(re.findall(r"`((?:host|nic|driver|kernel|socket|platform)\.[a-z_]+)`", DOC))
     assert {"nic.irq_affinity", "kernel.hz", "driver.moderation"} <= named
     assert named <= set(schema()), named - set(schema())
+    table = DOC.split("## What is read, and which key it sets")[1].split("\n\n", 3)[2]
+    in_table = set(re.findall(r"`([a-z_]+\.[a-z_]+)`", table)) | {"scheme"}
+    assert set(PROBED) <= in_table, set(PROBED) - in_table
 
 
 @pytest.mark.skipif(

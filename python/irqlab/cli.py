@@ -1205,16 +1205,18 @@ def tune(
     metavar="ROOT",
     help="Probe a recorded host instead of this one: ROOT/proc and ROOT/sys as the host had "
     "them, ethtool's output in ROOT/ethtool/IFACE/{driver,show-coalesce,show-ring,"
-    "show-channels}, second samples as FILE.2 (docs/probe.md).",
+    "show-channels,show-rxfh-indir}, netlink's per-NAPI settings in ROOT/netlink/IFACE/napi-get, "
+    "second samples as FILE.2 (docs/probe.md).",
 )
 @user_errors
 def probe(iface: str | None, out: Path | None, force: bool, interval: str, root: Path) -> None:
     """Write a scenario of this host's receive path for IFACE (default: the interface of the
     default route).
 
-    Reads the interface's coalescing, ring sizes and channels (`ethtool -c/-g/-l/-i`), the
-    NAPI sysctls (netdev_budget, netdev_budget_usecs, busy_read, busy_poll) and per-device
-    settings (napi_defer_hard_irqs, gro_flush_timeout), its IRQs with their affinity and
+    Reads the interface's coalescing, ring sizes, channels and RSS table (`ethtool
+    -c/-g/-l/-x/-i`), the NAPI and busy-poll sysctls (netdev_budget, netdev_budget_usecs,
+    busy_read, busy_poll), the per-device and per-NAPI settings (napi_defer_hard_irqs,
+    gro_flush_timeout, and irq-suspend-timeout over netlink), its IRQs with their affinity and
     rates (/proc/interrupts sampled twice), the CPUs, their clock and the kernel's tick rate,
     and the driver. Each value in the scenario names its source in a comment; the costs a
     host cannot tell (how long an IRQ or a packet takes) are irqlab's defaults marked
