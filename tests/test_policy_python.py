@@ -286,9 +286,11 @@ def test_the_cli_runs_a_policy_file_and_reports_its_exception_as_the_users(tmp_p
     )
     assert out.returncode == 2
     first = out.stderr.splitlines()[0]
-    assert (
-        first == "irqlab: error: the moderation policy raised ZeroDivisionError: division by zero"
+    assert first.startswith(
+        "irqlab: error: the moderation policy's on_complete() raised ZeroDivisionError: "
+        "division by zero ("
     )
+    assert "mine.py, line 9; at " in first and first.endswith(" µs of simulated time)")
     assert "mine.py" in out.stderr and "return 1 / 0" in out.stderr  # the user's frame
     assert "irqlab/" not in out.stderr.replace(str(tmp_path), "")  # none of irqlab's own
 

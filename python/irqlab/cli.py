@@ -148,11 +148,10 @@ def user_errors(f: F) -> F:
 def _exit_if_policy_raised(e: BaseException) -> None:
     """A Python moderation policy's exception: the user's own code failed, and its traceback
     is what they need (without irqlab's frames); exit status 2."""
-    from irqlab.policy import raised_by_policy
+    from irqlab.policy import describe, raised_by_policy
 
     if raised_by_policy(e):
-        what = one_line(f"{type(e).__name__}: {e}")
-        click.echo(f"irqlab: error: the moderation policy raised {what}", err=True)
+        click.echo(f"irqlab: error: {one_line(describe(e))}", err=True)
         click.echo(_user_traceback(e), err=True)
         sys.exit(EXIT_USER_ERROR)
 
@@ -835,6 +834,18 @@ def report(results: Path, out: Path | None, title: str | None) -> None:
     click.echo(f"wrote {target} ({kind}, {size / 1e6:.1f} MB)")
 
 
+#: The tables `irqlab reproduce` prints, as a study returns them: (its name, the study's
+#: function that writes it as Markdown). Every study returns at least one.
+STUDY_TABLES = (
+    ("headline", "headline_markdown"),
+    ("policies", "policy_markdown"),
+    ("table2", "table2_markdown"),
+    ("paper", "paper_markdown"),
+    ("paper_vs_irqlab", "paper_markdown"),
+    ("conclusions", "conclusions_markdown"),
+)
+
+
 def _parse_rates(text: str) -> list[float]:
     """``FROM:TO:NUM`` (geometric) or ``FROM:TO:NUM:lin``, or a comma-separated list."""
     parts = text.split(":")
@@ -1014,14 +1025,8 @@ def reproduce(
         scheduler=scheduler,
         progress=console.is_terminal if progress is None else progress,
     )
-    if "headline" in tables:
-        click.echo(module.headline_markdown(tables["headline"]), nl=False)
-    if "policies" in tables:
-        click.echo(module.policy_markdown(tables["policies"]), nl=False)
-    if "paper" in tables:
-        click.echo(module.paper_markdown(tables["paper"]), nl=False)
-    if "conclusions" in tables:
-        click.echo(module.conclusions_markdown(tables["conclusions"]), nl=False)
+    printed = [getattr(module, md)(tables[name]) for name, md in STUDY_TABLES if name in tables]
+    click.echo("\n".join(printed), nl=False)
     click.echo(f"wrote {target}/README.md and the figures and tables it lists")
 
 

@@ -54,6 +54,13 @@ class InternalError(IrqlabError, RuntimeError):
     """A bug in irqlab (the core failed); the message asks for a report."""
 
 
+class PolicyError(IrqlabError, RuntimeError):
+    """A Python moderation policy's hook raised ``SystemExit`` (or another exception that is
+    not an :class:`Exception`, Ctrl-C's ``KeyboardInterrupt`` aside), which would end the
+    caller's program with no report. Names the hook, the policy's file and line; its
+    ``__cause__`` is what the hook raised."""
+
+
 class IrqlabWarning(UserWarning):
     """Base class of irqlab's warnings."""
 

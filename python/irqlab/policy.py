@@ -20,17 +20,20 @@ it gives the same report as ``driver.moderation = "linear"``, bit for bit.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
 import importlib.util
 import math
+import re
 import sys
-from collections.abc import Callable, Mapping
+import traceback
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 from irqlab._irqlab import Coalesce, Itr, Sample
-from irqlab.errors import ConfigError
+from irqlab.errors import ConfigError, PolicyError
 
 __all__ = ["Coalesce", "Itr", "Linear", "Policy", "Sample", "factory", "load", "raised_by_policy"]
 
@@ -133,6 +136,61 @@ def raised_by_policy(e: BaseException) -> bool:
     return any("the moderation policy" in n for n in getattr(e, "__notes__", ()))
 
 
+def _where(e: BaseException) -> str:
+    """Where ``e`` was raised: ``policies/halve.py, line 9`` (the innermost Python frame;
+    for a syntax error, the line that does not parse)."""
+    if isinstance(e, SyntaxError) and e.filename:
+        return f"{e.filename}, line {e.lineno}"
+    frames = traceback.extract_tb(e.__traceback__)
+    if not frames:
+        return ""
+    return f"{frames[-1].filename}, line {frames[-1].lineno}"
+
+
+def _raised(e: BaseException) -> str:
+    """``e`` as the user wrote it, on one line: ``ZeroDivisionError: division by zero``,
+    ``SystemExit(0)``, ``SyntaxError: invalid syntax``."""
+    if isinstance(e, SystemExit):
+        return f"SystemExit({e.code!r})"
+    text = e.msg if isinstance(e, SyntaxError) else str(e)
+    text = " ".join(str(text).split())
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def describe(e: BaseException) -> str:
+    """One line saying which hook of the moderation policy raised ``e``, what, where and when:
+    ``the moderation policy's on_complete() raised ZeroDivisionError: division by zero
+    (halve.py, line 9; at 1234.5 µs of simulated time)``."""
+    hook, when = "the moderation policy", ""
+    for n in getattr(e, "__notes__", ()):
+        if m := re.match(r"raised by the moderation policy's (\S+) (.*)$", n):
+            hook, when = f"the moderation policy's {m[1]}", m[2]
+        elif "making the moderation policy" in n:
+            hook = "the moderation policy's constructor"
+    where = "; ".join(w for w in (_where(e), when) if w)
+    return f"{hook} raised {_raised(e)}" + (f" ({where})" if where else "")
+
+
+@contextlib.contextmanager
+def hook_errors() -> Iterator[None]:
+    """Around a run with a Python policy: a hook that raises ``SystemExit`` (or any other
+    exception that is not an :class:`Exception`) would end the caller's program, with its
+    status and no report; it becomes a :class:`PolicyError` naming the hook, the file and the
+    line. ``KeyboardInterrupt`` stays Ctrl-C, and an :class:`Exception` is raised as itself
+    (docs/policies.md, "Errors")."""
+    try:
+        yield
+    except (Exception, KeyboardInterrupt):
+        raise
+    except BaseException as e:
+        if not raised_by_policy(e):
+            raise
+        raise PolicyError(
+            f"{describe(e)}: a policy cannot end the run's program; raise an exception to "
+            "stop the run"
+        ) from e
+
+
 def factory(policy: Any) -> Callable[[], Any]:
     """The per-vector maker of a policy given to :func:`irqlab.run`: a class or a callable is
     called once per vector; an object (with ``on_complete``) serves the first vector and deep
@@ -182,13 +240,23 @@ def load(spec: str, base: Path | None = None) -> type:
                 raise ConfigError(f'driver.policy = "{spec}": cannot load {path}', "driver.policy")
             module = importlib.util.module_from_spec(unit)
             sys.modules[unit.name] = module
-            unit.loader.exec_module(module)
+            try:
+                unit.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[unit.name]
+                raise
         else:
             module = importlib.import_module(where)
-    except ConfigError:
+    except (ConfigError, KeyboardInterrupt):
         raise
     except ImportError as e:
-        raise ConfigError(f'driver.policy = "{spec}": {e}', "driver.policy") from None
+        where_ = "" if e.name and e.name in where else f" ({_where(e)})"
+        raise ConfigError(f'driver.policy = "{spec}": {e}{where_}', "driver.policy") from None
+    except BaseException as e:  # the module's own code failed or ended: SyntaxError, SystemExit…
+        raise ConfigError(
+            f'driver.policy = "{spec}": importing it raised {_raised(e)} ({_where(e)})',
+            "driver.policy",
+        ) from None
     cls = getattr(module, name, None)
     if cls is None:
         raise ConfigError(f'driver.policy = "{spec}": {where} has no {name}', "driver.policy")

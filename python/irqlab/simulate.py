@@ -15,7 +15,7 @@ from typing import Any
 
 from irqlab import _irqlab
 from irqlab.errors import ReplayWarning
-from irqlab.policy import resolve_policy
+from irqlab.policy import hook_errors, resolve_policy
 from irqlab.scenario import Overrides, checked, load_scenario
 
 #: A run of more packets than this is large enough to be said so before it starts (``irqlab
@@ -49,7 +49,9 @@ def run(
     """
     params, make = resolve_policy(load_scenario(scenario, overrides, seed=seed), policy)
     checked(params, stacklevel=2)
-    return _replayed(_irqlab.run(params, make))
+    with hook_errors():
+        report = _irqlab.run(params, make)
+    return _replayed(report)
 
 
 def run_traced(
@@ -69,7 +71,8 @@ def run_traced(
     """
     params, make = resolve_policy(load_scenario(scenario, overrides, seed=seed), policy)
     checked(params, stacklevel=2)
-    report, trace = _irqlab.run_traced(params, make)
+    with hook_errors():
+        report, trace = _irqlab.run_traced(params, make)
     return _replayed(report), trace
 
 

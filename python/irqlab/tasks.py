@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from irqlab import _irqlab
-from irqlab.policy import resolve_policy
+from irqlab.policy import hook_errors, resolve_policy
 from irqlab.report import encode_list, flatten_report
 from irqlab.stats import mser
 
@@ -32,7 +32,9 @@ def run_replication(task: dict[str, Any]) -> dict[str, Any]:
     Every value is a scalar: lists (``nic.irq_affinity``, ``per_core.0.vectors``) are stored
     as their canonical text, ``"[0, 1]"``.
     """
-    report = _irqlab.run(*resolve_policy(task["params"]))
+    params, make = resolve_policy(task["params"])
+    with hook_errors():
+        report = _irqlab.run(params, make)
     params = report.pop("scenario")
     report.pop("seed")  # the same as run.seed
     report.pop("replication")  # the same as run.replication
@@ -92,7 +94,8 @@ def run_pilot(task: dict[str, Any]) -> dict[str, Any]:
     params["run.replication"] = 0
     buckets = pilot_buckets(params)
     params, make = resolve_policy(params)
-    _, series = _irqlab.run_series(params, buckets, make)
+    with hook_errors():
+        _, series = _irqlab.run_series(params, buckets, make)
     # MSER-5 on packet-weighted batch means of 5 buckets: MSER over those means, batch 1.
     z = batch_latency(series, MSER_BATCH)
     result = mser(z, batch=1)
