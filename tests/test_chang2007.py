@@ -12,20 +12,26 @@ from click.testing import CliRunner
 
 from conftest import is_png
 from irqlab.cli import main
-from irqlab.studies.chang2007 import FIG8_SIZES, FIG9_SIZES, SCHEMES, at
+from irqlab.studies.chang2007 import CALIBRATION_TARGETS, FIG8_SIZES, FIG9_SIZES, SCHEMES, at
 
 SMALL = [s for s in FIG9_SIZES if s < 512]
 LARGE = [s for s in FIG9_SIZES if s >= 512]
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory) -> Path:
-    """The quick reproduction through the CLI, once for this module (about a minute)."""
+def reproduced(tmp_path_factory) -> tuple[Path, str]:
+    """The quick reproduction through the CLI, once for this module (about a minute): its
+    folder and what it printed."""
     folder = tmp_path_factory.mktemp("chang2007")
     args = ["reproduce", "chang2007", "--quick", "--executor", "inline", "--no-progress"]
     r = CliRunner().invoke(main, [*args, "--out", str(folder)])
     assert r.exit_code == 0, r.output
-    return folder
+    return folder, r.output
+
+
+@pytest.fixture(scope="module")
+def out(reproduced) -> Path:
+    return reproduced[0]
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +113,33 @@ def test_fig10_interrupt_coalescing_keeps_up_with_any_application_work(out):
             assert r["goodput_pps"] / r["srate_pps"] > 0.99, (scheme, m)
     napi = [at(fig10, "napi", 1500, m)["goodput_pps"] for m in works]
     assert napi == sorted(napi, reverse=True) and napi[-1] < napi[0]
+
+
+def test_the_reproduction_prints_table_ii_and_the_paper_beside_irqlab(reproduced, out):
+    _, printed = reproduced
+    assert (out / "table2.md").read_text() in printed
+    assert "| what | paper | irqlab | kind |" in printed
+    assert "| RHIP | 16 / " in printed
+
+
+def test_exactly_the_calibration_targets_are_labelled_calibration(out):
+    paper = pd.read_csv(out / "paper_vs_irqlab.csv")
+    calibration = set(paper.loc[paper["kind"] == "calibration", "what"])
+    assert calibration == {
+        "Table II: idle, RHIP, 512 B",
+        "Table II: idle, RHIP, 1024 B",
+        "Table II: idle, NAPI, 1500 B",
+        "NAPI: goodput below 1500 B (share of the sender's rate at 512, 1024, 1200 B)",
+        "NAPI at 1500 B: the socket overflows",
+    }
+    assert set(paper["kind"]) == {"calibration", "evidence"}
+    # RHIP at 1200 and 1500 B, and RHIP without adjusting ksoftirqd, are evidence
+    evidence = set(paper.loc[paper["kind"] == "evidence", "what"])
+    assert {"Table II: idle, RHIP, 1200 B", "Table II: idle, RHIP, 1500 B"} <= evidence
+    assert "Table II: idle, RHIP without adjusting ksoftirqd, 512 B" in evidence
+    # the targets are declared where the reader finds them
+    table2 = (out / "table2.md").read_text()
+    assert "calibration targets: RHIP at 512 and 1024 B, NAPI at 1500 B" in table2
+    readme = (out / "README.md").read_text()
+    for target in CALIBRATION_TARGETS:
+        assert f"- {target}\n" in readme
