@@ -74,3 +74,34 @@ def test_docstring_examples_hold(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+#: A path in the repository as the README and docs/ write it: from the repository's root.
+REPO_PATH = re.compile(
+    r"(?<![\w./-])((?:crates|python|tests|benches|examples|docs|\.cargo|\.ci|\.github)/[\w./-]*\w)"
+)
+#: A source file of the core as the docs name it for short, from its src/ (`host/polling.rs`),
+#: or any path climbing out of docs/ (`../x`).
+SHORT_SOURCE = re.compile(r"`((?:[\w-]+/)*[\w-]+\.rs)`")
+RELATIVE = re.compile(r"(?<![\w./-])(\.\./[\w./-]*\w)")
+
+
+def doc_files() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("doc", doc_files(), ids=lambda p: p.name)
+def test_every_file_the_docs_cite_exists(doc):
+    text = doc.read_text()
+    missing = [p for p in REPO_PATH.findall(text) if not (ROOT / p).exists()]
+    core = ROOT / "crates" / "irqlab-core"
+    for p in SHORT_SOURCE.findall(text):
+        if not p.startswith("crates/") and not any(
+            (core / d / p).exists() for d in ("src", "tests", "benches")
+        ):
+            missing.append(p)
+    for p in RELATIVE.findall(text):
+        target = (doc.parent / p).resolve()
+        if not target.is_relative_to(ROOT) or not target.exists():
+            missing.append(p)
+    assert not missing, f"{doc.name} cites files that do not exist: {missing}"
