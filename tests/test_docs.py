@@ -105,3 +105,22 @@ def test_every_file_the_docs_cite_exists(doc):
         if not target.is_relative_to(ROOT) or not target.exists():
             missing.append(p)
     assert not missing, f"{doc.name} cites files that do not exist: {missing}"
+
+
+def test_the_worked_example_of_numbered_entries_holds_what_its_text_says():
+    # docs/scenario.md's example host: a load both cores carry, no loss; at 400 kpps, overload
+    text = (ROOT / "docs" / "scenario.md").read_text()
+    section = text.split("## Numbered entries", 1)[1]
+    example = tomllib.loads(re.findall(r"```toml\n(.*?)```", section, re.S)[0])
+    assert "neither is saturated: no loss" in section
+    report = irqlab.run(example)
+    assert report["loss_ratio"] == 0
+    busy = [c["cpu"]["busy"] for c in report["per_core"]]
+    assert all(0.6 < b < 0.9 for b in busy), busy
+    cheaper = irqlab.run(example, {"app.1.cost_ns": 500})
+    assert cheaper["per_core"][1]["cpu"]["busy"] < busy[1] - 0.05
+    assert "At 400 kpps the same host is overloaded" in section
+    overloaded = irqlab.run(example, {"traffic.rate_pps": 400_000})
+    assert 0.6 < overloaded["loss_ratio"] < 0.8
+    p = overloaded["packets"]
+    assert p["dropped_socket"] > p["dropped_nic"]
