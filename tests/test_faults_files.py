@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import re
 import textwrap
+from pathlib import Path
 
 import pytest
 
 import irqlab
 from irqlab.errors import PolicyError
 from test_faults_inputs import irqlab_cmd, one_line_failure
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # --- Python moderation policies: the user's code fails or tries to end the program -----------
 
@@ -143,3 +146,97 @@ def test_ctrl_c_in_a_hook_stops_the_run_as_ctrl_c(tmp_path):
     )
     p = irqlab_cmd("run", scenario)
     assert (p.returncode, p.stdout, p.stderr) == (130, "", "irqlab: interrupted\n")
+
+
+# --- metrics that are not numbers: tune's SLOs and objective, sweep precision, plot's y -------
+
+EMMERICH = "examples/emmerich2015.toml"
+
+
+@pytest.mark.parametrize(
+    ("args", "phrases"),
+    [
+        (["--slo", "scheme <= 5"], ["--slo 'scheme <= 5': metric 'scheme' is not a number"]),
+        (
+            ["--slo", "latency_us.p99 <= 50", "--minimize", "scheme"],
+            ["--minimize scheme: metric 'scheme' is not a number", "latency_us.p99"],
+        ),
+        (["--slo", "per_core.0.vectors <= 1"], ["the name of an entry", "did you mean per_core"]),
+        (["--slo", "scenario.nic.itr_us <= 5"], ["a setting of the scenario", "cpu.busy"]),
+        (["--slo", "seed <= 5"], ["'seed' is which run it is"]),
+    ],
+    ids=["slo-text", "minimize-text", "slo-list", "slo-setting", "slo-seed"],
+)
+def test_tune_refuses_a_metric_that_is_not_a_number_before_racing(tmp_path, args, phrases):
+    p = irqlab_cmd("tune", ROOT / EMMERICH, *args, "--out", tmp_path / "t")
+    one_line_failure(p, "an SLO or objective takes a numeric field", *phrases)
+    assert not (tmp_path / "t").exists()  # nothing raced, nothing written
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"slos": ["scheme <= 5"]}, r"slos: 'scheme <= 5': metric 'scheme' is not a number"),
+        (
+            {"slos": ["latency_us.p99 <= 50"], "minimize": "traffic.kind"},
+            r"minimize='traffic.kind': metric 'traffic.kind' is not in",
+        ),
+        ({"slos": ["latency_us.p99 <= 50"], "minimize": 5}, r"minimize=5: expected a metric name"),
+    ],
+)
+def test_the_python_tune_refuses_a_metric_that_is_not_a_number(kwargs, match):
+    with pytest.raises(irqlab.ConfigError, match=match):
+        irqlab.tune(ROOT / EMMERICH, executor="inline", **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("metric", "needle"),
+    [
+        ("scheme", "'scheme' is not a metric: it is a setting of the scenario"),
+        ("per_class.0.class", "'per_class.0.class' is not a metric: it names an entry (did you"),
+    ],
+)
+def test_sweep_precision_refuses_a_metric_that_is_not_a_number(tmp_path, metric, needle):
+    with pytest.raises(irqlab.ConfigError, match=re.escape(needle)) as e:
+        irqlab.sweep(
+            base={"run.duration_ms": 1},
+            axes={"traffic.rate_pps": [60_000]},
+            precision={"metrics": [metric]},
+            executor="inline",
+            out=tmp_path,
+        )
+    assert f"(did you mean '{metric}'?)" not in str(e.value)
+
+
+@pytest.fixture(scope="module")
+def small_sweep(tmp_path_factory):
+    """A sweep's folder: 2 schemes × 2 rates × 2 replications of 2 ms."""
+    out = tmp_path_factory.mktemp("sweep") / "out"
+    irqlab.sweep(
+        base={"run.duration_ms": 2},
+        axes={"scheme": ["irq", "napi"], "traffic.rate_pps": [50_000, 100_000]},
+        replications=2,
+        warmup=0,
+        executor="inline",
+        out=out,
+    )
+    return out
+
+
+PLOT_Y = [
+    ("scheme", "is a setting of the scenario"),
+    ("per_core.0.vectors", "names an entry"),
+    ("point", "identifies the rows"),
+]
+
+
+@pytest.mark.parametrize(
+    ("table", "y", "phrase"),
+    [("", y, phrase) for y, phrase in PLOT_Y]
+    + [("runs.parquet", y, phrase) for y, phrase in PLOT_Y]
+    + [("", "throughput_pps.ci95", "is the spread of throughput_pps")],
+)
+def test_plot_refuses_a_y_that_is_not_a_measured_number(small_sweep, tmp_path, table, y, phrase):
+    results = small_sweep / table if table else small_sweep
+    p = irqlab_cmd("plot", results, "--x", "traffic.rate_pps", "--y", y, "-o", tmp_path / "p.png")
+    one_line_failure(p, f"y={y!r} {phrase}", "y takes a metric such as throughput_pps")

@@ -227,5 +227,7 @@ def test_the_cli_prints_the_commands_and_writes_the_folder(tmp_path):
         capture_output=True, text=True,
     )  # fmt: skip
     assert bad.returncode == 2
-    assert bad.stderr.startswith("irqlab: error: metric 'p99' is not in irqlab's report")
+    assert bad.stderr.startswith(
+        "irqlab: error: --slo 'p99 < 5': metric 'p99' is not in irqlab's report"
+    )
     assert "Traceback" not in bad.stderr

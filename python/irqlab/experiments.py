@@ -465,11 +465,16 @@ def parse_precision(tree: Mapping[str, Any], replications: int) -> Precision:
     listed = isinstance(metrics, list | tuple) and all(isinstance(m, str) for m in metrics)
     if not metrics or not listed:
         raise ConfigError(f"{name}.metrics: give a list of metric names", f"{name}.metrics")
-    known = metric_templates()
+    known = [k for k in metric_templates() if not is_entry_label(instantiate(k, [0, 0]))]
     for m in metrics:
-        if template(m) not in known or is_entry_label(m):
+        if template(m) not in known:
+            what = "a metric"
+            if is_entry_label(m):
+                what = "a metric: it names an entry"
+            elif is_parameter(m):
+                what = "a metric: it is a setting of the scenario"
             raise ConfigError(
-                f"{name}.metrics: '{show_key(m)}' is not a metric{_suggest_metric(m, known)}",
+                f"{name}.metrics: '{show_key(m)}' is not {what}{_suggest_metric(m, known)}",
                 f"{name}.metrics",
             )
     relative = _number(f"{name}.relative", tree.get("relative", 0.01), 0.0, 1.0)

@@ -186,6 +186,7 @@ def plot(
     _check_column(x, columns, "x")
     for name in ys:
         _check_column(name, columns, "y")
+        _check_measure(name, df[name])
     if hue is not None:
         _check_column(hue, columns, "hue")
 
@@ -251,6 +252,35 @@ def _check_column(name: str, columns: list[str], role: str) -> None:
         else f"available: {', '.join(map(repr, columns[:20]))}{', …' if len(columns) > 20 else ''}"
     )
     raise ValueError(f"unknown column {name!r} for {role}; {hint}")
+
+
+#: Metrics to suggest for a y that is no metric.
+_EXAMPLE_METRICS = "throughput_pps, latency_us.p99, cpu.busy, irq_per_s"
+
+
+def _check_measure(name: str, column: pd.Series) -> None:
+    """Raises a ValueError for a y that is not a measured number: a setting of the scenario
+    (``scheme``, ``traffic.rate_pps``: x and hue take those), an entry's name
+    (``per_core.0.vectors``), text, or a spread (``throughput_pps.ci95``: the bars show it)."""
+    from irqlab.experiments import is_parameter
+    from irqlab.report import is_entry_label
+
+    head, _, suffix = name.rpartition(".")
+    why = None
+    if is_parameter(name):
+        why = "is a setting of the scenario, not a measurement (x and hue take settings)"
+    elif is_entry_label(name):
+        why = "names an entry, it is not a measurement"
+    elif name in _BOOKKEEPING or name == "n":
+        why = "identifies the rows, it is not a measurement"
+    elif suffix in _SUFFIXES and head:
+        why = f"is the spread of {head}: give y={head!r}, its error bars show the spread"
+    elif not (pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)):
+        shown = column.dropna()
+        example = f", e.g. {shown.iloc[0]!r}" if len(shown) else ""
+        why = f"is not a number (its values are {column.dtype}{example})"
+    if why:
+        raise ValueError(f"y={name!r} {why}; y takes a metric such as {_EXAMPLE_METRICS}")
 
 
 def _filter(df: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:

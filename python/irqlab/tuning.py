@@ -355,16 +355,66 @@ def _metric(row: Mapping[str, Any], metric: str) -> float:
     return float(v)
 
 
-def check_metrics(report_keys: Iterable[str], metrics: Iterable[str]) -> None:
-    """Raises :class:`ConfigError` for a metric a report does not have, with close names."""
+#: Metrics to suggest when no numeric name is close to the one given.
+EXAMPLE_METRICS = ("latency_us.p99", "throughput_pps", "loss_ratio", "cpu.busy", "irq_per_s")
+
+
+#: The report's fields that say which run it is (numbers, but nothing a setting changes).
+_RUN_IDS = ("seed", "replication")
+
+
+def is_number(value: Any) -> bool:
+    """Whether a report's value measures something: a number, or None (not measured in this
+    run, e.g. a latency with no packet delivered); not text, a flag or a list."""
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
+def check_metrics(report: Mapping[str, Any], metrics: Iterable[tuple[str, Any]]) -> None:
+    """Raises :class:`ConfigError` for a metric that is not a numeric field of ``report`` (a
+    flattened run report): one it does not have, or text (``scheme``), a list
+    (``per_core.0.vectors``), an entry's name or a scenario setting; the message names where
+    the metric was given (``metrics``: ``(where, metric)`` pairs) and close numeric names."""
     import difflib
 
-    keys = sorted(set(report_keys))
-    for m in metrics:
-        if m not in keys:
-            close = difflib.get_close_matches(m, keys, n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise ConfigError(f"metric {m!r} is not in irqlab's report{hint}", m)
+    from irqlab.report import is_entry_label
+
+    numeric = sorted(
+        k
+        for k, v in report.items()
+        if is_number(v)
+        and not is_entry_label(k)
+        and not k.startswith("scenario.")
+        and k not in _RUN_IDS
+    )
+    for where, m in metrics:
+        if not isinstance(m, str):
+            raise ConfigError(
+                f"{where}: expected a metric name (str), got {type(m).__name__}", "metric"
+            )
+        if m in numeric:
+            continue
+        close = difflib.get_close_matches(m, numeric, n=3)
+        hint = (
+            f"; did you mean {', '.join(close)}?"
+            if close
+            else f"; numeric metrics are e.g. {', '.join(EXAMPLE_METRICS)} (irqlab run "
+            "--format json shows every one)"
+        )
+        if m not in report:
+            raise ConfigError(f"{where}: metric {m!r} is not in irqlab's report{hint}", m)
+        value = report[m]
+        if m.startswith("scenario."):
+            kind = "a setting of the scenario, not a measurement"
+        elif is_entry_label(m):
+            kind = "the name of an entry, not a measurement"
+        elif m in _RUN_IDS:
+            kind = "which run it is, not a measurement"
+        else:
+            kind = f"not a number (its value is {type(value).__name__} {value!r})"
+        raise ConfigError(
+            f"{where}: metric {m!r} is {kind}; an SLO or objective takes a numeric field{hint}",
+            m,
+        )
 
 
 def _definition_hash(definition: Mapping[str, Any]) -> str:
@@ -500,8 +550,11 @@ def tune(
     probe = dict(load_scenario(base))
     probe["run.duration_ms"] = min(float(base["run.duration_ms"]), 0.1)
     probe["run.warmup_ms"] = 0.0
-    keys = flatten_report(_irqlab.run(probe)).keys()
-    check_metrics(keys, [s.metric for s in slo_list] + [minimize])
+    check_metrics(
+        flatten_report(_irqlab.run(probe)),
+        [(f"{option('--slo', 'slos:')} {str(s)!r}", s.metric) for s in slo_list]
+        + [(option(f"--minimize {minimize}", f"minimize={minimize!r}"), minimize)],
+    )
 
     definition = {
         "scenario": base,
