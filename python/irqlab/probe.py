@@ -566,8 +566,13 @@ _UNPRINTABLE = re.compile(
 )
 
 
+#: The same characters, each to U+FFFD, for str.translate (which, unlike re.sub, keeps the
+#: time and memory of 32 MiB of control characters linear).
+_UNPRINTABLE_MAP = dict.fromkeys((c for c in range(0x2070) if _UNPRINTABLE.match(chr(c))), "\ufffd")
+
+
 def _clean(text: str) -> str:
-    return _UNPRINTABLE.sub("\ufffd", text)
+    return text.translate(_UNPRINTABLE_MAP) if _UNPRINTABLE.search(text) else text
 
 
 def _shown(text: str, limit: int = SHOWN_CHARS) -> str:
@@ -627,6 +632,7 @@ class Host:
         #: what went wrong reading a path that exists, by path: a note each unless a reader
         #: made its own (:meth:`failure`)
         self.problems: dict[str, str] = {}
+        self._kept: dict[str, str | None] = {}
 
     def path(self, name: str) -> Path:
         return self.root / name.lstrip("/")
@@ -636,18 +642,33 @@ class Host:
         caller now reports, so it is no longer in :attr:`problems`)."""
         return self.problems.pop(name, "not present")
 
-    def read(self, name: str, *, second: bool = False, limit: int = MAX_FILE_BYTES) -> str | None:
+    def read(
+        self, name: str, *, second: bool = False, limit: int = MAX_FILE_BYTES, keep: bool = False
+    ) -> str | None:
         """The text of ``name`` (an absolute path on the host; at most ``limit`` bytes), or
-        None if it cannot be read."""
+        None if it cannot be read. ``keep``: read once, for a file that does not change
+        between readers (/proc/cpuinfo, large on a large host)."""
         if second and self.recorded:
             name += ".2"
+        if keep and name in self._kept:
+            return self._kept[name]
         data = self.read_bytes(name, limit=limit)
-        return None if data is None else _clean(data.decode("utf-8", errors="replace"))
+        text = None if data is None else _clean(data.decode("utf-8", errors="replace"))
+        if keep:
+            self._kept[name] = text
+        return text
 
-    def read_bytes(self, name: str, *, limit: int = MAX_FILE_BYTES) -> bytes | None:
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    def read_bytes(self, name: str, *, limit: int = MAX_FILE_BYTES) -> bytes | bytearray | None:
+        """The bytes of ``name``, at most ``limit`` of them, if it is a regular file: anything
+        else is not even opened (a FIFO would block, a device could act on being opened)."""
+        path = self.path(name)
         try:
-            fd = os.open(self.path(name), flags)
+            mode = os.stat(path).st_mode
+            if not stat.S_ISREG(mode):
+                self.problems[name] = _kind(mode)
+                return None
+            flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+            fd = os.open(path, flags)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as e:
@@ -656,28 +677,28 @@ class Host:
         except ValueError:  # a NUL in the path
             self.problems[name] = "not a path"
             return None
-        chunks: list[bytes] = []
-        size = 0
+        data = bytearray()
         try:
-            mode = os.fstat(fd).st_mode
+            mode = os.fstat(fd).st_mode  # what was opened, should the path have changed
             if not stat.S_ISREG(mode):
                 self.problems[name] = _kind(mode)
                 return None
-            while size <= limit:
-                chunk = os.read(fd, min(1 << 16, limit + 1 - size))
+            while len(data) <= limit:
+                chunk = os.read(fd, min(1 << 20, limit + 1 - len(data)))
                 if not chunk:
                     break
-                chunks.append(chunk)
-                size += len(chunk)
+                data += chunk
         except OSError as e:
             self.problems[name] = _why(e)
             return None
         finally:
             os.close(fd)
-        data = b"".join(chunks)
         if len(data) > limit:
-            self.problems[name] = f"larger than {_size(limit)}: only its first {_size(limit)} read"
-            data = data[:limit]
+            which = "MAX_TABLE_BYTES" if limit == MAX_TABLE_BYTES else "MAX_FILE_BYTES"
+            self.problems[name] = (
+                f"larger than {_size(limit)} ({which}): only its first {_size(limit)} read"
+            )
+            del data[limit:]
         return data
 
     def listdir(self, name: str) -> list[str] | None:
@@ -688,7 +709,8 @@ class Host:
                 for entry in entries:
                     if len(names) == MAX_DIR_ENTRIES:
                         self.problems[name] = (
-                            f"more than {MAX_DIR_ENTRIES} entries: the first {MAX_DIR_ENTRIES} read"
+                            f"more than {MAX_DIR_ENTRIES} entries (MAX_DIR_ENTRIES): the first "
+                            f"{MAX_DIR_ENTRIES} read"
                         )
                         break
                     names.append(entry.name)
@@ -925,7 +947,7 @@ def _nl_answer(s: socket.socket, seq: int, deadline: float, dump: bool) -> list[
             if not dump:
                 return out
             if len(out) > MAX_NAPIS:
-                raise OSError(errno.E2BIG, f"more than {MAX_NAPIS} NAPIs")
+                raise OSError(errno.E2BIG, f"more than {MAX_NAPIS} NAPIs (MAX_NAPIS)")
     raise OSError(errno.E2BIG, "an answer without end")
 
 
@@ -981,7 +1003,7 @@ def parse_napis(text: str) -> list[dict[str, int]]:
     if not isinstance(data, list):
         raise ValueError("not a JSON list of NAPIs")
     if len(data) > MAX_NAPIS:
-        raise ValueError(f"more than {MAX_NAPIS} NAPIs")
+        raise ValueError(f"more than {MAX_NAPIS} NAPIs (MAX_NAPIS)")
     out = []
     for napi in data:
         if not isinstance(napi, dict):
@@ -1295,6 +1317,7 @@ def probe(
     _rss(p, ethtool_out.get("show-rxfh-indir"))
     _problems(host, p)
     _validate(p)
+    p.notes = [_clean(note) for note in p.notes]  # an interface's name may carry anything
     return p
 
 
@@ -1325,7 +1348,7 @@ def _cpus(host: Host, p: Probe) -> list[int]:
         except ValueError as e:
             p.notes.append(f"{name}: cannot parse {_shown(text.strip())!r}: {e}")
     if not online:
-        info = host.read("/proc/cpuinfo", limit=MAX_TABLE_BYTES) or ""
+        info = host.read("/proc/cpuinfo", limit=MAX_TABLE_BYTES, keep=True) or ""
         found = re.finditer(r"^processor\s*:\s*([0-9]{1,9})", info, re.M)
         online = sorted({int(m[1]) for m in itertools.islice(found, MAX_CPUS)})
         source = f"/proc/cpuinfo: {len(online)} processors"
@@ -1404,13 +1427,11 @@ def _ethtool(host: Host, p: Probe) -> dict[str, EthtoolOutput]:
     if len(missing) == len(ETHTOOL_OPTIONS):
         if all(m.startswith("no recorded") for m in missing):
             why = f"no recorded ethtool output (ethtool/{p.iface}/{{driver,show-coalesce,...}})"
-        elif host.recorded and host.ethtool_cmd is None:  # recorded, but damaged: say each
-            p.notes.extend(missing[:-1])
-            why = missing[-1]
         elif all(m.endswith(" not found") for m in missing):
             why = missing[0].split(": ", 1)[1]
-        else:
-            why = missing[0]
+        else:  # each failed (or a recording is damaged): say each
+            p.notes.extend(missing[:-1])
+            why = missing[-1]
         p.notes.append(f"{why}: coalescing, ring sizes and channels unknown (docs/probe.md)")
     else:
         p.notes.extend(missing)
@@ -1435,7 +1456,7 @@ def _cpu_clock(host: Host, p: Probe, online: list[int]) -> None:
         if khz:
             p.set("platform.cpu_ghz", round(khz / 1e6, 3), f"{base}/{name}: {khz} kHz ({what})")
             return
-    info = host.read("/proc/cpuinfo", limit=MAX_TABLE_BYTES) or ""
+    info = host.read("/proc/cpuinfo", limit=MAX_TABLE_BYTES, keep=True) or ""
     found = re.finditer(r"^cpu MHz\s*:\s*([0-9]{1,9}(?:\.[0-9]{1,9})?)\s*$", info, re.M)
     mhz = [float(m[1]) for m in itertools.islice(found, MAX_CPUS)]
     if mhz:
@@ -1703,9 +1724,10 @@ def _irqs(host: Host, p: Probe, online: list[int]) -> None:
         if by1 is not None and by2 is not None and pk2 > pk1:
             p.rx_bytes_per_packet = (by2 - by1) / (pk2 - pk1)
     queue, other = _find_vectors(host, p, first)
+    cores = {cpu: core for core, cpu in enumerate(online)}
     for v in queue + other:
         _rate(v, first, second, elapsed)
-        _affinity(host, v, online)
+        _affinity(host, v, cores)
     queue.sort(key=lambda v: (v.queue, v.irq))
     p.vectors, p.other_vectors = queue, other
     _pin(p, online)
@@ -1778,7 +1800,8 @@ def _rate(v: Vector, first: Interrupts, second: Interrupts | None, elapsed: floa
         v.busiest_cpu = first.cpus[deltas.index(max(deltas))]
 
 
-def _affinity(host: Host, v: Vector, online: list[int]) -> None:
+def _affinity(host: Host, v: Vector, cores: dict[int, int]) -> None:
+    """The core of vector ``v`` (``cores``: the irqlab core of each online CPU)."""
     base = f"/proc/irq/{v.irq}"
     v.affinity = _shown((host.read(f"{base}/smp_affinity_list") or "").strip()) or None
     v.effective = _shown((host.read(f"{base}/effective_affinity_list") or "").strip()) or None
@@ -1790,18 +1813,18 @@ def _affinity(host: Host, v: Vector, online: list[int]) -> None:
         if not text:
             continue
         try:
-            cpus = [c for c in parse_cpulist(text) if c in online]
+            cpus = [c for c in parse_cpulist(text) if c in cores]
         except ValueError:
             continue
         if len(cpus) == 1:
-            v.core, v.core_source = online.index(cpus[0]), f"{source}: {text}"
+            v.core, v.core_source = cores[cpus[0]], f"{source}: {text}"
             return
         if cpus and v.busiest_cpu in cpus:
-            v.core = online.index(v.busiest_cpu)
+            v.core = cores[v.busiest_cpu]
             v.core_source = f"{source}: {text}; most of its IRQs on CPU {v.busiest_cpu}"
             return
         if cpus:
-            v.core, v.core_source = online.index(cpus[0]), f"{source}: {text}; the first"
+            v.core, v.core_source = cores[cpus[0]], f"{source}: {text}; the first"
             return
 
 
