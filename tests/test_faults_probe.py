@@ -10,7 +10,6 @@ import gzip
 import json
 import os
 import random
-import resource
 import shutil
 import socket
 import stat
@@ -52,6 +51,8 @@ ADDRESS_SPACE = 2 << 30
 def child(code: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """``code`` run by a Python of its own with ``args``, its memory capped and its time
     limited (a read that blocks runs into the timeout and fails the test)."""
+
+    import resource  # POSIX only: the module is skipped elsewhere
 
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
