@@ -447,3 +447,71 @@ def test_curve_takes_the_mean_frame_of_a_size_table() -> None:
     params = irqlab.resolve({"platform.preset": "salah2007", "traffic.sizes": "salah2007"})
     saturated = curve("ideal", params, [1e6]).iloc[0]
     assert saturated["throughput_pps"] == pytest.approx(1e9 / (5250 + 556.95 / 0.748), rel=1e-6)
+
+
+def _exact_stationary(q) -> list:
+    """π Q = 0, Σπ = 1 in rational arithmetic, on the float generator's off-diagonal rates
+    (each taken exactly, the diagonal their exact negated sum)."""
+    from fractions import Fraction
+
+    q = q.tocoo()
+    n = q.shape[0]
+    a = [[Fraction(0)] * n for _ in range(n)]  # Qᵀ, one row replaced by the normalisation
+    for i, j, v in zip(q.row, q.col, q.data, strict=True):
+        if i != j:
+            a[j][i] += Fraction(v)
+            a[i][i] -= Fraction(v)
+    a[0] = [Fraction(1)] * n
+    rhs = [Fraction(0)] * n
+    rhs[0] = Fraction(1)
+    for c in range(n):
+        p = next(r for r in range(c, n) if a[r][c] != 0)
+        a[c], a[p], rhs[c], rhs[p] = a[p], a[c], rhs[p], rhs[c]
+        for r in range(c + 1, n):
+            if a[r][c] != 0:
+                f = a[r][c] / a[c][c]
+                a[r] = [x - f * y for x, y in zip(a[r], a[c], strict=True)]
+                rhs[r] -= f * rhs[c]
+    pi = [Fraction(0)] * n
+    for r in reversed(range(n)):
+        pi[r] = (rhs[r] - sum(a[r][k] * pi[k] for k in range(r + 1, n))) / a[r][r]
+    return pi
+
+
+@pytest.mark.parametrize("rate", [5e4, 2e5, 6e5, 1e7])
+def test_the_normal_chain_is_accurate_to_the_smallest_probability(rate: float) -> None:
+    """Past the cliff the idle state (the CPU availability) is improbable, 1e-20 to 1e-57 at
+    B = 32: the banded solve gets it to full relative precision (a solve with the
+    normalisation row first left it at the 1e-17 noise of the probable states)."""
+    from irqlab.analytic.normal import generator
+
+    b = 32
+    exact = _exact_stationary(generator(rate, MU, R, b))
+    m = normal(rate, MU, R, b)
+    assert m.cpu_availability == pytest.approx(float(exact[0]), rel=1e-9, abs=0)
+    assert m.loss == pytest.approx(float(exact[-2] + exact[-1]), rel=1e-9, abs=0)
+
+
+@pytest.mark.parametrize("rho", [0.01, 0.3, 0.99, 1.5, 50.0, 499.0])
+def test_md1b_recursion_skips_only_terms_that_are_zero(rho: float) -> None:
+    """The departure recursion sums only the ā_k that are not 0 in float64 (a few hundred
+    past ρ): the distribution is the full B²/2 sum's to rounding."""
+    import importlib
+
+    from scipy import stats
+
+    module = importlib.import_module("irqlab.analytic.md1b")
+    big = 2048
+    tail = stats.poisson.sf(np.arange(big, dtype=float), rho)
+    assert rho > 100 or tail[-1] == 0.0  # the small loads do skip terms
+    pi = np.zeros(big)
+    pi[0] = 1.0
+    for j in range(big - 1):
+        pi[j + 1] = (pi[0] * tail[j] + float(np.dot(pi[1 : j + 1], tail[j:0:-1]))) / np.exp(-rho)
+        if pi[j + 1] > 1e100:
+            pi /= pi[j + 1]
+    full = pi / pi.sum()
+    fast = module.departure_distribution(rho, big)
+    significant = full > 1e-250
+    assert np.allclose(fast[significant], full[significant], rtol=1e-12, atol=0)
+    assert np.all(fast[~significant] < 1e-240)

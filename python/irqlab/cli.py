@@ -847,27 +847,40 @@ STUDY_TABLES = (
 
 
 def _parse_rates(text: str) -> list[float]:
-    """``FROM:TO:NUM`` (geometric) or ``FROM:TO:NUM:lin``, or a comma-separated list."""
+    """``FROM:TO:NUM`` (geometric) or ``FROM:TO:NUM:lin``, or a comma-separated list: at most
+    :data:`irqlab.analytic.limits.MAX_RATES` rates, counted before any is made."""
+    from irqlab.analytic.limits import MAX_RATES
+
+    shown = repr(text if len(text) <= 60 else text[:57] + "...")
     parts = text.split(":")
     try:
         if len(parts) in (3, 4):
             lo, hi, num = float(parts[0]), float(parts[1]), int(parts[2])
             spacing = parts[3] if len(parts) == 4 else "log"
-            if not (0 < lo < hi) or num < 2 or spacing not in ("log", "lin"):
+            if not (0 < lo < hi < math.inf) or num < 2 or spacing not in ("log", "lin"):
                 raise ValueError
-            import numpy as np
-
-            space = np.geomspace if spacing == "log" else np.linspace
-            return [float(x) for x in space(lo, hi, num)]
-        rates = [float(x) for x in text.split(",")]
+        else:
+            rates = [float(x) for x in text.split(",")]
+            num = len(rates)
     except ValueError:
         raise ConfigError(
-            f"--rates {text!r}: expected FROM:TO:NUM (geometric), FROM:TO:NUM:lin, "
-            "or a list like 1e4,5e4,1e5 (packets/s, all > 0, FROM < TO, NUM >= 2)",
+            f"--rates {shown}: expected FROM:TO:NUM (geometric), FROM:TO:NUM:lin, "
+            "or a list like 1e4,5e4,1e5 (packets/s, finite and > 0, FROM < TO, NUM >= 2)",
             None,
         ) from None
+    if num > MAX_RATES:
+        raise ConfigError(
+            f"--rates {shown}: {num:,} rates; a curve takes at most {MAX_RATES:,} "
+            "(fewer rates, or several curves)",
+            None,
+        )
+    if len(parts) in (3, 4):
+        import numpy as np
+
+        space = np.geomspace if spacing == "log" else np.linspace
+        return [float(x) for x in space(lo, hi, num)]
     if not rates or any(not (r > 0) or math.isinf(r) for r in rates):
-        raise ConfigError(f"--rates {text!r}: every rate must be a number > 0", None)
+        raise ConfigError(f"--rates {shown}: every rate must be a number > 0", None)
     return rates
 
 

@@ -61,6 +61,12 @@ class PolicyError(IrqlabError, RuntimeError):
     ``__cause__`` is what the hook raised."""
 
 
+class ModelError(IrqlabError, ArithmeticError):
+    """An analytic model could not be solved (its solver failed, or its figures came out
+    undefined): names the model, the arrival rate and what failed. A curve with such a row is
+    not returned."""
+
+
 class IrqlabWarning(UserWarning):
     """Base class of irqlab's warnings."""
 

@@ -16,17 +16,21 @@ with size = ``mean_size_bytes`` if given, else the scenario's mean frame size
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
+from scipy.sparse.linalg import MatrixRankWarning
 
 from irqlab.analytic.disable_enable import Method, disable_enable
 from irqlab.analytic.hybrid import hybrid
+from irqlab.analytic.limits import MAX_RATES, check_capacity
 from irqlab.analytic.mm1b import mm1b
 from irqlab.analytic.normal import NormalMethod, normal
 from irqlab.analytic.polling import EmptyWait, pure_polling
-from irqlab.errors import ConfigError
+from irqlab.errors import ConfigError, IrqlabError, ModelError
 
 #: schemes that :func:`curve` can model; the two coalescing schemes only when they reduce to
 #: normal interruption (nic.rx_frames <= 1, nic.rx_usecs = 0), as the paper notes (§4)
@@ -137,6 +141,7 @@ def _model(
         raise _no_model(scheme)
     mu, r, v = model_rates(params, mean_size_bytes)
     capacity = int(_get(params, "nic.ring_descriptors"))
+    _check_size(scheme, capacity, method, normal_method)
 
     if scheme == "ideal":
 
@@ -192,6 +197,48 @@ def _model(
     return hyb
 
 
+def _check_size(scheme: str, capacity: int, method: Method, normal_method: NormalMethod) -> None:
+    """Refuses a ring whose model is too large to solve (:mod:`irqlab.analytic.limits`),
+    before any rate is solved: the size is ``scheme``'s, named as the scenario names it."""
+    if scheme in ("irq", "coalesce-count", "coalesce-time"):
+        chain = normal_method == "chain"
+        per_packet, extra = (2, 2) if chain else (1, 1)
+    elif scheme in ("disable-enable", "hybrid"):
+        chain = method == "chain"
+        per_packet, extra = (2, 1) if chain else (1, 1)
+    else:
+        chain, per_packet, extra = False, 1, 1
+    check_capacity(
+        capacity,
+        f"the {scheme} model",
+        per_packet,
+        extra,
+        chain=chain,
+        key="nic.ring_descriptors",
+    )
+
+
+def _solve(scheme: str, model: Callable[[float], Figures], rate: float) -> Figures:
+    """``model`` at ``rate``; a solver that fails, warns of its numbers (an overflow, a
+    singular matrix) or gives undefined figures is a :class:`ModelError` naming the scheme
+    and the rate, never a row."""
+    where = f"the {scheme} model at {rate:g} packets/s"
+    try:
+        with warnings.catch_warnings():
+            # numerical warnings (not, say, a library's deprecation notice)
+            warnings.simplefilter("error", RuntimeWarning)
+            warnings.simplefilter("error", MatrixRankWarning)
+            figures = model(rate)
+    except IrqlabError:
+        raise
+    except (ArithmeticError, ValueError, RuntimeError, MemoryError, Warning) as e:
+        what = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        raise ModelError(f"{where} cannot be solved ({what})") from e
+    if any(math.isnan(x) for x in figures):
+        raise ModelError(f"{where} cannot be solved (its figures are undefined: {figures})")
+    return figures
+
+
 def curve(
     scheme: str,
     params: Mapping[str, Any],
@@ -209,11 +256,19 @@ def curve(
     (mean), loss_ratio, rho (the protocol load λ/μ' the model uses). ``empty_wait`` applies to
     pure polling (and the hybrid's polling side), ``method`` to disable-enable,
     ``normal_method`` to normal interruption (``"printed"``: Eqs. 1-6 as printed). Raises
-    :class:`irqlab.errors.ConfigError` (key ``"scheme"``) for a scheme without a model.
+    :class:`irqlab.errors.ConfigError` for a scheme without a model (key ``"scheme"``), more
+    than :data:`~irqlab.analytic.limits.MAX_RATES` rates (``"rates"``) or a ring whose model
+    is too large to solve (``"nic.ring_descriptors"``, :mod:`irqlab.analytic.limits`), before
+    solving anything; :class:`irqlab.errors.ModelError` if the model cannot be solved at a
+    rate.
     """
+    if len(rates) > MAX_RATES:
+        raise ConfigError(
+            f"rates: {len(rates):,} arrival rates; a curve takes at most {MAX_RATES:,}", "rates"
+        )
     model = _model(scheme, params, mean_size_bytes, empty_wait, method, normal_method)
     rows = []
     for rate in rates:
-        throughput, available, latency_s, loss, rho = model(float(rate))
+        throughput, available, latency_s, loss, rho = _solve(scheme, model, float(rate))
         rows.append((scheme, float(rate), throughput, available, latency_s * 1e6, loss, rho))
     return pd.DataFrame(rows, columns=list(COLUMNS))

@@ -37,6 +37,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
+from irqlab.analytic.limits import check_capacity
+
 Method = Literal["chain", "closed"]
 
 #: largest accepted residual max|πQ| / (λ + μ + v) of the chain solution
@@ -78,6 +80,7 @@ def generator(rate: float, service_rate: float, first_rate: float, capacity: int
     """The generator Q of the chain of Fig. 2, states in level order: (0,1), (1,1), (1,0),
     (2,1), (2,0), …, (B,1), (B,0); (n,1) has index 2n − 1 and (n,0) index 2n."""
     _check(rate, service_rate, first_rate, capacity)
+    check_capacity(capacity, "the disable-enable model", 2, 1, chain=True)
     n = np.arange(1, capacity + 1)
     up, down = n[:-1], n[1:]  # levels that can grow / that hand a packet down to a level ≥ 1
     rows = [np.r_[0, 2 * up - 1], 2 * up, [1], 2 * down - 1, [2], 2 * down]
@@ -178,6 +181,8 @@ def distribution(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(p_{n,1}, p_{n,0}) for n = 0..B (p_{0,0} = 0: (0,0) is not a state), summing to 1."""
     _check(rate, service_rate, first_rate, capacity)
+    chain = method == "chain"
+    check_capacity(capacity, "the disable-enable model", 2 if chain else 1, 1, chain=chain)
     if method == "chain":
         return _chain(rate, service_rate, first_rate, capacity)
     if method == "closed":

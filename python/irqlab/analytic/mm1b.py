@@ -14,6 +14,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from irqlab.analytic.limits import check_capacity
+
 Q = TypeVar("Q", bound="FiniteQueue")
 
 
@@ -55,6 +57,7 @@ class MM1B(FiniteQueue):
 
 def distribution(rho: float, capacity: int) -> np.ndarray:
     """p_0 … p_B of an M/M/1/B queue at load ρ."""
+    check_capacity(capacity, "the M/M/1/B queue", 1, 1, chain=False)
     n = np.arange(capacity + 1, dtype=float)
     if rho == 0:
         p = np.zeros(capacity + 1)

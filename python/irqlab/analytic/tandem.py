@@ -45,7 +45,11 @@ M/G/1 workload it finds plus its own two services, (E[V] + 1/μ1 + 1/μ2)/(1 −
 E[V] = λE[X²]/(2(1 − ρ)), X = X1 + X2, ρ = λ(1/μ1 + 1/μ2). The tests check all three.
 
 The chains have about 2(ring + 1)(socket + 1) and ring²/2 states: sized for the small buffers of
-a socket in packets (ring, socket ≤ a few hundred).
+a socket in packets (ring, socket ≤ a few hundred). Larger ones are refused before anything is
+built (:data:`MAX_RING`, and the host chain at most
+:data:`~irqlab.analytic.limits.MAX_CHAIN_STATES` states): the tagged packet's absorption
+probabilities are a dense matrix of ring²(ring + 1)/2 floats (67 MB at ring = 256, 4.3 GB at
+1024), and the 2-D host chain's LU fills in (about 1 GB at 262,144 states).
 """
 
 from __future__ import annotations
@@ -57,6 +61,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spl
+
+from irqlab.analytic.limits import MAX_CHAIN_STATES, in_bytes
+from irqlab.errors import ConfigError
+
+#: The largest ring the model takes (see the module's docs).
+MAX_RING = 256
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,26 @@ def _check(lam: float, proto_s: float, app_s: float, ring: int, socket: int) -> 
             raise ValueError(f"{name} must be an integer, not {value!r}")
         if value < 1:
             raise ValueError(f"{name} must be at least 1, not {value!r}")
+    _check_size(ring, socket)
+
+
+def _check_size(ring: int, socket: int | None) -> None:
+    """Refuses buffers whose chains are too large to solve (a ConfigError, a ValueError),
+    before anything is built; ``socket`` None: only the tagged packet's chain (the ring)."""
+    if ring > MAX_RING:
+        behind = ring * (ring + 1) // 2
+        raise ConfigError(
+            f"ring = {ring:,}: the tagged packet's chain has {behind:,} states and a "
+            f"{behind:,} × {ring:,} matrix of absorption probabilities "
+            f"({in_bytes(behind * ring * 8)}); the tandem model takes a ring of at most "
+            f"{MAX_RING} packets"
+        )
+    if socket is not None and (host := 2 * (ring + 1) * (socket + 1)) > MAX_CHAIN_STATES:
+        raise ConfigError(
+            f"ring = {ring:,}, socket = {socket:,}: the host chain has about {host:,} states "
+            f"(2 (ring + 1)(socket + 1)); the tandem model solves chains of at most "
+            f"{MAX_CHAIN_STATES:,} states"
+        )
 
 
 # --- the host chain on (n1, s, a) --------------------------------------------------------------
@@ -222,6 +252,7 @@ def behind_distribution(lam: float, proto_s: float, ring: int) -> np.ndarray:
            [0.25 , 0.375, 0.375],
            [0.25 , 0.375, 0.375]])
     """
+    _check_size(ring, None)
     mu1 = 1.0 / proto_s
     kk, bb = np.meshgrid(np.arange(1, ring + 1), np.arange(ring), indexing="ij")
     keep = kk + bb <= ring
@@ -258,6 +289,7 @@ def consume_time(lam: float, proto_s: float, app_s: float, ring: int, socket: in
     >>> float(t[0, 0, 1])  # (1 + λ/μ1)/μ2
     2.0
     """
+    _check_size(ring, socket)
     mu1, mu2 = 1.0 / proto_s, 1.0 / app_s
     top = socket + 1
     grid = np.meshgrid(np.arange(ring + 1), np.arange(1, top + 1), np.arange(2), indexing="ij")
