@@ -780,7 +780,11 @@ def rerun(results: Path, point: int, replication: int, fmt: str) -> None:
             f"(points 0–{runs['point'].max()}, replications 0–{runs['replication'].max()})",
             None,
         )
-    params = row_scenario(match.iloc[0].to_dict())
+    try:
+        params = row_scenario(match.iloc[0].to_dict())
+    except ConfigError as e:  # a table edited by hand
+        where = f"{results}: point {point}, replication {replication}"
+        raise ConfigError(f"{where}: {e}", e.key) from None
     report = run_scenario(params)
     if fmt == "json":
         click.echo(json.dumps(report, indent=2))

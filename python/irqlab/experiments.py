@@ -61,6 +61,7 @@ from irqlab import journal as journal_module
 from irqlab.errors import ConfigError, IrqlabError, option
 from irqlab.executors import Executor, WorkersLost, make_executor
 from irqlab.executors import check as check_executor
+from irqlab.files import read_limited, regular_file
 from irqlab.journal import Journal, JournalRecovered, open_journal
 from irqlab.report import (
     decode_list,
@@ -82,6 +83,7 @@ from irqlab.scenario import (
     spec_of,
     tables,
 )
+from irqlab.shapes import check_columns, metric_columns
 from irqlab.stats import precision_met, replications_needed, summarize
 from irqlab.tasks import run_pilot, run_replication
 
@@ -799,8 +801,8 @@ def _claim(out: Path, journal: Journal, spec: SweepSpec) -> None:
     stored = journal.definition()
     if stored is None and (out / "sweep.json").exists():  # written before the journal kept it
         try:
-            stored = _definition(json.loads((out / "sweep.json").read_text(encoding="utf-8")))
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            stored = _definition(json.loads(read_limited(out / "sweep.json", "out")))
+        except (ConfigError, ValueError, TypeError, KeyError, AttributeError):
             stored = None
     if stored is not None and stored != current:
         raise ConfigError(
@@ -1224,6 +1226,7 @@ def load_results(path: str | Path, kind: str = "summary") -> pd.DataFrame:
             raise ConfigError(f"{path}: no {kind}.parquet or {kind}.csv (not a sweep?)", None)
     if not p.exists():
         raise ConfigError(f"{p}: no such file", None)
+    regular_file(p, "results")  # pyarrow would wait on a pipe through Ctrl-C
     suffix = p.suffix.lower()
     if suffix not in (".parquet", ".csv"):
         hint = ""
@@ -1237,8 +1240,9 @@ def load_results(path: str | Path, kind: str = "summary") -> pd.DataFrame:
         if suffix == ".csv" and in_folder and not _ends_a_line(p):
             raise ValueError("it stops in the middle of a line: truncated")
         if suffix == ".parquet":
-            return pd.read_parquet(p, page_checksum_verification=True)
-        return pd.read_csv(p)
+            table = pd.read_parquet(p, page_checksum_verification=True)
+        else:
+            table = pd.read_csv(p)
     except (OSError, ValueError, pyarrow.ArrowException) as e:
         reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
         reason = re.sub(r"^Could not open Parquet input source '.*?': ", "", reason)
@@ -1253,6 +1257,19 @@ def load_results(path: str | Path, kind: str = "summary") -> pd.DataFrame:
         raise ConfigError(
             f"{p}: damaged or not a {suffix[1:]} table ({reason}); {remedy}", None
         ) from None
+    # a table edited by hand: the columns that name rows are there and hold whole numbers,
+    # the metrics numbers
+    if in_folder:
+        for column in ("point", "n" if kind == "summary" else "replication"):
+            if column not in table.columns:
+                raise ConfigError(f"{p}: no column {column!r} (changed by hand, or damaged?)", None)
+    return check_columns(
+        table,
+        p,
+        integers=("point", "n", "replication"),
+        numbers_=metric_columns(list(table.columns)),
+        least={"point": 0, "n": 1, "replication": 0},
+    )
 
 
 def _ends_a_line(path: Path) -> bool:
@@ -1282,13 +1299,29 @@ def row_scenario(row: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(value, float) and value != value and "table" in spec:
             continue
         typ = spec["type"]
-        if typ == "int_list":
-            value = decode_list(value)
-        elif typ == "bool":
-            value = bool(value)
-        elif typ == "int":
-            value = int(value)
-        elif typ == "float":
-            value = float(value)
+        try:
+            if typ == "int_list":
+                value = decode_list(value)
+            elif typ == "bool":
+                value = bool(value)
+            elif typ == "int":
+                value = int(value)
+            elif typ == "float":
+                value = float(value)
+            elif isinstance(value, float) and value != value:
+                value = ""  # an empty text cell of a CSV file reads as NaN
+        except (ValueError, TypeError, OverflowError):  # a table edited by hand
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "…"
+            raise ConfigError(
+                f"column {key!r} = {shown}: expected {_TYPE_WORDS.get(typ, typ)}", key
+            ) from None
         out[key] = value
     return out
+
+
+#: A scenario key's type, as a row's error says it.
+_TYPE_WORDS = {
+    "int_list": "a list of integers, e.g. [0, 1]",
+    "int": "an integer",
+    "float": "a number",
+}

@@ -33,7 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from irqlab import shapes
 from irqlab.errors import ConfigError
+from irqlab.files import read_limited, regular_file
 
 __all__ = ["detect", "number", "render_report", "toml_text", "write_report"]
 
@@ -63,6 +65,27 @@ RUN_KEYS = (
     "cycles_per_packet",
     "load_latency_product",
     "scenario",
+)
+#: The numeric columns of a tune's tables (``margin[SLO]`` and the like by their prefix).
+_TUNE_NUMBERS = (
+    "objective",
+    "objective_lo",
+    "objective_hi",
+    "margin",
+    "margin_lo",
+    "margin_hi",
+    "worst_load",
+)
+#: The columns of a tune's candidates.csv the page reads.
+_TUNE_COLUMNS = (
+    "candidate",
+    "setting",
+    "status",
+    "reason",
+    "replications",
+    "objective",
+    "objective_lo",
+    "objective_hi",
 )
 #: The files each kind of folder needs.
 SWEEP_FILES = ("sweep.json", "runs.parquet", "summary.parquet")
@@ -387,7 +410,7 @@ def detect(path: str | Path) -> str:
             )
         return "run"
     if not p.is_dir():
-        raise ConfigError(f"{p}: not a file or a folder", None)
+        regular_file(p, "results")  # a pipe or a device: says which
     names = {c.name for c in p.iterdir()}
     if {"tune.json", "candidates.csv", "recommendation.json"} & names:
         missing = [f for f in TUNE_FILES if f not in names]
@@ -421,9 +444,10 @@ def detect(path: str | Path) -> str:
 
 
 def _read_json(path: Path) -> Any:
+    data = read_limited(path, "results")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
     except ValueError as e:
         raise ConfigError(f"{path}: not valid JSON ({e})", None) from None
@@ -432,6 +456,7 @@ def _read_json(path: Path) -> Any:
 def _read_table(path: Path) -> Any:
     import pandas as pd
 
+    regular_file(path, "results")  # pyarrow would wait on a pipe through Ctrl-C
     try:
         if path.suffix == ".parquet":
             return pd.read_parquet(path)
@@ -556,7 +581,7 @@ def _json_default(v: Any) -> Any:
 
 
 def _png(path: Path, fig_id: str, caption: str) -> Image:
-    data = path.read_bytes()
+    data = read_limited(path, "results")
     if data[:8] != b"\x89PNG\r\n\x1a\n":
         raise ConfigError(f"{path}: not a PNG image", None)
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
@@ -601,6 +626,7 @@ def _run_page(path: Path, title: str | None) -> Page:
             + ", ".join(repr(k) for k in missing),
             None,
         )
+    shapes.check_report(report, path)
     scenario = dict(report["scenario"])
     cores = len(report.get("per_core") or ()) or 1
     lede = [
@@ -771,7 +797,7 @@ def _cpu_figure(report: Mapping[str, Any]) -> Plot:
     per_core = report.get("per_core") or []
     if len(per_core) > 1:
         names = [f"core {c.get('core', i)}" for i, c in enumerate(per_core)]
-        shares = [c["cpu"] for c in per_core]
+        shares = [c.get("cpu") or {} for c in per_core]  # a field edited away: no bar
     else:
         names, shares = ["host"], [report["cpu"]]
     data = []
@@ -808,15 +834,30 @@ def _sweep_page(path: Path, title: str | None) -> Page:
     spec = _read_json(path / "sweep.json")
     if not isinstance(spec, Mapping) or not {"base", "axes", "replications"} <= set(spec):
         raise ConfigError(f"{path / 'sweep.json'}: not a sweep definition (damaged?)", None)
+    shapes.check(spec, shapes.SWEEP_DEFINITION, path / "sweep.json")
     summary_path = path / "summary.parquet"
     if not summary_path.exists():
         summary_path = path / "summary.csv"
-    summary = _read_table(summary_path).sort_values("point", kind="stable")
+    summary = _read_table(summary_path)
     runs = _read_table(path / "runs.parquet")
     axes = list(spec["axes"])
     for key in [*axes, "point", "n"]:
         if key not in summary.columns:
             raise ConfigError(f"{summary_path}: no column {key!r} (damaged?)", None)
+    for key in ("point", "replication"):
+        if key not in runs.columns:
+            raise ConfigError(f"{path / 'runs.parquet'}: no column {key!r} (damaged?)", None)
+    shapes.check_columns(
+        summary,
+        summary_path,
+        integers=("point", "n"),
+        numbers_=shapes.metric_columns(list(summary.columns)),
+        least={"n": 1, "point": 0},
+    )
+    shapes.check_columns(
+        runs, path / "runs.parquet", integers=("point", "replication"), least={"point": 0}
+    )
+    summary = summary.sort_values("point", kind="stable")
     metrics = [m for m in SWEEP_METRICS if m in summary.columns]
     reps = sorted({int(n) for n in summary["n"]})
     n_text = (
@@ -896,7 +937,10 @@ def _sweep_page(path: Path, title: str | None) -> Page:
             open_=True,
         )
     )
-    resolved = _point_scenario(runs)
+    try:
+        resolved = _point_scenario(runs)
+    except ConfigError as e:
+        raise ConfigError(f"{path / 'runs.parquet'}: point 0, replication 0: {e}", e.key) from None
     if resolved:
         scen.items.append(
             _scenario_table(resolved, "point0-table", "point 0, replication 0: every key")
@@ -1084,13 +1128,29 @@ def _tune_page(path: Path, title: str | None) -> Page:
         raise ConfigError(f"{path / 'tune.json'}: not a tune's definition (damaged?)", None)
     if not isinstance(rec, Mapping) or "feasible" not in rec:
         raise ConfigError(f"{path / 'recommendation.json'}: damaged (no 'feasible')", None)
+    shapes.check(definition, shapes.TUNE_DEFINITION, path / "tune.json")
+    shapes.check(rec, shapes.TUNE_RECOMMENDATION, path / "recommendation.json")
     table = _read_table(path / "candidates.csv")
     front = _read_table(path / "pareto.csv")
-    slos = [Slo.parse(s) for s in definition["slos"]]
+    try:
+        slos = [Slo.parse(s) for s in definition["slos"]]
+    except ConfigError as e:
+        raise ConfigError(f"{path / 'tune.json'}: field slos: {e}", "slos") from None
     objective = definition["minimize"]
-    for col in ("candidate", "setting", "status", "objective"):
+    for col in (*_TUNE_COLUMNS, slos[0].metric):
         if col not in table.columns:
             raise ConfigError(f"{path / 'candidates.csv'}: no column {col!r} (damaged?)", None)
+    for col in ("objective", slos[0].metric):  # the frontier's line
+        if col not in front.columns:
+            raise ConfigError(f"{path / 'pareto.csv'}: no column {col!r} (damaged?)", None)
+    measured = [objective, *(s.metric for s in slos)]
+    for name, t in (("candidates.csv", table), ("pareto.csv", front)):
+        shapes.check_columns(
+            t,
+            path / name,
+            integers=("candidate", "replications"),
+            numbers_=[c for c in t.columns if c.split("[")[0] in _TUNE_NUMBERS or c in measured],
+        )
     counts = table["status"].value_counts().to_dict()
     runs = rec.get("runs")
     loads = definition["loads"]
@@ -1211,7 +1271,7 @@ def _candidates_table(table: Any, slos: Sequence[Any]) -> Table:
             Cell(str(r["setting"])),
             _value_cell(str(r["status"]), data_candidate=c, data_key="status"),
             Cell("" if _missing(reason) else str(reason)),
-            _value_cell(_py(r["replications"]), data_candidate=c, data_key="replications"),
+            _value_cell(_py(r.get("replications")), data_candidate=c, data_key="replications"),
             _interval_cell(r, "objective", "objective_lo", "objective_hi", c),
         ]
         for s in slos:
@@ -1449,8 +1509,8 @@ class _Readme:
 def _reproduction_readme(path: Path) -> _Readme:
     readme = path / "README.md"
     try:
-        text = readme.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_limited(readme, "results").decode("utf-8")
+    except UnicodeDecodeError as e:
         raise ConfigError(f"{readme}: cannot read it ({e})", None) from None
     m = re.search(r"reproduction by `irqlab reproduce ([A-Za-z0-9_-]+)`", text)
     if not m:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from irqlab.errors import IrqlabError, option
+from irqlab.files import regular_file
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -96,6 +97,14 @@ class Journal:
         survives the process). Use :func:`open_journal` to recover a damaged one."""
         self.path = path
         existed = path is not None and path.exists()
+        for f in _files(path) if path is not None else ():
+            if os.path.lexists(f):  # SQLite would wait on a pipe through Ctrl-C
+                regular_file(
+                    f,
+                    "journal",
+                    f"use another {option('--out', 'out=')}, or "
+                    f"{option('--fresh', 'resume=False')} to replace it",
+                )
         try:
             self._db = sqlite3.connect(
                 ":memory:" if path is None else str(path), timeout=BUSY_TIMEOUT_S

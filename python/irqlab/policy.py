@@ -25,6 +25,7 @@ import copy
 import importlib
 import importlib.util
 import math
+import os
 import re
 import sys
 import traceback
@@ -34,6 +35,7 @@ from typing import Any, Protocol
 
 from irqlab._irqlab import Coalesce, Itr, Sample
 from irqlab.errors import ConfigError, PolicyError
+from irqlab.files import regular_file
 
 __all__ = ["Coalesce", "Itr", "Linear", "Policy", "Sample", "factory", "load", "raised_by_policy"]
 
@@ -233,8 +235,12 @@ def load(spec: str, base: Path | None = None) -> type:
             path = Path(where)
             if not path.is_absolute() and base is not None:
                 path = base / path
-            if not path.is_file():
+            if not os.path.lexists(path):
                 raise ConfigError(f'driver.policy = "{spec}": no file {path}', "driver.policy")
+            try:  # a pipe would block the import: refused from its metadata
+                regular_file(path, "the policy file", "a policy is a Python file")
+            except ConfigError as e:
+                raise ConfigError(f'driver.policy = "{spec}": {e}', "driver.policy") from None
             unit = importlib.util.spec_from_file_location(f"irqlab_policy_{path.stem}", path)
             if unit is None or unit.loader is None:
                 raise ConfigError(f'driver.policy = "{spec}": cannot load {path}', "driver.policy")

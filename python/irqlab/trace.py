@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from irqlab import _irqlab
+from irqlab.files import regular_file
 from irqlab.scenario import _path
 
 #: The link types the replay reads, by number (https://www.tcpdump.org/linktypes.html).
@@ -63,6 +64,10 @@ def trace_info(path: str | os.PathLike[str], top: int = 5) -> dict[str, Any]:
         from irqlab.errors import ConfigError
 
         raise ConfigError(f"top = {top!r}: must be an integer >= 0", "top")
+    # the reader waits on a pipe without looking at Ctrl-C: refuse one before it opens it
+    regular_file(
+        p, "capture", "it is read from a file (gzip-compressed or not): save it to one first"
+    )
     raw = _irqlab.trace_info(str(p), top)
     packets = raw["packets"]
     sizes = [(int(b), int(n)) for b, n in raw["sizes"]]

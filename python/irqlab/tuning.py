@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from irqlab.errors import ConfigError, option
+from irqlab.files import read_limited, regular_file
 
 #: The objective by default.
 DEFAULT_OBJECTIVE = "cpu.busy"
@@ -440,10 +441,12 @@ class _Journal:
         if fresh:
             for p in (spec, self.path):
                 p.unlink(missing_ok=True)
-        if spec.exists():
+        if os.path.lexists(spec):
             try:
-                old = json.loads(spec.read_text(encoding="utf-8"))
-            except (OSError, ValueError, UnicodeDecodeError):
+                old = json.loads(read_limited(spec, "tune"))
+                if not isinstance(old, dict):
+                    raise ValueError("not a JSON object")
+            except (ConfigError, ValueError, UnicodeDecodeError):
                 raise ConfigError(
                     f"{spec}: damaged; run again with {option('--fresh', 'fresh=True')} to start "
                     "over",
@@ -465,14 +468,20 @@ class _Journal:
             raise ConfigError(
                 f"{option('--out', 'out=')} {out}: cannot write ({e.strerror})", "out"
             ) from None
-        if self.path.exists():
+        # the metrics each run must have: the SLOs' (``metric op bound``) and the objective
+        needed = {str(x).split()[0] for x in definition["slos"]} | {definition["minimize"]}
+        if os.path.lexists(self.path):
+            regular_file(self.path, "tune", f"{option('--fresh', 'fresh=True')} replaces it")
             for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
                 try:
                     rec = json.loads(line)
                     key = (int(rec["c"]), int(rec["l"]), int(rec["r"]))
-                    self.done[key] = {k: float(v) for k, v in rec["m"].items()}
-                except (ValueError, KeyError, TypeError):
-                    continue  # a line cut short by a kill: that run is simply run again
+                    measured = {str(k): float(v) for k, v in rec["m"].items()}
+                    if not needed <= measured.keys():
+                        raise KeyError("a metric is missing")
+                    self.done[key] = measured
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    continue  # a line cut short by a kill (or edited): that run runs again
 
     def record(self, key: tuple[int, int, int], metrics: Mapping[str, float]) -> None:
         self.done[key] = dict(metrics)
