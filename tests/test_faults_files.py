@@ -5,6 +5,7 @@ never a traceback, a hang, or a silent exit."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -679,3 +680,81 @@ def test_a_tune_with_any_cell_or_field_edited_is_a_page_or_one_line(small_tune, 
             table, _ = edit_table(pd.read_csv(folder / name), data)
             table.to_csv(folder / name, index=False)
         page_or_one_line(lambda: render_report(folder), folder)
+
+
+# --- where results are written: a folder of its own kind, a full disk --------------------------
+
+
+def test_a_tune_into_a_sweeps_folder_and_a_sweep_into_a_tunes_are_refused(
+    small_sweep, small_tune, tmp_path
+):
+    sweep_folder = tmp_path / "sweep"
+    shutil.copytree(small_sweep, sweep_folder)
+    p = irqlab_cmd("tune", ROOT / EMMERICH, "--slo", "latency_us.p99 <= 50", "--out", sweep_folder)
+    one_line_failure(p, f"--out {sweep_folder}: holds a sweep's results (sweep.json", "another")
+    assert not (sweep_folder / "tune.json").exists()
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text('[base]\nrun.duration_ms = 1\n[axes]\n"traffic.rate_pps" = [1e5]\n')
+    for fresh in ([], ["--fresh"]):
+        p = irqlab_cmd("sweep", sweep, "--out", small_tune, *fresh)
+        one_line_failure(p, f"--out {small_tune}: holds a tune's results (tune.json")
+    assert not (small_tune / "sweep.json").exists()
+    with pytest.raises(irqlab.ConfigError, match=r"out= .*: holds a tune's results"):
+        irqlab.sweep(sweep, out=small_tune, executor="inline")
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A folder on a file system of 8 MiB of its own (a tmpfs), unmounted afterwards; the
+    test is skipped where mounting is not allowed."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mount = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], capture_output=True
+    )
+    if mount.returncode != 0:
+        pytest.skip("mounting a small file system needs root")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def fill(disk: Path, leave: int = 0) -> None:
+    """Fills the file system of ``disk``, then frees ``leave`` bytes of it."""
+    filler = disk / "filler"
+    with filler.open("wb") as f, contextlib.suppress(OSError):
+        while True:
+            f.write(bytes(1 << 16))
+            f.flush()
+    if leave:
+        with filler.open("r+b") as f:
+            f.truncate(max(filler.stat().st_size - leave, 0))
+
+
+def test_report_onto_a_full_disk_leaves_no_partial_page(small_sweep, small_disk):
+    page = small_disk / "report.html"
+    fill(small_disk, leave=1 << 20)  # a page takes about 5 MB
+    p = irqlab_cmd("report", small_sweep, "-o", page)
+    assert sorted(f.name for f in small_disk.iterdir()) == ["filler"]  # no page, no temporary
+    one_line_failure(p, f"--out {page}: cannot write it (No space left on device)")
+
+
+def test_report_onto_a_full_disk_keeps_the_previous_page_whole(small_sweep, small_disk):
+    page = small_disk / "report.html"
+    p = irqlab_cmd("report", small_sweep, "-o", page)
+    assert p.returncode == 0, p.stderr
+    before = page.read_bytes()
+    fill(small_disk)
+    p = irqlab_cmd("report", small_sweep, "-o", page, "--title", "another")
+    one_line_failure(p, f"--out {page}: cannot write it (No space left on device)")
+    assert page.read_bytes() == before
+    assert sorted(f.name for f in small_disk.iterdir()) == ["filler", "report.html"]
+
+
+def test_a_sweep_onto_a_full_disk_says_so_before_it_starts(small_disk):
+    fill(small_disk)
+    sweep = small_disk.parent / "sweep.toml"
+    sweep.write_text('[base]\nrun.duration_ms = 1\n[axes]\n"traffic.rate_pps" = [1e5]\n')
+    p = irqlab_cmd("sweep", sweep, "--out", small_disk / "out")
+    one_line_failure(p, f"--out {small_disk / 'out'}: cannot write there (No space left")

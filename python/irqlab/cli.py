@@ -570,12 +570,15 @@ def sweep(
     """
     from irqlab.executors import WorkersLost
     from irqlab.experiments import execute, parse_sweep, summary_table
+    from irqlab.files import own_folder, writable_folder
     from irqlab.report import count
 
     spec = parse_sweep(sweep_file, parse_sets(sets))
     spec.override(replications=replications, seed=seed, warmup=warmup)
     spec.check_size()
     target = Path(os.path.normpath(out or spec.out or Path("results") / sweep_file.stem))
+    own_folder(target, "sweep", "--out")  # before the banner: an error says it all
+    writable_folder(target, "--out")
     console = Console(stderr=True)
     points, reps = count(spec.count(), "point"), count(spec.replications, "replication")
     console.print(f"sweep: {points} × {reps} → {target}", highlight=False)

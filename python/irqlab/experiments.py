@@ -61,7 +61,7 @@ from irqlab import journal as journal_module
 from irqlab.errors import ConfigError, IrqlabError, option
 from irqlab.executors import Executor, WorkersLost, make_executor
 from irqlab.executors import check as check_executor
-from irqlab.files import read_limited, regular_file
+from irqlab.files import own_folder, read_limited, regular_file
 from irqlab.journal import Journal, JournalRecovered, open_journal
 from irqlab.report import (
     decode_list,
@@ -852,6 +852,7 @@ def execute(
             raise ConfigError(
                 f"{out}: a file, not a folder; a sweep writes its results into a folder", None
             )
+        own_folder(out, "sweep", option("--out", "out="))
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as e:

@@ -14,6 +14,7 @@ by Python, which Ctrl-C interrupts, and up to :data:`irqlab.scenario.MAX_FILE_BY
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -87,3 +88,79 @@ def read_limited(path: str | os.PathLike[str], what: str, limit: int = MAX_JSON_
             what,
         )
     return data
+
+
+def write_atomic(path: str | os.PathLike[str], text: str, what: str) -> Path:
+    """Writes ``text`` (UTF-8) to ``path`` whole or not at all: into a temporary file beside
+    it, renamed over it when complete, so that a full disk or a kill leaves the previous file
+    (or none), never half a page. A device or a pipe (``-o /dev/stdout``) is written as it
+    is. Errors are a :class:`ConfigError` naming ``what`` and the path."""
+    p = Path(path)
+    if os.path.lexists(p) and not is_regular(p):
+        try:
+            p.write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise ConfigError(f"{what} {p}: cannot write it ({e.strerror or e})", what) from None
+        return p
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, p)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise ConfigError(f"{what} {p}: cannot write it ({e.strerror or e})", what) from None
+    return p
+
+
+#: What :func:`writable_folder` writes to see that a folder takes files: a few SQLite pages.
+PROBE_BYTES = 64 << 10
+
+
+def writable_folder(path: str | os.PathLike[str], what: str) -> Path:
+    """``path``, a folder made if needed, in which a file of :data:`PROBE_BYTES` could just be
+    written (and was removed): a read-only folder or a full disk is one line naming ``what``
+    before a command says it starts, not an error after. A path that is a file is left to
+    the command (it says so)."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        return p
+    probe = p / f".irqlab-probe-{os.getpid()}"
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        try:
+            with probe.open("wb") as fh:
+                fh.write(bytes(PROBE_BYTES))
+                fh.flush()
+                os.fsync(fh.fileno())
+        finally:
+            with contextlib.suppress(OSError):
+                probe.unlink(missing_ok=True)
+    except OSError as e:
+        raise ConfigError(f"{what} {p}: cannot write there ({e.strerror or e})", what) from None
+    return p
+
+
+#: The files that tell each kind of result folder (any one of them).
+RESULT_FILES = {
+    "sweep": ("sweep.json", "journal.sqlite", "runs.parquet", "summary.parquet"),
+    "tune": ("tune.json", "runs.jsonl", "candidates.csv", "recommendation.json"),
+}
+
+
+def own_folder(path: str | os.PathLike[str], kind: str, what: str) -> None:
+    """Refuses to write a ``kind`` (``"sweep"``, ``"tune"``) into a folder holding another
+    kind of result: each writes files of the same names (``runs.*``, ``report.html``) and a
+    report shows one of them only."""
+    p = Path(path)
+    if not p.is_dir():
+        return
+    for other, names in RESULT_FILES.items():
+        found = [n for n in names if other != kind and os.path.lexists(p / n)]
+        if found:
+            raise ConfigError(
+                f"{what} {p}: holds a {other}'s results ({', '.join(found)}); a {kind} writes "
+                f"into a folder of its own: choose another {what}",
+                what,
+            )

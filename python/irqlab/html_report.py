@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from irqlab import shapes
-from irqlab.errors import ConfigError
-from irqlab.files import read_limited, regular_file
+from irqlab.errors import ConfigError, option
+from irqlab.files import read_limited, regular_file, write_atomic
 
 __all__ = ["detect", "number", "render_report", "toml_text", "write_report"]
 
@@ -1702,8 +1702,5 @@ def write_report(
     path written."""
     target = Path(out) if out is not None else default_out(results)
     html = render_report(results, title=title)
-    try:
-        target.write_text(html, encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"{target}: cannot write it ({e.strerror or e})", None) from None
-    return target
+    # whole or not at all: a full disk leaves the previous page, not half of a new one
+    return write_atomic(target, html, option("--out", "out="))

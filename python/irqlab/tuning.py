@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from irqlab.errors import ConfigError, option
-from irqlab.files import read_limited, regular_file
+from irqlab.files import own_folder, read_limited, regular_file
 
 #: The objective by default.
 DEFAULT_OBJECTIVE = "cpu.busy"
@@ -430,6 +430,7 @@ class _Journal:
         self.done: dict[tuple[int, int, int], dict[str, float]] = {}
         if out is None:
             return
+        own_folder(out, "tune", option("--out", "out="))
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as e:
