@@ -600,6 +600,32 @@ def test_report_on_a_summary_with_a_row_of_nan_names_the_row(small_sweep, tmp_pa
         irqlab.load_results(folder)
 
 
+@pytest.mark.parametrize(
+    ("column", "value", "expected"),
+    [
+        ("nic.itr_us", "fast", "expected a number"),
+        ("nic.ring_descriptors", None, "expected an integer"),
+        ("nic.irq_affinity", "[0", "expected a list of integers"),
+    ],
+)
+def test_rerun_of_a_hand_edited_row_names_its_column(
+    small_sweep, tmp_path, column, value, expected
+):
+    folder = tmp_path / "sweep"
+    shutil.copytree(small_sweep, folder)
+    runs = pd.read_parquet(folder / "runs.parquet")
+    runs[column] = runs[column].astype(object)
+    runs.at[0, column] = value
+    if value is not None:
+        runs[column] = runs[column].astype(str)
+    runs.to_parquet(folder / "runs.parquet")
+    point, replication = (int(runs.at[0, c]) for c in ("point", "replication"))
+    p = irqlab_cmd("rerun", folder, "--point", point, "--replication", replication)
+    one_line_failure(
+        p, f"{folder}: point {point}, replication {replication}: column {column!r}", expected
+    )
+
+
 #: A table cell edited by hand.
 CELL_EDITS = st.one_of(
     st.none(),
