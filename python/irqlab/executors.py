@@ -20,6 +20,8 @@ calls :func:`irqlab.sweep` at its top level would start a sweep inside every wor
 needs only irqlab, and every task is irqlab's own function and plain data, so while it starts
 workers a pool names the main module ``__main__`` (:func:`_workers_skip_main`), a name
 multiprocessing's children never import: a user's script works as written, guard or no guard.
+(A function defined in the main module itself is sent as a reference to it: a pool given one
+lets its workers import the main module, as multiprocessing does.)
 """
 
 from __future__ import annotations
@@ -207,12 +209,14 @@ class ProcessExecutor(Executor):
     def imap_unordered(self, fn: Callable[[T], Any], tasks: Iterable[T]) -> Iterator[tuple[T, Any]]:
         window = 2 * self.workers
         source = iter(tasks)
+        # Work defined in the main module needs it in the workers (and the caller's guard).
+        from_main = getattr(fn, "__module__", None) == "__main__"
         pending: dict[Any, T] = {}
         try:
             while True:
                 for task in itertools.islice(source, window - len(pending)):
                     # a submit starts a worker when none is idle (the forkserver too, first)
-                    with _workers_skip_main():
+                    with contextlib.nullcontext() if from_main else _workers_skip_main():
                         pending[self._pool.submit(fn, task)] = task
                 if not pending:
                     return

@@ -169,7 +169,8 @@ def default_candidates(params: Mapping[str, Any]) -> list[dict[str, Any]]:
     else:
         raise ConfigError(
             f"scheme = {scheme!r} has no operator settings to tune by default (they are "
-            f"napi, irq, coalesce-count and coalesce-time); give {_knob()} KEY=RANGE",
+            "napi, irq, coalesce-count and coalesce-time); give "
+            f"{option('--knob KEY=RANGE', 'knobs=[KEY=RANGE, ...]')}",
             "scheme",
         )
     defer = [
