@@ -159,6 +159,19 @@ def test_a_load_range_must_hold_at_every_load():
         ),
         ({"nic.rx_frames": 8}, ["ethtool -C eth1 rx-frames 8"]),
         (
+            {"socket.busy_read_us": 50, "kernel.busy_poll_us": 50},
+            ["sysctl -w net.core.busy_read=50", "sysctl -w net.core.busy_poll=50"],
+        ),
+        ({"socket.rcvbuf_bytes": 425984}, ["sysctl -w net.core.rmem_default=425984"]),
+        ({"kernel.sched_slice_us": 3}, ["echo 3000 > /sys/kernel/debug/sched/base_slice_ns"]),
+        (
+            {"kernel.irq_suspend_timeout_ns": 2000000},
+            [
+                'ynl --family netdev --do napi-set --json \'{"id": NAPI_ID, '
+                '"irq-suspend-timeout": 2000000}\'   # each NAPI of eth1 (napi-get lists them)'
+            ],
+        ),
+        (
             {"platform.proto_ns": 300},
             ["# platform.proto_ns = 300 (a model setting: no operator command)"],
         ),
@@ -234,3 +247,17 @@ def test_the_cli_prints_the_commands_and_writes_the_folder(tmp_path):
         "irqlab: error: --slo 'p99 < 5': metric 'p99' is not in irqlab's report"
     )
     assert "Traceback" not in bad.stderr
+
+
+def test_every_setting_the_probe_reads_has_the_command_that_writes_it():
+    """One table, both directions: what probe reads from a host, tune's recommendation can
+    write back (none is "a model setting")."""
+    from irqlab.probe import HOST_SETTINGS
+
+    params = irqlab.resolve(EMMERICH_1M)
+    for host in HOST_SETTINGS:
+        if host.key is None:
+            continue
+        (line,) = commands({host.key: 7}, params, "eth1")
+        assert "no operator command" not in line, (host.key, line)
+        assert line.startswith(("sysctl -w ", "echo ", "ynl ")), line

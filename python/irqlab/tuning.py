@@ -268,25 +268,38 @@ def commands(
     if coalesce:
         note = f"   # {_ADAPTIVE[moderation]}" if moderation in _ADAPTIVE else ""
         out.append(f"ethtool -C {iface} {' '.join(coalesce)}{note}")
-    sysctl = {
-        "kernel.netdev_budget": "net.core.netdev_budget",
-        "kernel.netdev_budget_usecs": "net.core.netdev_budget_usecs",
-    }
-    sysfs = {
-        "kernel.napi_defer_hard_irqs": "napi_defer_hard_irqs",
-        "kernel.gro_flush_timeout_ns": "gro_flush_timeout",
-    }
+    written = {"driver.moderation", "nic.itr_us", "nic.rx_usecs", "nic.rx_frames"}
+    for host in _host_settings():
+        if host.key in setting:
+            out.append(_host_command(host, setting[host.key], iface))
+            written.add(host.key)
     for key, value in setting.items():
-        if key in sysctl:
-            out.append(f"sysctl -w {sysctl[key]}={_num(value)}")
-    for key in sysfs:
-        if key in setting:
-            out.append(f"echo {_num(setting[key])} > /sys/class/net/{iface}/{sysfs[key]}")
-    known = {"driver.moderation", "nic.itr_us", "nic.rx_usecs", "nic.rx_frames", *sysctl, *sysfs}
-    for key, value in setting.items():
-        if key not in known:
+        if key not in written:
             out.append(f"# {key} = {_num(value)} (a model setting: no operator command)")
     return out
+
+
+def _host_settings() -> tuple[Any, ...]:
+    """The host's own settings, as the probe reads them (one table for both directions)."""
+    from irqlab.probe import HOST_SETTINGS
+
+    return HOST_SETTINGS
+
+
+def _host_command(host: Any, value: Any, iface: str) -> str:
+    """The command that writes one of :func:`_host_settings` (``value`` in the key's unit)."""
+    if host.scale != 1.0 and isinstance(value, int | float) and not isinstance(value, bool):
+        value = round(value / host.scale)
+    shown = _num(value)
+    path = host.path
+    if path is None:  # netlink only (per NAPI): each of the device's NAPIs
+        return (
+            f'ynl --family netdev --do napi-set --json \'{{"id": NAPI_ID, '
+            f'"{host.napi}": {shown}}}\'   # each NAPI of {iface} (napi-get lists them)'
+        )
+    if path.startswith("/proc/sys/"):
+        return f"sysctl -w {path.removeprefix('/proc/sys/').replace('/', '.')}={shown}"
+    return f"echo {shown} > {path.replace('{iface}', iface)}"
 
 
 def _num(v: Any) -> str:
