@@ -28,6 +28,7 @@ import math
 import numbers
 import re
 import shlex
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1117,6 +1118,20 @@ def _sweep_toml(spec: Mapping[str, Any]) -> str:
 # --- a tune ----------------------------------------------------------------------------------
 
 
+def _tune_scenario(scenario: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """A tune's scenario as tune.json holds it (every key), checked as a scenario: an edited
+    one is a page of what it now says, or one line naming the field."""
+    from irqlab.errors import ConfigWarning
+    from irqlab.scenario import resolve
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConfigWarning)  # the tune warned when it ran
+            return resolve(dict(scenario))
+    except ConfigError as e:
+        raise ConfigError(f"{path / 'tune.json'}: field scenario: {e}", "scenario") from None
+
+
 def _tune_page(path: Path, title: str | None) -> Page:
     from irqlab.report import count
     from irqlab.tuning import Slo, TuneResult, closest, label
@@ -1130,6 +1145,7 @@ def _tune_page(path: Path, title: str | None) -> Page:
         raise ConfigError(f"{path / 'recommendation.json'}: damaged (no 'feasible')", None)
     shapes.check(definition, shapes.TUNE_DEFINITION, path / "tune.json")
     shapes.check(rec, shapes.TUNE_RECOMMENDATION, path / "recommendation.json")
+    definition = {**definition, "scenario": _tune_scenario(definition["scenario"], path)}
     table = _read_table(path / "candidates.csv")
     front = _read_table(path / "pareto.csv")
     try:
