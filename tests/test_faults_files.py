@@ -783,4 +783,4 @@ def test_a_sweep_onto_a_full_disk_says_so_before_it_starts(small_disk):
     sweep = small_disk.parent / "sweep.toml"
     sweep.write_text('[base]\nrun.duration_ms = 1\n[axes]\n"traffic.rate_pps" = [1e5]\n')
     p = irqlab_cmd("sweep", sweep, "--out", small_disk / "out")
-    one_line_failure(p, f"--out {small_disk / 'out'}: cannot write there (No space left")
+    one_line_failure(p, f"--out {small_disk / 'out'}: cannot write a file in it (No space left")

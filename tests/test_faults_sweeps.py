@@ -818,14 +818,12 @@ def _unwritable(tmp_path: Path, kind: str, request) -> tuple[Path, str]:
     if kind == "under a file":
         return write(tmp_path, "", "taken") / "sub", "cannot create the folder"
     if kind == "read-only folder":
-        return request.getfixturevalue(
-            "read_only_folder"
-        ), "journal.sqlite: cannot open it for writing"
+        return request.getfixturevalue("read_only_folder"), "cannot write a file in it"
     if kind == "under a read-only folder":
         return request.getfixturevalue("read_only_folder") / "sub", "cannot create the folder"
     if kind == "/proc":
         return Path("/proc/irqlab-sweep"), "cannot create the folder"
-    return Path("/proc/self"), "journal.sqlite: cannot open it for writing"
+    return Path("/proc/self"), "cannot write a file in it"
 
 
 @pytest.mark.parametrize(

@@ -129,6 +129,11 @@ def writable_folder(path: str | os.PathLike[str], what: str) -> Path:
     probe = p / f".irqlab-probe-{os.getpid()}"
     try:
         p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(
+            f"{what} {p}: cannot create the folder ({e.strerror or e})", what
+        ) from None
+    try:
         try:
             with probe.open("wb") as fh:
                 fh.write(bytes(PROBE_BYTES))
@@ -138,7 +143,9 @@ def writable_folder(path: str | os.PathLike[str], what: str) -> Path:
             with contextlib.suppress(OSError):
                 probe.unlink(missing_ok=True)
     except OSError as e:
-        raise ConfigError(f"{what} {p}: cannot write there ({e.strerror or e})", what) from None
+        raise ConfigError(
+            f"{what} {p}: cannot write a file in it ({e.strerror or e})", what
+        ) from None
     return p
 
 
