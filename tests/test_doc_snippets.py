@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+#: Real processes and files, each test seconds long: outside the quick check (-m 'not slow').
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 

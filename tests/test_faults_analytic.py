@@ -23,6 +23,9 @@ from irqlab.analytic.tandem import behind_distribution, consume_time
 from irqlab.cli import main
 from irqlab.errors import ConfigError, ModelError
 
+#: Real processes and files, each test seconds long: outside the quick check (-m 'not slow').
+pytestmark = pytest.mark.slow
+
 IRQLAB = Path(sys.executable).with_name("irqlab")
 #: Address space an ``irqlab analytic`` process may take in these tests: the interpreter,
 #: numpy, scipy and BLAS reserve about 1.5 GB; a solve that grew with its chain's fill-in

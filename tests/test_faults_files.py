@@ -30,6 +30,9 @@ import irqlab
 from irqlab.errors import PolicyError
 from test_faults_inputs import IRQLAB, irqlab_cmd, one_line_failure
 
+#: Real processes and files, each test seconds long: outside the quick check (-m 'not slow').
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # --- Python moderation policies: the user's code fails or tries to end the program -----------

@@ -29,10 +29,14 @@ from irqlab.probe import (
     probe,
 )
 
-pytestmark = pytest.mark.skipif(
-    os.name != "posix" or not sys.platform.startswith("linux"),
-    reason="FIFOs, sockets, /proc/self/mem and peak RSS in kB: a Linux host",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        os.name != "posix" or not sys.platform.startswith("linux"),
+        reason="FIFOs, sockets, /proc/self/mem and peak RSS in kB: a Linux host",
+    ),
+    # real processes, each test seconds long: outside the quick check (-m 'not slow')
+    pytest.mark.slow,
+]
 
 TREES = Path(__file__).resolve().parent / "data" / "probe"
 IFACE = "enp3s0f0"  # the ixgbe tree's interface: every case damages a copy of it

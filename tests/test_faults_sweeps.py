@@ -28,6 +28,9 @@ import irqlab
 from irqlab.executors import ProcessExecutor
 from irqlab.experiments import MAX_POINTS, MAX_RUNS, parse_sweep
 
+#: Real processes and files, each test seconds long: outside the quick check (-m 'not slow').
+pytestmark = pytest.mark.slow
+
 linux_only = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads /proc, which only Linux has"
 )
