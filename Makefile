@@ -3,7 +3,7 @@ PYTHON ?= python3
 # cargo mutants jobs: one builds while the other tests, on two cores about 11 mutants a minute
 MUTANTS_JOBS ?= 2
 
-.PHONY: help install dev lint fmt test test-rust test-python wheel test-wheel test-lower-bounds bench bench-pcap bench-startup screenshot ci clean mutants mutants-save mutants-diff
+.PHONY: help install dev lint fmt test test-rust test-python wheel test-wheel test-lower-bounds bench bench-instructions bench-pcap bench-startup screenshot ci clean mutants mutants-save mutants-diff
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -48,6 +48,9 @@ test-lower-bounds:  ## the tests against the oldest dependencies pyproject.toml 
 bench:  ## simulated packets per second against the C and SimPy references
 	$(PYTHON) -m pip install '.[bench]'
 	$(PYTHON) benches/run_benchmarks.py
+
+bench-instructions:  ## instructions per simulated packet of each bench row (callgrind: repeatable); BEFORE=FILE compares
+	$(PYTHON) benches/instructions.py $(if $(BEFORE),--compare $(BEFORE))
 
 bench-pcap:  ## trace replay: packets/s against Poisson, peak memory for 2 M and 20 M packets
 	$(PYTHON) -m pip install .

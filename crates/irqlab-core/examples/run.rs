@@ -18,7 +18,9 @@ fn main() {
         .iter()
         .map(|a| {
             let (k, v) = a.split_once('=').expect("arguments are dotted.key=value");
-            let v = if let Ok(i) = v.parse::<i128>() {
+            let v = if let Ok(b) = v.parse::<bool>() {
+                Value::Bool(b)
+            } else if let Ok(i) = v.parse::<i128>() {
                 Value::Int(i)
             } else if let Ok(x) = v.parse::<f64>() {
                 Value::Float(x)
