@@ -25,8 +25,8 @@
 //!   busy-polls.
 
 use crate::error::Error;
-use crate::params::Params;
 use crate::scenario::{Cost, Dist, Warning};
+use crate::schema::Params;
 use crate::time::{SimDuration, SimTime};
 
 /// `BUSY_POLL_BUDGET`: the budget of each busy poll when none is set.
@@ -122,7 +122,7 @@ pub fn configure(p: &Params, ios: &[Io]) -> Result<BusyConfig, Error> {
         epoll_budget: budget_or_default(p.u64("epoll.busy_poll_budget")),
         epoll_prefer: p.bool("epoll.prefer_busy_poll"),
         maxevents: p.u64("epoll.maxevents"),
-        epoll_nonblocking: *p.get("epoll.timeout_ms") == crate::params::Value::Int(0),
+        epoll_nonblocking: *p.get("epoll.timeout_ms") == crate::schema::Value::Int(0),
         epoll_batch: SimDuration::from_ns(p.f64("epoll.batch_ns")),
         irq_suspend_timeout: SimDuration::from_ns(p.f64("kernel.irq_suspend_timeout_ns")),
         iter: SimDuration::from_ns(p.f64("platform.busy_iter_ns")),
@@ -183,7 +183,7 @@ pub fn configure(p: &Params, ios: &[Io]) -> Result<BusyConfig, Error> {
 /// Whether a busy-polling key is set: a flag that is true, or a time above 0.
 fn is_on(p: &Params, k: &str) -> bool {
     match p.get(k) {
-        crate::params::Value::Bool(b) => *b,
+        crate::schema::Value::Bool(b) => *b,
         _ => p.f64(k) > 0.0,
     }
 }

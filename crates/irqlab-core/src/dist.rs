@@ -1,8 +1,57 @@
-//! Sampling CPU costs in integer picoseconds.
+//! A cost (CPU time or a delay): its mean in integer picoseconds and its distribution, and
+//! drawing it.
 
+use crate::error::Error;
 use crate::rng::Stream;
-use crate::scenario::{Cost, Dist};
+use crate::schema::{Params, registry};
 use crate::time::SimDuration;
+
+registry! {
+    /// Distribution of a cost (`platform.*_dist`, `app.N.cost_dist`, `rr.remote_dist`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Dist {
+        Deterministic = "deterministic",
+        Exponential = "exponential",
+    }
+}
+
+/// A cost: its mean (integer ps) and distribution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cost {
+    pub mean: SimDuration,
+    /// `mean` in ps as a float, for sampling.
+    pub mean_ps: f64,
+    pub dist: Dist,
+}
+
+impl Cost {
+    /// A cost of zero takes no time and draws no random number.
+    pub fn is_zero(&self) -> bool {
+        self.mean.is_zero()
+    }
+
+    /// A deterministic cost of `ns` nanoseconds.
+    pub fn of_ns(ns: f64) -> Cost {
+        Cost::of(SimDuration::from_ns(ns), Dist::Deterministic)
+    }
+
+    /// A cost of mean `mean`, distributed as `dist`.
+    pub fn of(mean: SimDuration, dist: Dist) -> Cost {
+        Cost {
+            mean,
+            mean_ps: mean.ps() as f64,
+            dist,
+        }
+    }
+
+    /// The cost whose mean is `ns_key` (ns) and whose distribution is `dist_key`.
+    pub fn read(p: &Params, ns_key: &str, dist_key: &str) -> Result<Cost, Error> {
+        Ok(Cost {
+            dist: Dist::read(p, dist_key)?,
+            ..Cost::of_ns(p.f64(ns_key))
+        })
+    }
+}
 
 /// Rounds a non-negative picosecond quantity to the nearest integer (ties up).
 ///

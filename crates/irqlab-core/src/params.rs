@@ -1,4 +1,5 @@
-//! The scenario schema: every key, its type, default, allowed range and meaning, as data.
+//! The key table: every key of a scenario, its type, default, allowed range and meaning, as
+//! data (written in the types of [`crate::schema`]).
 //!
 //! This table is the single source of truth. The core validates against it; the Python layer
 //! reads it (through the bindings) to validate, to print `--help` and to document keys; a test
@@ -9,262 +10,19 @@
 //! entries ([`TABLES`]): `app.0.core`, `app.1.core`, `traffic.classes.0.share`, … — what a
 //! TOML array of tables (`[[app]]`) flattens to. Entries are numbered from 0 without gaps; an
 //! entry's fields not given take their defaults.
-
-use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
-
-use serde::Serialize;
+//!
+//! The parts read their own keys (each declares their names as constants) and the closed sets
+//! of names (schemes, policies, strategies, traffic kinds, …) come from the parts' registries;
+//! the table only describes them. Nothing below `scenario` imports this module.
 
 use crate::error::Error;
-
-/// A scenario value as it comes from TOML, JSON or Python.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Value {
-    Bool(bool),
-    Int(i128),
-    Float(f64),
-    Str(String),
-    /// A list of scalars (a TOML array), e.g. `nic.irq_affinity = [0, 0, 1]`.
-    List(Vec<Value>),
-}
-
-/// Longest string and list a message shows whole; longer ones are cut, so that an error stays
-/// one readable line whatever it was given.
-const SHOWN_CHARS: usize = 64;
-const SHOWN_ITEMS: usize = 16;
-
-/// As a message shows it: strings quoted with control characters escaped, long strings and
-/// lists cut (`"aaaa…" (1000 characters)`, `[0, 1, …] (1024 entries)`).
-impl fmt::Display for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Value::Bool(b) => write!(f, "{b}"),
-            Value::Int(i) => write!(f, "{i}"),
-            Value::Float(x) => write!(f, "{}", fmt_float(*x)),
-            Value::Str(s) => {
-                let n = s.chars().count();
-                if n > SHOWN_CHARS {
-                    let head: String = s.chars().take(SHOWN_CHARS - 16).collect();
-                    write!(f, "\"{}…\" ({n} characters)", head.escape_debug())
-                } else {
-                    write!(f, "\"{}\"", s.escape_debug())
-                }
-            }
-            Value::List(items) => {
-                write!(f, "[")?;
-                for (i, v) in items.iter().take(SHOWN_ITEMS).enumerate() {
-                    if i > 0 {
-                        write!(f, ", ")?;
-                    }
-                    write!(f, "{v}")?;
-                }
-                if items.len() > SHOWN_ITEMS {
-                    write!(f, ", …] ({} entries)", items.len())
-                } else {
-                    write!(f, "]")
-                }
-            }
-        }
-    }
-}
-
-fn fmt_float(x: f64) -> String {
-    if x.is_finite() && x == x.trunc() && x.abs() < 1e15 {
-        format!("{x:.1}")
-    } else {
-        format!("{x}")
-    }
-}
-
-/// The type and allowed values of a key.
-#[derive(Clone, Copy, Debug)]
-pub enum Kind {
-    /// `true` or `false`.
-    Bool,
-    /// An integer in `[min, max]`.
-    Int { min: i128, max: i128 },
-    /// An integer from a fixed set.
-    IntOneOf(&'static [i128]),
-    /// A finite float in `[min, max]`, or `(min, max]` if `min_open`. Integers are accepted.
-    Float { min: f64, max: f64, min_open: bool },
-    /// A string from a fixed set.
-    OneOf(&'static [&'static str]),
-    /// Free text, parsed and checked when the scenario is built; the words say what is allowed.
-    Text(&'static str),
-    /// A list of at most `max_len` integers, each in `[min, max]`.
-    IntList {
-        min: i128,
-        max: i128,
-        max_len: usize,
-    },
-}
-
-/// A default value, as constant data.
-#[derive(Clone, Copy, Debug)]
-pub enum Default {
-    Bool(bool),
-    Int(i128),
-    Float(f64),
-    Str(&'static str),
-    /// The empty list.
-    EmptyList,
-}
-
-impl Default {
-    pub fn value(self) -> Value {
-        match self {
-            Default::Bool(b) => Value::Bool(b),
-            Default::Int(i) => Value::Int(i),
-            Default::Float(x) => Value::Float(x),
-            Default::Str(s) => Value::Str(s.to_string()),
-            Default::EmptyList => Value::List(Vec::new()),
-        }
-    }
-}
-
-/// One scenario key (or, in a [`TableSpec`], one field of an entry: `key` is the field name).
-#[derive(Clone, Copy, Debug)]
-pub struct ParamSpec {
-    pub key: &'static str,
-    pub kind: Kind,
-    pub default: Default,
-    pub doc: &'static str,
-}
-
-/// Numbered entries that share a set of fields: `{prefix}.{index}.{field}`.
-#[derive(Clone, Copy, Debug)]
-pub struct TableSpec {
-    /// `app`, `traffic.classes`.
-    pub prefix: &'static str,
-    /// What one entry is, for messages ("app", "traffic class").
-    pub noun: &'static str,
-    /// Entries allowed at most.
-    pub max_entries: usize,
-    pub fields: &'static [ParamSpec],
-    pub doc: &'static str,
-}
-
-impl Kind {
-    /// What a user may write, in words, for error messages and `--help`.
-    pub fn allowed(&self) -> String {
-        match self {
-            Kind::Bool => "true or false".to_string(),
-            Kind::Int { min, max } => format!("an integer in {min} … {max}"),
-            Kind::IntOneOf(set) => {
-                let v: Vec<String> = set.iter().map(|i| i.to_string()).collect();
-                format!("one of {}", v.join(", "))
-            }
-            Kind::Float { min, max, min_open } => {
-                let lo = if *min_open { "(" } else { "[" };
-                format!("a number in {lo}{}, {}]", fmt_g(*min), fmt_g(*max))
-            }
-            Kind::OneOf(set) => {
-                let v: Vec<String> = set.iter().map(|s| format!("\"{s}\"")).collect();
-                format!("one of {}", v.join(", "))
-            }
-            Kind::Text(words) => words.to_string(),
-            Kind::IntList { min, max, max_len } => {
-                format!("a list of at most {max_len} integers, each in {min} … {max}")
-            }
-        }
-    }
-
-    fn type_name(&self) -> &'static str {
-        match self {
-            Kind::Bool => "true or false",
-            Kind::Int { .. } | Kind::IntOneOf(_) => "an integer",
-            Kind::Float { .. } => "a number",
-            Kind::OneOf(_) | Kind::Text(_) => "a string",
-            Kind::IntList { .. } => "a list of integers",
-        }
-    }
-
-    /// Checks one value; returns it normalised (ints stay ints, floats become `Float`).
-    fn check(&self, key: &str, value: &Value) -> Result<Value, Error> {
-        let wrong_type = || Error::WrongType {
-            key: key.to_string(),
-            value: value.to_string(),
-            expected: self.type_name().to_string(),
-        };
-        let out_of_range = || Error::OutOfRange {
-            key: key.to_string(),
-            value: value.to_string(),
-            allowed: format!("must be {}", self.allowed()),
-        };
-        match (self, value) {
-            (Kind::Bool, Value::Bool(b)) => Ok(Value::Bool(*b)),
-            (Kind::Int { min, max }, Value::Int(i)) => {
-                if i < min || i > max {
-                    return Err(out_of_range());
-                }
-                Ok(Value::Int(*i))
-            }
-            (Kind::IntOneOf(set), Value::Int(i)) => {
-                if !set.contains(i) {
-                    return Err(out_of_range());
-                }
-                Ok(Value::Int(*i))
-            }
-            (Kind::Float { min, max, min_open }, Value::Int(_) | Value::Float(_)) => {
-                let x = match value {
-                    Value::Int(i) => *i as f64,
-                    Value::Float(x) => *x,
-                    _ => unreachable!(),
-                };
-                let low_ok = if *min_open { x > *min } else { x >= *min };
-                if !x.is_finite() || !low_ok || x > *max {
-                    return Err(out_of_range());
-                }
-                Ok(Value::Float(x))
-            }
-            (Kind::OneOf(set), Value::Str(s)) => {
-                if !set.contains(&s.as_str()) {
-                    return Err(out_of_range());
-                }
-                Ok(Value::Str(s.clone()))
-            }
-            (Kind::Text(_), Value::Str(s)) => Ok(Value::Str(s.trim().to_string())),
-            (Kind::IntList { min, max, max_len }, Value::List(items)) => {
-                if items.len() > *max_len {
-                    return Err(out_of_range());
-                }
-                let mut out = Vec::with_capacity(items.len());
-                for item in items {
-                    match item {
-                        Value::Int(i) if i >= min && i <= max => out.push(Value::Int(*i)),
-                        Value::Int(_) => return Err(out_of_range()),
-                        _ => return Err(wrong_type()),
-                    }
-                }
-                Ok(Value::List(out))
-            }
-            _ => Err(wrong_type()),
-        }
-    }
-}
-
-fn fmt_g(x: f64) -> String {
-    if x != 0.0 && (x.abs() >= 1e6 || x.abs() < 1e-3) {
-        format!("{x:e}")
-    } else {
-        format!("{x}")
-    }
-}
+pub use crate::schema::{
+    Default, Kind, Lookup, ParamSpec, Params, Preset, Schema, TableSpec, Value, field_key,
+};
 
 /// Names of the schemes, in the order they are documented: Salah et al. (2007)'s seven and
 /// their hybrid, then Linux NAPI.
-pub const SCHEMES: &[&str] = &[
-    "ideal",
-    "irq",
-    "disable-enable",
-    "poll",
-    "napi-poll",
-    "coalesce-count",
-    "coalesce-time",
-    "hybrid",
-    "napi",
-];
+pub const SCHEMES: &[&str] = crate::scheme::Scheme::NAMES;
 /// Platform presets: named sets of costs.
 pub const PLATFORM_PRESETS: &[&str] = &[
     "none",
@@ -275,20 +33,11 @@ pub const PLATFORM_PRESETS: &[&str] = &[
     "busypoll2013",
 ];
 /// Interrupt moderation policies (`driver.moderation`).
-pub const MODERATION: &[&str] = &[
-    "off",
-    "static",
-    "ixgbe-legacy",
-    "linear",
-    "ixgbe",
-    "i40e",
-    "dim",
-    "python",
-];
+pub const MODERATION: &[&str] = crate::moderation::NAMES;
 /// Receive-load controllers (`adapt.scheme`).
 pub const ADAPT_SCHEMES: &[&str] = &["none", "qapolling", "aic", "rhip", "rhip-noksd"];
 /// Cost distributions.
-pub const DISTS: &[&str] = &["deterministic", "exponential"];
+pub const DISTS: &[&str] = crate::dist::Dist::NAMES;
 
 const fn int(min: i128, max: i128) -> Kind {
     Kind::Int { min, max }
@@ -491,7 +240,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "nic.cause_mode",
-        Kind::OneOf(&["latched", "armed"]),
+        Kind::OneOf(crate::nic::CauseMode::NAMES),
         S("latched"),
         "latched: a cause raised while masked interrupts at unmask (Intel EICR); armed: re-enabling after an empty poll discards it",
     ),
@@ -946,7 +695,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "driver.legacy_elapsed",
-        Kind::OneOf(&["itr", "measured"]),
+        Kind::OneOf(crate::moderation::ixgbe_legacy::Elapsed::NAMES),
         S("itr"),
         "ixgbe-legacy: time since the last update as the driver assumes it (itr: the programmed interval, its quirk) or measured",
     ),
@@ -976,19 +725,19 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "driver.linear_elapsed",
-        Kind::OneOf(&["measured", "nsec-only"]),
+        Kind::OneOf(crate::moderation::linear::Elapsed::NAMES),
         S("measured"),
         "linear: elapsed time as measured, or nsec-only: the patch's bug that drops whole seconds",
     ),
     p(
         "driver.dim_mode",
-        Kind::OneOf(&["eqe", "cqe"]),
+        Kind::OneOf(crate::moderation::dim::DimMode::NAMES),
         S("eqe"),
         "dim: profile table and timer mode (eqe: timer from the first packet; cqe: restarted by each packet)",
     ),
     p(
         "driver.first_packet",
-        Kind::OneOf(&["softirq", "isr"]),
+        Kind::OneOf(crate::moderation::config::FirstPacket::NAMES),
         S("softirq"),
         "disable-enable, hybrid: isr = the ISR processes the first packet of a busy period, one cost of mean irq+mask+proto (Salah's 1/v); softirq = ISR, then protocol processing",
     ),
@@ -1175,16 +924,6 @@ pub const PARAMS: &[ParamSpec] = &[
         "vmdq, ll-rr, ll-wfq: ring visited first in each pass (rt-first; prb: BE first, the PRB order)",
     ),
 ];
-
-/// Defaults that a choice brings with it: when `key` has `value`, each listed key that the
-/// scenario does not set takes the listed value. Scheme presets rank above platform presets,
-/// which rank above the schema defaults; a key set explicitly always wins.
-pub struct Preset {
-    pub key: &'static str,
-    pub value: &'static str,
-    pub defaults: &'static [(&'static str, Default)],
-    pub doc: &'static str,
-}
 
 /// The presets, highest rank first.
 pub const PRESETS: &[Preset] = &[
@@ -1463,365 +1202,36 @@ pub const TABLES: &[TableSpec] = &[
     },
 ];
 
+/// The key table: [`PARAMS`], [`TABLES`] and [`PRESETS`].
+pub const SCHEMA: Schema = Schema {
+    params: PARAMS,
+    tables: TABLES,
+    presets: PRESETS,
+};
+
 /// Looks up a plain key in the schema.
 pub fn spec(key: &str) -> Option<&'static ParamSpec> {
-    PARAMS.iter().find(|p| p.key == key)
-}
-
-/// What a dotted key names.
-#[derive(Clone, Copy, Debug)]
-pub enum Lookup {
-    Plain(&'static ParamSpec),
-    /// Field `field` of entry `index` of `table`.
-    Field {
-        table: &'static TableSpec,
-        index: usize,
-        field: &'static ParamSpec,
-    },
-}
-
-impl Lookup {
-    pub fn spec(&self) -> &'static ParamSpec {
-        match self {
-            Lookup::Plain(s) => s,
-            Lookup::Field { field, .. } => field,
-        }
-    }
+    SCHEMA.spec(key)
 }
 
 /// Looks up a key: a plain key or `{table}.{index}.{field}`.
 pub fn lookup(key: &str) -> Result<Lookup, Error> {
-    if let Some(s) = spec(key) {
-        return Ok(Lookup::Plain(s));
-    }
-    for table in TABLES {
-        let Some(rest) = key
-            .strip_prefix(table.prefix)
-            .and_then(|r| r.strip_prefix('.'))
-        else {
-            continue;
-        };
-        let (index, field) = rest.split_once('.').unwrap_or((rest, ""));
-        let canonical = !index.is_empty()
-            && index.bytes().all(|b| b.is_ascii_digit())
-            && (index == "0" || !index.starts_with('0'));
-        if !canonical {
-            return Err(Error::UnknownKey {
-                key: key.to_string(),
-                hint: format!(
-                    "; {} entries are written {}.N.field with N = 0, 1, …",
-                    table.noun, table.prefix
-                ),
-            });
-        }
-        let index: usize = index.parse().unwrap_or(usize::MAX);
-        if index >= table.max_entries {
-            return Err(Error::OutOfRange {
-                key: key.to_string(),
-                value: index.to_string(),
-                allowed: format!(
-                    "at most {} entries of {} (N = 0 … {})",
-                    table.max_entries,
-                    table.prefix,
-                    table.max_entries - 1
-                ),
-            });
-        }
-        let Some(f) = table.fields.iter().find(|f| f.key == field) else {
-            let names: Vec<&str> = table.fields.iter().map(|f| f.key).collect();
-            let best = names
-                .iter()
-                .map(|n| (levenshtein(field, n), *n))
-                .min()
-                .filter(|(d, _)| *d <= 3.max(field.len() / 3));
-            let hint = match best {
-                Some((_, n)) => format!(" (did you mean '{}.{index}.{n}'?)", table.prefix),
-                None => format!("; fields of {} are: {}", table.prefix, names.join(", ")),
-            };
-            return Err(Error::UnknownKey {
-                key: key.to_string(),
-                hint,
-            });
-        };
-        return Ok(Lookup::Field {
-            table,
-            index,
-            field: f,
-        });
-    }
-    Err(unknown_key(key))
-}
-
-/// The key of field `field` of entry `index` of the table `prefix`.
-pub fn field_key(prefix: &str, index: usize, field: &str) -> String {
-    format!("{prefix}.{index}.{field}")
-}
-
-/// A complete, validated set of scenario values: every plain key present, every field of each
-/// numbered entry present, each in range.
-#[derive(Clone, Debug)]
-pub struct Params {
-    values: BTreeMap<String, Value>,
-    /// Entries of each table, in [`TABLES`] order.
-    entries: Vec<usize>,
-    /// The plain keys given (rather than defaulted), for settings whose default depends on
-    /// the scenario (`run.duration_ms` of a replay).
-    given: BTreeSet<&'static str>,
-}
-
-/// Two sets of params are equal when their values are: how they were given does not matter.
-impl PartialEq for Params {
-    fn eq(&self, other: &Params) -> bool {
-        self.values == other.values && self.entries == other.entries
-    }
+    SCHEMA.lookup(key)
 }
 
 impl Params {
-    /// Validates `(dotted key, value)` pairs against the schema and fills in defaults.
+    /// Validates `(dotted key, value)` pairs against the key table and fills in defaults.
     /// A key given twice keeps its last value (later overrides win).
     pub fn from_pairs<K: AsRef<str>>(
         pairs: impl IntoIterator<Item = (K, Value)>,
     ) -> Result<Params, Error> {
-        let mut given: BTreeMap<String, Value> = BTreeMap::new();
-        let mut given_keys: BTreeSet<&'static str> = BTreeSet::new();
-        let mut indices: Vec<Vec<bool>> = TABLES.iter().map(|_| Vec::new()).collect();
-        for (key, value) in pairs {
-            let key = key.as_ref();
-            match lookup(key)? {
-                Lookup::Plain(spec) => {
-                    given.insert(spec.key.to_string(), spec.kind.check(key, &value)?);
-                    given_keys.insert(spec.key);
-                }
-                Lookup::Field {
-                    table,
-                    index,
-                    field,
-                } => {
-                    let t = TABLES
-                        .iter()
-                        .position(|t| t.prefix == table.prefix)
-                        .expect("a table of the schema");
-                    if indices[t].len() <= index {
-                        indices[t].resize(index + 1, false);
-                    }
-                    indices[t][index] = true;
-                    given.insert(
-                        field_key(table.prefix, index, field.key),
-                        field.kind.check(key, &value)?,
-                    );
-                }
-            }
-        }
-        let mut values: BTreeMap<String, Value> = PARAMS
-            .iter()
-            .map(|p| (p.key.to_string(), p.default.value()))
-            .collect();
-        // Presets, lowest rank first, so that higher ranks overwrite.
-        for preset in PRESETS.iter().rev() {
-            let chosen = given
-                .get(preset.key)
-                .cloned()
-                .unwrap_or_else(|| spec(preset.key).expect("preset key").default.value());
-            if chosen == Value::Str(preset.value.to_string()) {
-                for (k, d) in preset.defaults {
-                    values.insert(
-                        spec(k).expect("preset default key").key.to_string(),
-                        d.value(),
-                    );
-                }
-            }
-        }
-        values.extend(given);
-        let mut entries = Vec::with_capacity(TABLES.len());
-        for (table, seen) in TABLES.iter().zip(&indices) {
-            if let Some(gap) = seen.iter().position(|s| !s) {
-                let n = seen.len();
-                return Err(Error::Inconsistent {
-                    key: format!("{}.{gap}", table.prefix),
-                    value: "missing".into(),
-                    reason: format!(
-                        "{} entries are numbered from 0 without gaps; {} given up to {}.{}",
-                        table.noun,
-                        n,
-                        table.prefix,
-                        n - 1
-                    ),
-                });
-            }
-            for i in 0..seen.len() {
-                for f in table.fields {
-                    values
-                        .entry(field_key(table.prefix, i, f.key))
-                        .or_insert_with(|| f.default.value());
-                }
-            }
-            entries.push(seen.len());
-        }
-        Ok(Params {
-            values,
-            entries,
-            given: given_keys,
-        })
-    }
-
-    /// Whether the plain key `key` was given (rather than left to its default).
-    pub fn given(&self, key: &str) -> bool {
-        self.given.contains(key)
+        SCHEMA.params(pairs)
     }
 
     /// The defaults alone.
     pub fn defaults() -> Params {
         Self::from_pairs(std::iter::empty::<(&str, Value)>()).expect("defaults are valid")
     }
-
-    /// What every key would be if this scenario set nothing but its scheme and platform
-    /// preset: the defaults with the presets those bring. A key whose value differs from this
-    /// was set to something of its own.
-    pub fn unset(&self) -> Params {
-        Self::from_pairs([
-            ("scheme", self.get("scheme").clone()),
-            ("platform.preset", self.get("platform.preset").clone()),
-        ])
-        .expect("a scheme and a platform preset alone are valid")
-    }
-
-    pub fn get(&self, key: &str) -> &Value {
-        self.values
-            .get(key)
-            .unwrap_or_else(|| panic!("internal: '{key}' is not a schema key"))
-    }
-
-    pub fn f64(&self, key: &str) -> f64 {
-        match self.get(key) {
-            Value::Float(x) => *x,
-            Value::Int(i) => *i as f64,
-            v => panic!("internal: '{key}' = {v} is not a number"),
-        }
-    }
-
-    pub fn u64(&self, key: &str) -> u64 {
-        match self.get(key) {
-            Value::Int(i) => *i as u64,
-            v => panic!("internal: '{key}' = {v} is not an integer"),
-        }
-    }
-
-    pub fn str(&self, key: &str) -> &str {
-        match self.get(key) {
-            Value::Str(s) => s,
-            v => panic!("internal: '{key}' = {v} is not a string"),
-        }
-    }
-
-    pub fn bool(&self, key: &str) -> bool {
-        match self.get(key) {
-            Value::Bool(b) => *b,
-            v => panic!("internal: '{key}' = {v} is not a boolean"),
-        }
-    }
-
-    /// A list of integers (validated non-negative by its kind).
-    pub fn u64_list(&self, key: &str) -> Vec<u64> {
-        match self.get(key) {
-            Value::List(items) => items
-                .iter()
-                .map(|v| match v {
-                    Value::Int(i) => *i as u64,
-                    v => panic!("internal: '{key}' holds {v}, not an integer"),
-                })
-                .collect(),
-            v => panic!("internal: '{key}' = {v} is not a list"),
-        }
-    }
-
-    /// Entries given for the table `prefix` (`app`, `traffic.classes`).
-    pub fn entries(&self, prefix: &str) -> usize {
-        TABLES
-            .iter()
-            .position(|t| t.prefix == prefix)
-            .map_or(0, |t| self.entries[t])
-    }
-
-    /// Replaces a value the scenario derives (e.g. an automatic setting resolved).
-    pub(crate) fn set(&mut self, key: &str, value: Value) {
-        debug_assert!(lookup(key).is_ok(), "{key}");
-        self.values.insert(key.to_string(), value);
-    }
-
-    /// Sets a field of numbered entry `index` of table `prefix` (the entries up to it exist
-    /// afterwards, their unset fields at their defaults): for entries a setting derives.
-    pub(crate) fn set_entry(&mut self, prefix: &str, index: usize, field: &str, value: Value) {
-        let t = TABLES
-            .iter()
-            .position(|t| t.prefix == prefix)
-            .expect("a table of the schema");
-        while self.entries[t] <= index {
-            let i = self.entries[t];
-            for f in TABLES[t].fields {
-                self.values
-                    .entry(field_key(prefix, i, f.key))
-                    .or_insert_with(|| f.default.value());
-            }
-            self.entries[t] += 1;
-        }
-        self.set(&field_key(prefix, index, field), value);
-    }
-
-    /// All values, sorted by key.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.values.iter().map(|(k, v)| (k.as_str(), v))
-    }
-}
-
-fn unknown_key(key: &str) -> Error {
-    let best = PARAMS
-        .iter()
-        .map(|p| (levenshtein(key, p.key), p.key))
-        .min()
-        .filter(|(d, _)| *d <= 3.max(key.len() / 3));
-    let hint = match best {
-        Some((_, k)) => format!(" (did you mean '{k}'?)"),
-        None => {
-            let section = key.split('.').next().unwrap_or("");
-            let keys: Vec<&str> = PARAMS
-                .iter()
-                .filter(|p| p.key.starts_with(&format!("{section}.")))
-                .map(|p| p.key)
-                .collect();
-            if keys.is_empty() {
-                let sections: Vec<&str> = {
-                    let mut s: Vec<&str> = PARAMS
-                        .iter()
-                        .map(|p| p.key.split('.').next().unwrap_or(p.key))
-                        .chain(TABLES.iter().map(|t| t.prefix))
-                        .collect();
-                    s.dedup();
-                    s
-                };
-                format!("; top-level keys and sections are: {}", sections.join(", "))
-            } else {
-                format!("; keys of [{section}] are: {}", keys.join(", "))
-            }
-        }
-    };
-    Error::UnknownKey {
-        key: key.to_string(),
-        hint,
-    }
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

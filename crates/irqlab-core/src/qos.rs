@@ -19,7 +19,7 @@
 //! independently, so the two classes are independent Poisson streams when the arrivals are.
 
 use crate::error::Error;
-use crate::params::{Params, Value};
+use crate::schema::{Params, Value};
 
 /// Class (and ring) indices of the two QoS classes, in PRB order.
 pub const BE: usize = 0;
@@ -266,7 +266,7 @@ pub fn prepare(p: &mut Params) -> Result<Strategy, Error> {
 /// Whether the classes given are the ones a strategy makes (the echo of a resolved scenario).
 fn classes_are_echo(p: &Params, r: f64) -> bool {
     let field = |i: usize, f: &str| {
-        p.get(&crate::params::field_key("traffic.classes", i, f))
+        p.get(&crate::schema::field_key("traffic.classes", i, f))
             .clone()
     };
     p.entries("traffic.classes") == 2

@@ -5,122 +5,16 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+pub use crate::dist::{Cost, Dist};
 use crate::error::Error;
+pub use crate::moderation::Moderation;
+pub use crate::nic::{CauseMode, DriverConfig, NicConfig};
 use crate::params::{Params, Value, field_key};
+pub use crate::platform::{PlatformConfig, cliff_point_pps};
+pub use crate::scheme::Scheme;
 use crate::time::{PS_PER_MS, PS_PER_S, SimDuration, SimTime};
 pub use crate::topology::Topology;
 use crate::traffic::replay::{ReplayConfig, Scan};
-
-/// The interrupt-handling scheme: which parts of the host model are in play.
-///
-/// The first eight are the schemes of Salah et al. (2007); `Napi` is Linux NAPI.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scheme {
-    /// No interrupt cost: an arrival wakes protocol processing for free (M/M/1/B-like).
-    Ideal,
-    /// Normal interruption: the IRQ line is never masked; ISRs preempt protocol processing.
-    Irq,
-    /// Interrupts off while the ring is non-empty, re-enabled when a poll finds it empty.
-    DisableEnable,
-    /// Pure (FreeBSD-style) polling: a periodic timer starts polls of up to Q packets; packet
-    /// interrupts are never enabled.
-    Poll,
-    /// Salah's NAPI: an IRQ disables interrupts and starts timer-driven polls of up to Q
-    /// packets until one finds the ring empty.
-    NapiPoll,
-    /// Normal interruption with an IRQ every `nic.rx_frames` packets.
-    CoalesceCount,
-    /// Normal interruption with an IRQ `nic.rx_usecs` after the first packet of a batch.
-    CoalesceTime,
-    /// Disable-enable below a switching throughput, pure polling above it.
-    Hybrid,
-    /// Linux NAPI: the ISR masks the vector; the softirq poll re-enables it when the ring is empty.
-    Napi,
-}
-
-impl Scheme {
-    pub fn name(self) -> &'static str {
-        match self {
-            Scheme::Ideal => "ideal",
-            Scheme::Irq => "irq",
-            Scheme::DisableEnable => "disable-enable",
-            Scheme::Poll => "poll",
-            Scheme::NapiPoll => "napi-poll",
-            Scheme::CoalesceCount => "coalesce-count",
-            Scheme::CoalesceTime => "coalesce-time",
-            Scheme::Hybrid => "hybrid",
-            Scheme::Napi => "napi",
-        }
-    }
-
-    fn from_name(name: &str) -> Scheme {
-        match name {
-            "ideal" => Scheme::Ideal,
-            "irq" => Scheme::Irq,
-            "disable-enable" => Scheme::DisableEnable,
-            "poll" => Scheme::Poll,
-            "napi-poll" => Scheme::NapiPoll,
-            "coalesce-count" => Scheme::CoalesceCount,
-            "coalesce-time" => Scheme::CoalesceTime,
-            "hybrid" => Scheme::Hybrid,
-            _ => Scheme::Napi,
-        }
-    }
-
-    /// Whether protocol processing runs in Salah's polling loop (`polling`) rather than in
-    /// the Linux NAPI softirq (`host`).
-    #[inline]
-    pub fn uses_poll_loop(self) -> bool {
-        matches!(
-            self,
-            Scheme::DisableEnable | Scheme::Poll | Scheme::NapiPoll | Scheme::Hybrid
-        )
-    }
-
-    /// Whether issuing an IRQ masks (disables) the vector.
-    #[inline]
-    pub fn masks_on_irq(self) -> bool {
-        matches!(
-            self,
-            Scheme::Napi | Scheme::DisableEnable | Scheme::NapiPoll | Scheme::Hybrid
-        )
-    }
-}
-
-/// Distribution of a CPU cost.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dist {
-    Deterministic,
-    Exponential,
-}
-
-/// A CPU cost: its mean (integer ps) and distribution.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Cost {
-    pub mean: SimDuration,
-    /// `mean` in ps as a float, for sampling.
-    pub mean_ps: f64,
-    pub dist: Dist,
-}
-
-impl Cost {
-    /// A cost of zero takes no time and draws no random number.
-    pub fn is_zero(&self) -> bool {
-        self.mean.is_zero()
-    }
-}
-
-/// How re-enabling the vector treats a cause raised by packets the poll already processed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum CauseMode {
-    /// The cause bit stays latched until an IRQ is delivered (Intel EICR): re-enabling a vector
-    /// with a latched cause interrupts at once, even if the poll already took those packets.
-    #[default]
-    Latched,
-    /// Re-enabling after the poll found the ring empty re-arms the vector: only packets that
-    /// arrive afterwards raise an IRQ (completion-queue arming; Salah's disable-enable model).
-    Armed,
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TrafficKind {
@@ -349,113 +243,6 @@ pub struct OnOffConfig {
     pub ps_per_byte: f64,
 }
 
-/// The driver's interrupt moderation policy and its parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Moderation {
-    Off,
-    /// A fixed ITR interval.
-    Static(SimDuration),
-    IxgbeLegacy {
-        bulk_rate: u32,
-        measured_elapsed: bool,
-    },
-    Linear {
-        rate_max: f64,
-        rate_min: f64,
-        pps_max: f64,
-        min_update: SimDuration,
-        nsec_only: bool,
-    },
-    Ixgbe {
-        link_gbps: f64,
-    },
-    I40e {
-        link_gbps: f64,
-    },
-    Dim {
-        cqe: bool,
-    },
-    /// `python`: a policy from outside the core, made per vector by the factory the bindings
-    /// attach ([`Scenario::with_policy`]); without one, a policy that never writes.
-    External(Option<crate::moderation::external::Factory>),
-}
-
-impl Moderation {
-    fn from_params(p: &Params, itr: SimDuration) -> Moderation {
-        let link_gbps = p.f64("driver.link_gbps");
-        match p.str("driver.moderation") {
-            "off" => Moderation::Off,
-            "ixgbe-legacy" => Moderation::IxgbeLegacy {
-                bulk_rate: p.u64("driver.legacy_bulk_rate") as u32,
-                measured_elapsed: p.str("driver.legacy_elapsed") == "measured",
-            },
-            "linear" => Moderation::Linear {
-                rate_max: p.f64("driver.linear_rate_max"),
-                rate_min: p.f64("driver.linear_rate_min"),
-                pps_max: p.f64("driver.linear_pps_max"),
-                min_update: SimDuration::from_us(p.f64("driver.linear_min_update_us")),
-                nsec_only: p.str("driver.linear_elapsed") == "nsec-only",
-            },
-            "ixgbe" => Moderation::Ixgbe { link_gbps },
-            "i40e" => Moderation::I40e { link_gbps },
-            "dim" => Moderation::Dim {
-                cqe: p.str("driver.dim_mode") == "cqe",
-            },
-            "python" => Moderation::External(None),
-            _ => match p.f64("driver.itr_rate") {
-                0.0 => Moderation::Static(itr),
-                rate => Moderation::Static(crate::moderation::interval_of_rate(rate)),
-            },
-        }
-    }
-
-    /// The policy of one vector; `has_tx`: the vector has a Tx ring (a TxRx vector).
-    pub fn policy(&self, has_tx: bool) -> crate::moderation::AnyPolicy {
-        use crate::moderation::{
-            AnyPolicy as P, Off, Static, dim, external, i40e, ixgbe, ixgbe_legacy, linear,
-        };
-        match self {
-            Moderation::Off => P::Off(Off),
-            Moderation::Static(itr) => P::Static(Static { itr: *itr }),
-            Moderation::IxgbeLegacy {
-                bulk_rate,
-                measured_elapsed,
-            } => P::IxgbeLegacy(ixgbe_legacy::IxgbeLegacy::new(
-                *bulk_rate,
-                if *measured_elapsed {
-                    ixgbe_legacy::Elapsed::Measured
-                } else {
-                    ixgbe_legacy::Elapsed::Itr
-                },
-                has_tx,
-            )),
-            Moderation::Linear {
-                rate_max,
-                rate_min,
-                pps_max,
-                min_update,
-                nsec_only,
-            } => P::Linear(linear::Linear::new(
-                *rate_max,
-                *rate_min,
-                *pps_max,
-                *min_update,
-                *nsec_only,
-                has_tx,
-            )),
-            Moderation::Ixgbe { link_gbps } => P::Ixgbe(ixgbe::Ixgbe::new(*link_gbps, has_tx)),
-            Moderation::I40e { link_gbps } => P::I40e(i40e::I40e::new(*link_gbps, has_tx)),
-            Moderation::Dim { cqe } => P::Dim(dim::Dim::new(if *cqe {
-                dim::DimMode::Cqe
-            } else {
-                dim::DimMode::Eqe
-            })),
-            Moderation::External(Some(f)) => P::External(f.make()),
-            Moderation::External(None) => P::External(external::ExternalPolicy::absent()),
-        }
-    }
-}
-
 /// Salah's polling parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PollConfig {
@@ -472,55 +259,6 @@ pub struct HybridConfig {
     pub switch_pps: f64,
     pub window: SimDuration,
     pub hysteresis: f64,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct NicConfig {
-    /// Slots of each Rx ring.
-    pub ring_descriptors: usize,
-    pub itr: SimDuration,
-    pub rx_usecs: SimDuration,
-    pub rx_frames: u64,
-    pub cause_mode: CauseMode,
-    /// Queue vectors.
-    pub queues: usize,
-    /// Slots of each vector's Tx ring (0: Rx-only vectors).
-    pub tx_ring_descriptors: usize,
-    /// Tx completions raise the vector's interrupt cause.
-    pub tx_irq: bool,
-    pub link_gbps: f64,
-    pub rss_table_size: usize,
-}
-
-/// The driver's settings beyond moderation.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DriverConfig {
-    /// Tx descriptors cleaned per poll at most.
-    pub tx_work_limit: u64,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct PlatformConfig {
-    pub cpu_ghz: f64,
-    pub irq: Cost,
-    pub proto: Cost,
-    pub proto_ps_per_byte: f64,
-    pub poll: Cost,
-    pub softirq: Cost,
-    pub mask: Cost,
-    pub unmask: Cost,
-    pub ctx_switch: Cost,
-    pub poll_timer: Cost,
-    /// Forwarding: transmit, and cleaning a completed Tx descriptor.
-    pub tx: Cost,
-    pub tx_clean: Cost,
-    /// Waking a sleeping thread, charged to the waker.
-    pub task_wakeup: Cost,
-    /// Waking the core after an idle period longer than `wakeup_after` (zero cost: never).
-    pub wakeup: Cost,
-    pub wakeup_after: SimDuration,
-    /// LL driver: one visit of an Rx ring in a poll.
-    pub ring_switch: Cost,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -583,17 +321,6 @@ pub struct Scenario {
     pub params: Params,
     /// Settings that have no effect in this scenario ([`Warning`]); the run is valid.
     pub warnings: Vec<Warning>,
-}
-
-fn cost(p: &Params, name: &str) -> Cost {
-    let dist = match p.str(&format!("platform.{name}_dist")) {
-        "exponential" => Dist::Exponential,
-        _ => Dist::Deterministic,
-    };
-    Cost {
-        dist,
-        ..cost_of(p.f64(&format!("platform.{name}_ns")))
-    }
 }
 
 /// A deterministic cost of `ns` nanoseconds.
@@ -711,7 +438,7 @@ impl Scenario {
 
     /// Builds a scenario from validated params, checking the constraints between keys.
     pub fn build(mut p: Params) -> Result<Scenario, Error> {
-        let scheme = Scheme::from_name(p.str("scheme"));
+        let scheme = Scheme::of(&p)?;
         // the keys set to a value of their own, before the scenario resolves automatic ones
         let set = set_keys(&p);
         let kind = match p.str("traffic.kind") {
@@ -779,44 +506,12 @@ impl Scenario {
         let (classes, class_cum) = parse_classes(&mut p)?;
         let hz = p.u64("kernel.hz");
         let jiffy = SimDuration(PS_PER_S / hz);
-        let platform = PlatformConfig {
-            cpu_ghz: p.f64("platform.cpu_ghz"),
-            irq: cost(&p, "irq"),
-            proto: cost(&p, "proto"),
-            proto_ps_per_byte: p.f64("platform.proto_ns_per_byte") * 1000.0,
-            poll: cost(&p, "poll"),
-            softirq: cost(&p, "softirq"),
-            mask: cost(&p, "mask"),
-            unmask: cost(&p, "unmask"),
-            ctx_switch: cost(&p, "ctx_switch"),
-            poll_timer: cost(&p, "poll_timer"),
-            tx: cost(&p, "tx"),
-            tx_clean: cost(&p, "tx_clean"),
-            task_wakeup: cost(&p, "task_wakeup"),
-            // deterministic, as every cost `cost_of` builds
-            wakeup: cost_of(p.f64("platform.wakeup_ns")),
-            wakeup_after: SimDuration::from_us(p.f64("platform.wakeup_after_us")),
-            ring_switch: cost_of(p.f64("platform.ring_switch_ns")),
-        };
+        let platform = crate::platform::configure(&p)?;
         let host = HostConfig {
             cores: p.u64("host.cores") as usize,
             forward: p.bool("host.forward"),
         };
-        let nic = NicConfig {
-            ring_descriptors: p.u64("nic.ring_descriptors") as usize,
-            itr: SimDuration::from_us(p.f64("nic.itr_us")),
-            rx_usecs: SimDuration::from_us(p.f64("nic.rx_usecs")),
-            rx_frames: p.u64("nic.rx_frames"),
-            cause_mode: match p.str("nic.cause_mode") {
-                "armed" => CauseMode::Armed,
-                _ => CauseMode::Latched,
-            },
-            queues: p.u64("nic.queues") as usize,
-            tx_ring_descriptors: p.u64("nic.tx_ring_descriptors") as usize,
-            tx_irq: p.bool("nic.tx_irq"),
-            link_gbps: p.f64("nic.link_gbps"),
-            rss_table_size: p.u64("nic.rss_table_size") as usize,
-        };
+        let nic = crate::nic::config::configure(&p)?;
         let min_budget_us = 2_000_000 / hz;
         let budget_us = match p.u64("kernel.netdev_budget_usecs") {
             0 => min_budget_us,
@@ -864,15 +559,9 @@ impl Scenario {
             gro_flush_timeout: SimDuration::from_ns(p.f64("kernel.gro_flush_timeout_ns")),
             sched_slice: SimDuration::from_us(slice_us),
         };
-        if p.f64("driver.link_gbps") == 0.0 {
-            // the driver reads the link speed from the NIC
-            p.set("driver.link_gbps", Value::Float(nic.link_gbps));
-        }
-        let moderation = Moderation::from_params(&p, nic.itr);
+        let moderation = crate::moderation::config::configure(&mut p, nic.link_gbps)?;
         let adapt = configure_adapt(&p, scheme)?;
-        let driver = DriverConfig {
-            tx_work_limit: p.u64("driver.tx_work_limit"),
-        };
+        let driver = crate::nic::config::configure_driver(&p)?;
         let poll = PollConfig {
             period: SimDuration::from_us(p.f64("poll.period_us")),
             quota: p.u64("poll.quota"),
@@ -1289,24 +978,6 @@ fn parse_classes(p: &mut Params) -> Result<(Vec<ClassConfig>, Vec<f64>), Error> 
         .collect();
     *cum.last_mut().expect("at least one class") = 1.0;
     Ok((classes, cum))
-}
-
-/// Salah Eq. 13: the cliff point of normal interruption, `r/2 (sqrt(1 + 4 mu/r) - 1)`, with
-/// `1/r` the mean IRQ cost and `1/mu` the mean protocol cost of a frame of the mean size.
-pub fn cliff_point_pps(platform: &PlatformConfig, mean_size: f64) -> f64 {
-    let proto_s = (platform.proto.mean_ps + platform.proto_ps_per_byte * mean_size) * 1e-12;
-    if proto_s == 0.0 {
-        return f64::INFINITY;
-    }
-    let mu = 1.0 / proto_s;
-    let irq_s = platform.irq.mean_ps * 1e-12;
-    if irq_s == 0.0 {
-        return mu;
-    }
-    let r = 1.0 / irq_s;
-    // r/2 (sqrt(1 + x) - 1) with x = 4 mu/r, written to keep precision when x is small
-    let x = 4.0 * mu / r;
-    r / 2.0 * x / ((1.0 + x).sqrt() + 1.0)
 }
 
 // ----- settings that contradict the scheme, and settings without effect ----------------------
@@ -2180,7 +1851,10 @@ mod tests {
             ("nic.link_gbps", Value::Int(25)),
         ])
         .unwrap();
-        assert_eq!(sc.moderation, Moderation::Ixgbe { link_gbps: 25.0 });
+        assert_eq!(
+            sc.moderation,
+            Moderation::Ixgbe(crate::moderation::ixgbe::Config { link_gbps: 25.0 })
+        );
         assert_eq!(sc.params.f64("driver.link_gbps"), 25.0);
         let sc = build(&[
             ("driver.moderation", s("i40e")),
@@ -2188,14 +1862,17 @@ mod tests {
             ("driver.link_gbps", Value::Int(40)),
         ])
         .unwrap();
-        assert_eq!(sc.moderation, Moderation::I40e { link_gbps: 40.0 });
+        assert_eq!(
+            sc.moderation,
+            Moderation::I40e(crate::moderation::i40e::Config { link_gbps: 40.0 })
+        );
         assert_eq!(sc.params.f64("driver.link_gbps"), 40.0);
     }
 
     #[test]
     fn moderation_off_and_the_linear_elapsed_mode_are_built_as_named() {
         let sc = build(&[("driver.moderation", s("off"))]).unwrap();
-        assert_eq!(sc.moderation, Moderation::Off);
+        assert_eq!(sc.moderation, Moderation::Off(()));
         let sc = build(&[("driver.moderation", s("static"))]).unwrap();
         assert_eq!(sc.moderation, Moderation::Static(sc.nic.itr));
         let nsec_only = |elapsed: &str| match build(&[
@@ -2205,7 +1882,7 @@ mod tests {
         .unwrap()
         .moderation
         {
-            Moderation::Linear { nsec_only, .. } => nsec_only,
+            Moderation::Linear(c) => c.nsec_only,
             m => panic!("{m:?}"),
         };
         assert!(nsec_only("nsec-only"));
@@ -2446,10 +2123,10 @@ mod tests {
         let moderation = |more: &[(&str, Value)]| build(more).unwrap().moderation;
         assert_eq!(
             moderation(&[("driver.moderation", s("ixgbe-legacy"))]),
-            Moderation::IxgbeLegacy {
+            Moderation::IxgbeLegacy(crate::moderation::ixgbe_legacy::Config {
                 bulk_rate: 8000,
-                measured_elapsed: false,
-            }
+                elapsed: crate::moderation::ixgbe_legacy::Elapsed::Itr,
+            })
         );
         assert_eq!(
             moderation(&[
@@ -2457,21 +2134,21 @@ mod tests {
                 ("driver.legacy_bulk_rate", Value::Int(12_000)),
                 ("driver.legacy_elapsed", s("measured")),
             ]),
-            Moderation::IxgbeLegacy {
+            Moderation::IxgbeLegacy(crate::moderation::ixgbe_legacy::Config {
                 bulk_rate: 12_000,
-                measured_elapsed: true,
-            }
+                elapsed: crate::moderation::ixgbe_legacy::Elapsed::Measured,
+            })
         );
         assert_eq!(
             moderation(&[("driver.moderation", s("dim"))]),
-            Moderation::Dim { cqe: false }
+            Moderation::Dim(crate::moderation::dim::Config { cqe: false })
         );
         assert_eq!(
             moderation(&[
                 ("driver.moderation", s("dim")),
                 ("driver.dim_mode", s("cqe"))
             ]),
-            Moderation::Dim { cqe: true }
+            Moderation::Dim(crate::moderation::dim::Config { cqe: true })
         );
     }
 

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use crate::error::Error;
 use crate::nic::rss;
-use crate::params::{Params, field_key};
 use crate::scenario::{HostConfig, NicConfig};
+use crate::schema::{Params, field_key};
 
 /// A flow that no app reads.
 pub const NO_APP: u16 = u16::MAX;

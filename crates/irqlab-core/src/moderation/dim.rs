@@ -38,8 +38,14 @@
 //! * Counters are u64 here: the kernel's wrap-safe 16/32-bit gaps are not needed; deltas
 //!   saturate at zero.
 
-use super::{Policy, Sample, Write};
+use super::{Itr, Policy, Sample, Variant, Write};
+use crate::error::Error;
+use crate::schema::{Params, registry};
+use crate::scheme::Scheme;
 use crate::time::{PS_PER_US, SimDuration, SimTime};
+
+/// The CQ period mode ([`DimMode`]).
+pub const MODE: &str = "driver.dim_mode";
 
 /// `DIM_NEVENTS`: events per decision window.
 pub const DIM_NEVENTS: u64 = 64;
@@ -57,13 +63,16 @@ pub const RX_CQE_PROFILES: [(u64, u64); NUM_PROFILES] =
 /// `tired` limit: `2 * NET_DIM_PARAMS_NUM_PROFILES`.
 const TIRED_MAX: u8 = 2 * NUM_PROFILES as u8;
 
-/// The CQ period mode: which profile table, and whether each completion restarts the timer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DimMode {
-    /// `DIM_CQ_PERIOD_MODE_START_FROM_EQE`.
-    Eqe,
-    /// `DIM_CQ_PERIOD_MODE_START_FROM_CQE`.
-    Cqe,
+registry! {
+    key: MODE;
+    /// The CQ period mode: which profile table, and whether each completion restarts the timer.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum DimMode {
+        /// `DIM_CQ_PERIOD_MODE_START_FROM_EQE`.
+        Eqe = "eqe",
+        /// `DIM_CQ_PERIOD_MODE_START_FROM_CQE`.
+        Cqe = "cqe",
+    }
 }
 
 /// `dim->tune_state`.
@@ -413,6 +422,47 @@ impl Policy for Dim {
 
     fn interval(&self) -> SimDuration {
         SimDuration(self.profile(self.programmed_ix).0 * PS_PER_US)
+    }
+}
+
+/// The settings of `dim`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// `DIM_CQ_PERIOD_MODE_START_FROM_CQE`.
+    pub cqe: bool,
+}
+
+impl Variant for Dim {
+    const KIND: &'static str = "dim";
+    const KEYS: &'static [&'static str] = &[MODE];
+    const ADAPTIVE: bool = true;
+    const ITR: Itr = Itr::Keeps;
+    const COALESCING: bool = true;
+    type Config = Config;
+
+    fn from_params(p: &Params) -> Result<Config, Error> {
+        Ok(Config {
+            cqe: DimMode::of(p)? == DimMode::Cqe,
+        })
+    }
+
+    fn new_vector(c: &Config, _has_tx: bool) -> Dim {
+        Dim::new(if c.cqe { DimMode::Cqe } else { DimMode::Eqe })
+    }
+
+    /// DIM programs the coalescing conditions that the coalescing schemes preset.
+    fn check_scheme(scheme: Scheme) -> Result<(), Error> {
+        if matches!(scheme, Scheme::CoalesceCount | Scheme::CoalesceTime) {
+            return Err(Error::Inconsistent {
+                key: super::config::KEY.into(),
+                value: "\"dim\"".into(),
+                reason: format!(
+                    "DIM programs nic.rx_usecs and nic.rx_frames itself, replacing the coalescing of scheme \"{}\"; run DIM with scheme \"irq\" or \"napi\"",
+                    scheme.name()
+                ),
+            });
+        }
+        Ok(())
     }
 }
 

@@ -13,8 +13,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::{Policy, Sample, Write};
+use super::{Itr, Policy, Sample, Variant, Write};
+use crate::error::Error;
+use crate::schema::Params;
 use crate::time::SimDuration;
+
+/// The policy's Python class, `module:Class` (read by the Python layer).
+pub const POLICY: &str = "driver.policy";
 
 /// A moderation policy implemented outside the core.
 pub trait External: Send {
@@ -122,6 +127,27 @@ impl Policy for ExternalPolicy {
 
     fn interval(&self) -> SimDuration {
         self.itr
+    }
+}
+
+impl Variant for ExternalPolicy {
+    const KIND: &'static str = "python";
+    const KEYS: &'static [&'static str] = &[POLICY];
+    /// Not assumed to adapt: what it does is the user's.
+    const ADAPTIVE: bool = false;
+    const ITR: Itr = Itr::Programs;
+    /// The factory the bindings attach (`Scenario::with_policy`); `None` until then.
+    type Config = Option<Factory>;
+
+    fn from_params(_: &Params) -> Result<Option<Factory>, Error> {
+        Ok(None)
+    }
+
+    fn new_vector(f: &Option<Factory>, _has_tx: bool) -> ExternalPolicy {
+        match f {
+            Some(f) => f.make(),
+            None => ExternalPolicy::absent(),
+        }
     }
 }
 

@@ -51,7 +51,10 @@
 //! updated and is held at [`TX_RINGLESS`], 50 µs in latency mode (irqlab's model before it had
 //! Tx rings).
 
-use super::{Counters, Policy, Sample, Totals, Write, link_is};
+use super::config::LINK_GBPS;
+use super::{Counters, Itr, Policy, Sample, Totals, Variant, Write, link_is};
+use crate::error::Error;
+use crate::schema::Params;
 use crate::time::{PS_PER_US, SimDuration};
 
 /// `I40E_ITR_ADAPTIVE_MIN_INC`, µs.
@@ -283,6 +286,31 @@ impl Policy for I40e {
 
     fn interval(&self) -> SimDuration {
         interval_of(self.rx.current)
+    }
+}
+
+/// The settings of `i40e`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// The link speed the driver reads (`driver.link_gbps`, resolved to the NIC's).
+    pub link_gbps: f64,
+}
+
+impl Variant for I40e {
+    const KIND: &'static str = "i40e";
+    const KEYS: &'static [&'static str] = &[LINK_GBPS];
+    const ADAPTIVE: bool = true;
+    const ITR: Itr = Itr::Programs;
+    type Config = Config;
+
+    fn from_params(p: &Params) -> Result<Config, Error> {
+        Ok(Config {
+            link_gbps: p.f64(LINK_GBPS),
+        })
+    }
+
+    fn new_vector(c: &Config, has_tx: bool) -> I40e {
+        I40e::new(c.link_gbps, has_tx)
     }
 }
 

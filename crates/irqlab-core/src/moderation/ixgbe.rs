@@ -40,8 +40,11 @@
 //! * `next_update = jiffies + 1` after every update, including at ring setup (jiffies 0), so
 //!   a first session at jiffies ≥ 2 already counts as stale.
 
+use super::config::LINK_GBPS;
 use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval, write_eitr};
-use super::{Counters, Policy, Sample, Totals, Write, link_is};
+use super::{Counters, Itr, Policy, Sample, Totals, Variant, Write, link_is};
+use crate::error::Error;
+use crate::schema::Params;
 use crate::time::SimDuration;
 
 /// `IXGBE_ITR_ADAPTIVE_MIN_INC`, µs.
@@ -205,6 +208,31 @@ impl Policy for Ixgbe {
 
     fn interval(&self) -> SimDuration {
         eitr_interval(self.itr)
+    }
+}
+
+/// The settings of `ixgbe`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// The link speed the driver reads (`driver.link_gbps`, resolved to the NIC's).
+    pub link_gbps: f64,
+}
+
+impl Variant for Ixgbe {
+    const KIND: &'static str = "ixgbe";
+    const KEYS: &'static [&'static str] = &[LINK_GBPS];
+    const ADAPTIVE: bool = true;
+    const ITR: Itr = Itr::Programs;
+    type Config = Config;
+
+    fn from_params(p: &Params) -> Result<Config, Error> {
+        Ok(Config {
+            link_gbps: p.f64(LINK_GBPS),
+        })
+    }
+
+    fn new_vector(c: &Config, has_tx: bool) -> Ixgbe {
+        Ixgbe::new(c.link_gbps, has_tx)
     }
 }
 

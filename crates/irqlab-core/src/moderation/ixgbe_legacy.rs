@@ -28,8 +28,15 @@
 //! * The register drops the low three bits, so an `itr` of 142 programs 136 (34 µs).
 //! * Integer bytes per µs (`bytes / elapsed_us`), classes compared with `>` as in the driver.
 
-use super::{Counters, Policy, Sample, Totals, Write};
+use super::{Counters, Itr, Policy, Sample, Totals, Variant, Write};
+use crate::error::Error;
+use crate::schema::{Params, registry};
 use crate::time::{PS_PER_US, SimDuration, SimTime};
+
+/// The bulk class's interrupt rate (8000 or 12000).
+pub const BULK_RATE: &str = "driver.legacy_bulk_rate";
+/// How the elapsed time is estimated ([`Elapsed`]).
+pub const ELAPSED: &str = "driver.legacy_elapsed";
 
 /// `IXGBE_100K_ITR`: the target of the `lowest_latency` class (10 µs).
 pub const IXGBE_100K_ITR: u16 = 40;
@@ -63,13 +70,16 @@ pub fn write_eitr(itr: &mut u16, new: u16) -> Option<Write> {
     Some(Write::Itr(eitr_interval(new)))
 }
 
-/// How the driver estimates the time since the previous update.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Elapsed {
-    /// The driver's assumption: the currently programmed interval, `itr >> 2` µs.
-    Itr,
-    /// The measured time since the previous update that reset the counters, in whole µs.
-    Measured,
+registry! {
+    key: ELAPSED;
+    /// How the driver estimates the time since the previous update.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Elapsed {
+        /// The driver's assumption: the currently programmed interval, `itr >> 2` µs.
+        Itr = "itr",
+        /// The measured time since the previous update that reset the counters, in whole µs.
+        Measured = "measured",
+    }
 }
 
 /// The latency class of a ring container (`enum latency_range`).
@@ -222,6 +232,32 @@ impl Policy for IxgbeLegacy {
 
     fn interval(&self) -> SimDuration {
         eitr_interval(self.itr)
+    }
+}
+
+/// The settings of `ixgbe-legacy`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub bulk_rate: u32,
+    pub elapsed: Elapsed,
+}
+
+impl Variant for IxgbeLegacy {
+    const KIND: &'static str = "ixgbe-legacy";
+    const KEYS: &'static [&'static str] = &[BULK_RATE, ELAPSED];
+    const ADAPTIVE: bool = true;
+    const ITR: Itr = Itr::Programs;
+    type Config = Config;
+
+    fn from_params(p: &Params) -> Result<Config, Error> {
+        Ok(Config {
+            bulk_rate: p.u64(BULK_RATE) as u32,
+            elapsed: Elapsed::of(p)?,
+        })
+    }
+
+    fn new_vector(c: &Config, has_tx: bool) -> IxgbeLegacy {
+        IxgbeLegacy::new(c.bulk_rate, c.elapsed, has_tx)
     }
 }
 

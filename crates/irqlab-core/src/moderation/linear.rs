@@ -42,8 +42,29 @@
 //!   u16 would wrap; only for rates under 62 ints/s).
 
 use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval, write_eitr};
-use super::{Counters, Policy, Sample, Totals, Write};
+use super::{Counters, Itr, Policy, Sample, Totals, Variant, Write};
+use crate::error::Error;
+use crate::schema::{Params, registry};
 use crate::time::{PS_PER_NS, SimDuration, SimTime};
+
+pub const RATE_MAX: &str = "driver.linear_rate_max";
+pub const RATE_MIN: &str = "driver.linear_rate_min";
+pub const PPS_MAX: &str = "driver.linear_pps_max";
+pub const MIN_UPDATE_US: &str = "driver.linear_min_update_us";
+/// How the elapsed time is measured ([`Elapsed`]).
+pub const ELAPSED: &str = "driver.linear_elapsed";
+
+registry! {
+    key: ELAPSED;
+    /// How the patch measures the time since its last update.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Elapsed {
+        /// The whole elapsed time.
+        Measured = "measured",
+        /// The `tv_nsec` part of the elapsed `timespec` only (the patch's bug).
+        NsecOnly = "nsec-only",
+    }
+}
 
 const NS_PER_S: u64 = 1_000_000_000;
 
@@ -167,6 +188,45 @@ impl Policy for Linear {
 
     fn interval(&self) -> SimDuration {
         eitr_interval(self.itr)
+    }
+}
+
+/// The settings of `linear`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub rate_max: f64,
+    pub rate_min: f64,
+    pub pps_max: f64,
+    pub min_update: SimDuration,
+    pub nsec_only: bool,
+}
+
+impl Variant for Linear {
+    const KIND: &'static str = "linear";
+    const KEYS: &'static [&'static str] = &[RATE_MAX, RATE_MIN, PPS_MAX, MIN_UPDATE_US, ELAPSED];
+    const ADAPTIVE: bool = true;
+    const ITR: Itr = Itr::Programs;
+    type Config = Config;
+
+    fn from_params(p: &Params) -> Result<Config, Error> {
+        Ok(Config {
+            rate_max: p.f64(RATE_MAX),
+            rate_min: p.f64(RATE_MIN),
+            pps_max: p.f64(PPS_MAX),
+            min_update: SimDuration::from_us(p.f64(MIN_UPDATE_US)),
+            nsec_only: Elapsed::of(p)? == Elapsed::NsecOnly,
+        })
+    }
+
+    fn new_vector(c: &Config, has_tx: bool) -> Linear {
+        Linear::new(
+            c.rate_max,
+            c.rate_min,
+            c.pps_max,
+            c.min_update,
+            c.nsec_only,
+            has_tx,
+        )
     }
 }
 

@@ -12,16 +12,29 @@
 //! from the next reload (ixgbe writes EITR with `CNT_WDIS`), and coalescing settings (DIM)
 //! apply to the next interrupt.
 //!
-//! One file per policy: `off` and `static` here, [`ixgbe_legacy`], [`linear`], [`ixgbe`],
-//! [`i40e`], [`dim`], and [`external`] for policies written outside the core (Python).
+//! One file per policy: [`off`], [`static_itr`] (`static`), [`ixgbe_legacy`], [`linear`],
+//! [`ixgbe`], [`i40e`], [`dim`], and [`external`] for policies written outside the core
+//! (Python). Each implements [`Variant`] (its name, keys and settings) and has one line in the
+//! registry ([`policies!`]), which makes the closed enum the engine dispatches on
+//! ([`AnyPolicy`]) and the names the key table allows. The driver's settings around the
+//! policy, and those without effect, are in [`config`].
 
+pub mod config;
 pub mod dim;
 pub mod external;
 pub mod i40e;
 pub mod ixgbe;
 pub mod ixgbe_legacy;
 pub mod linear;
+pub mod off;
+pub mod static_itr;
 
+pub use off::Off;
+pub use static_itr::Static;
+
+use crate::error::Error;
+use crate::schema::Params;
+use crate::scheme::Scheme;
 use crate::time::{SimDuration, SimTime};
 
 /// The vector's counters when a NAPI session completes. All counters are cumulative since
@@ -96,45 +109,165 @@ pub trait Policy {
     fn interval(&self) -> SimDuration;
 }
 
-/// `off`: no throttling, ever.
-#[derive(Debug, Default)]
-pub struct Off;
+/// What a policy does with the ITR (`nic.itr_us`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Itr {
+    /// It runs with the NIC's ITR, `nic.itr_us`, and never programs another.
+    Keeps,
+    /// It turns throttling off.
+    Off,
+    /// It programs the ITR itself.
+    Programs,
+}
 
-impl Policy for Off {
-    fn initial(&self) -> Option<Write> {
-        Some(Write::Itr(SimDuration::ZERO))
-    }
-    fn on_complete(&mut self, _: &Sample) -> Option<Write> {
-        None
-    }
-    fn interval(&self) -> SimDuration {
-        SimDuration::ZERO
+/// A policy as the registry knows it: its name, its keys, its settings read from a scenario,
+/// the policy of one vector, and how it sits with the rest of the driver. Each policy's file
+/// implements it; one line in [`policies!`] registers it.
+pub trait Variant: Policy + Sized {
+    /// Its name: `driver.moderation = KIND`.
+    const KIND: &'static str;
+    /// The keys it reads that a policy without it has no use for (a key several policies read
+    /// is listed by each). A policy without settings of its own lists none.
+    const KEYS: &'static [&'static str] = &[];
+    /// It is an algorithm that adapts to the load after each completed NAPI session, so a
+    /// scheme that never completes one (Salah's polling loop) never runs it: a warning. (A
+    /// policy from outside the core is not assumed to.)
+    const ADAPTIVE: bool;
+    /// What it does with the ITR.
+    const ITR: Itr;
+    /// It programs the coalescing conditions (`rx-usecs`, `rx-frames`) itself.
+    const COALESCING: bool = false;
+    /// Its settings.
+    type Config: Clone + std::fmt::Debug + PartialEq;
+    /// Its settings in `p` (validated by the key table).
+    fn from_params(p: &Params) -> Result<Self::Config, Error>;
+    /// The policy of one vector; `has_tx`: the vector has a Tx ring (a TxRx vector).
+    fn new_vector(cfg: &Self::Config, has_tx: bool) -> Self;
+    /// An error if it would turn `scheme` into another scheme.
+    fn check_scheme(_scheme: Scheme) -> Result<(), Error> {
+        Ok(())
     }
 }
 
-/// `static`: one fixed interval (`ethtool -C rx-usecs N`, or `InterruptThrottleRate=N`).
-#[derive(Debug)]
-pub struct Static {
-    pub itr: SimDuration,
+/// The registry: one line per policy, `Name(file::Type)`, in the order `driver.moderation`
+/// lists them. It makes [`AnyPolicy`] (a closed enum, the engine's static dispatch),
+/// [`Moderation`] (a policy's settings, chosen by name) and [`VARIANTS`].
+macro_rules! policies {
+    ($($name:ident($ty:ty)),+ $(,)?) => {
+        /// Every policy, for static dispatch: the engine holds one of these.
+        #[derive(Debug)]
+        pub enum AnyPolicy {
+            $($name($ty)),+
+        }
+
+        impl Policy for AnyPolicy {
+            fn initial(&self) -> Option<Write> {
+                match self {
+                    $(AnyPolicy::$name(p) => p.initial()),+
+                }
+            }
+            fn on_complete(&mut self, s: &Sample) -> Option<Write> {
+                match self {
+                    $(AnyPolicy::$name(p) => p.on_complete(s)),+
+                }
+            }
+            fn interval(&self) -> SimDuration {
+                match self {
+                    $(AnyPolicy::$name(p) => p.interval()),+
+                }
+            }
+        }
+
+        /// The driver's interrupt moderation policy and its settings (`driver.moderation`).
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum Moderation {
+            $($name(<$ty as Variant>::Config)),+
+        }
+
+        /// Each policy's name and keys, in registry order.
+        pub const VARIANTS: &[Entry] = &[$(Entry {
+            kind: <$ty as Variant>::KIND,
+            keys: <$ty as Variant>::KEYS,
+        }),+];
+
+        /// The names of the policies: the allowed values of `driver.moderation`.
+        pub const NAMES: &[&str] = &[$(<$ty as Variant>::KIND),+];
+
+        impl Moderation {
+            /// The policy named `name` (`driver.moderation`), with its settings from `p`; an
+            /// unknown name is an error listing the known ones.
+            pub fn named(name: &str, p: &Params) -> Result<Moderation, Error> {
+                $(
+                    if name == <$ty as Variant>::KIND {
+                        return Ok(Moderation::$name(<$ty as Variant>::from_params(p)?));
+                    }
+                )+
+                Err(crate::schema::unknown_name(config::KEY, name, NAMES))
+            }
+
+            /// The policy of one vector; `has_tx`: the vector has a Tx ring (a TxRx vector).
+            pub fn policy(&self, has_tx: bool) -> AnyPolicy {
+                match self {
+                    $(Moderation::$name(c) => AnyPolicy::$name(<$ty as Variant>::new_vector(c, has_tx))),+
+                }
+            }
+
+            /// Its name.
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $(Moderation::$name(_) => <$ty as Variant>::KIND),+
+                }
+            }
+
+            /// The keys only it (and policies sharing them) reads.
+            pub fn keys(&self) -> &'static [&'static str] {
+                match self {
+                    $(Moderation::$name(_) => <$ty as Variant>::KEYS),+
+                }
+            }
+
+            /// See [`Variant::ADAPTIVE`].
+            pub fn adaptive(&self) -> bool {
+                match self {
+                    $(Moderation::$name(_) => <$ty as Variant>::ADAPTIVE),+
+                }
+            }
+
+            /// What it does with the ITR.
+            pub fn itr(&self) -> Itr {
+                match self {
+                    $(Moderation::$name(_) => <$ty as Variant>::ITR),+
+                }
+            }
+
+            /// It programs `rx-usecs` and `rx-frames` itself.
+            pub fn coalescing(&self) -> bool {
+                match self {
+                    $(Moderation::$name(_) => <$ty as Variant>::COALESCING),+
+                }
+            }
+
+            /// An error if it would turn `scheme` into another scheme.
+            pub fn check_scheme(&self, scheme: Scheme) -> Result<(), Error> {
+                match self {
+                    $(Moderation::$name(_) => <$ty as Variant>::check_scheme(scheme)),+
+                }
+            }
+        }
+    };
 }
 
-impl Policy for Static {
-    fn initial(&self) -> Option<Write> {
-        Some(Write::Itr(self.itr))
-    }
-    fn on_complete(&mut self, _: &Sample) -> Option<Write> {
-        None
-    }
-    fn interval(&self) -> SimDuration {
-        self.itr
-    }
+/// A policy's name and keys, as the registry lists them.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    pub kind: &'static str,
+    pub keys: &'static [&'static str],
 }
 
-/// Every policy, for static dispatch: the engine holds one of these.
-#[derive(Debug)]
-pub enum AnyPolicy {
-    Off(Off),
-    Static(Static),
+// The registry: adding a policy is its file (`mod` above) and one line here.
+policies! {
+    Off(off::Off),
+    Static(static_itr::Static),
     IxgbeLegacy(ixgbe_legacy::IxgbeLegacy),
     Linear(linear::Linear),
     Ixgbe(ixgbe::Ixgbe),
@@ -143,30 +276,11 @@ pub enum AnyPolicy {
     External(external::ExternalPolicy),
 }
 
-macro_rules! each {
-    ($self:expr, $p:ident => $e:expr) => {
-        match $self {
-            AnyPolicy::Off($p) => $e,
-            AnyPolicy::Static($p) => $e,
-            AnyPolicy::IxgbeLegacy($p) => $e,
-            AnyPolicy::Linear($p) => $e,
-            AnyPolicy::Ixgbe($p) => $e,
-            AnyPolicy::I40e($p) => $e,
-            AnyPolicy::Dim($p) => $e,
-            AnyPolicy::External($p) => $e,
-        }
-    };
-}
-
-impl Policy for AnyPolicy {
-    fn initial(&self) -> Option<Write> {
-        each!(self, p => p.initial())
-    }
-    fn on_complete(&mut self, s: &Sample) -> Option<Write> {
-        each!(self, p => p.on_complete(s))
-    }
-    fn interval(&self) -> SimDuration {
-        each!(self, p => p.interval())
+impl Moderation {
+    /// Whether it writes to the NIC after sessions (the ITR or the coalescing conditions), so
+    /// that nothing else may program the ITR (a receive-load controller).
+    pub fn writes(&self) -> bool {
+        self.itr() == Itr::Programs || self.coalescing()
     }
 }
 

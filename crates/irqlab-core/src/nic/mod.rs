@@ -16,11 +16,12 @@
 //! - issuing an IRQ reloads the throttle counter; the ISR, when it finishes, has seen every
 //!   packet that arrived before, so it clears the cause and the frame count.
 
+pub mod config;
 pub mod rss;
 pub mod tx;
 
-use crate::scenario::NicConfig;
 use crate::time::{SimDuration, SimTime};
+pub use config::{CauseMode, DriverConfig, NicConfig};
 
 /// A packet in the ring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -284,7 +285,6 @@ impl IrqLine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::CauseMode;
 
     #[test]
     fn ring_keeps_order_and_slots_until_release() {

@@ -20,9 +20,9 @@
 
 use super::Arrival;
 use crate::error::Error;
-use crate::params::Params;
 use crate::rng::Stream;
 use crate::scenario::{OnOffConfig, SizeDist};
+use crate::schema::Params;
 use crate::time::{PS_PER_S, SimTime};
 
 /// Bytes of wire time per frame besides the frame: 8 of preamble, 12 of inter-frame gap.

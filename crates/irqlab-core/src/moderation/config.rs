@@ -1,0 +1,195 @@
+//! The driver's settings around its moderation policy (`driver.*`): which policy runs and
+//! its settings (through the registry, [`Moderation::named`]), the link speed the policies
+//! read, and what the ISR does with the first packet of a busy period; and the settings among
+//! them that have no effect.
+
+use super::{Itr, Moderation, VARIANTS, Variant, dim, external, ixgbe_legacy, linear};
+use super::{static_itr, static_itr::ITR_RATE};
+use crate::error::Error;
+use crate::nic::config as nic;
+use crate::schema::{Params, Value, registry};
+use crate::scheme::Scheme;
+use crate::warnings::{Warnings, no_effect};
+
+/// The key that chooses the policy.
+pub const KEY: &str = "driver.moderation";
+/// The link speed the ixgbe and i40e policies read (0: the NIC's, `nic.link_gbps`).
+pub const LINK_GBPS: &str = "driver.link_gbps";
+/// What the ISR does with the first packet of a busy period ([`FirstPacket`]).
+pub const FIRST_PACKET: &str = "driver.first_packet";
+
+/// The policy's keys, in the order the warnings list them (a policy's keys missing here are
+/// listed after them: [`keys`]).
+const KEYS: &[&str] = &[
+    KEY,
+    ITR_RATE,
+    LINK_GBPS,
+    ixgbe_legacy::BULK_RATE,
+    ixgbe_legacy::ELAPSED,
+    linear::RATE_MAX,
+    linear::RATE_MIN,
+    linear::PPS_MAX,
+    linear::MIN_UPDATE_US,
+    linear::ELAPSED,
+    dim::MODE,
+    external::POLICY,
+];
+
+/// The moderation's keys: [`KEYS`], then any key of a registered policy not among them.
+pub fn keys() -> Vec<&'static str> {
+    let mut out = KEYS.to_vec();
+    for k in VARIANTS.iter().flat_map(|v| v.keys) {
+        if !out.contains(k) {
+            out.push(k);
+        }
+    }
+    out
+}
+
+registry! {
+    key: FIRST_PACKET;
+    /// Who processes the first packet of a busy period under disable-enable and hybrid.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum FirstPacket {
+        /// The softirq, as every other packet.
+        Softirq = "softirq",
+        /// The ISR itself (Salah's Markov chain of Fig. 2).
+        Isr = "isr",
+    }
+}
+
+/// The policy of `p` with its settings. The link speed the policies read is resolved to the
+/// NIC's (`nic_link_gbps`) unless given, so that the result says which was used.
+pub fn configure(p: &mut Params, nic_link_gbps: f64) -> Result<Moderation, Error> {
+    if p.f64(LINK_GBPS) == 0.0 {
+        p.set(LINK_GBPS, Value::Float(nic_link_gbps));
+    }
+    Moderation::named(p.str(KEY), p)
+}
+
+/// Whether the ISR processes the first packet of a busy period.
+pub fn first_packet_in_isr(p: &Params) -> Result<bool, Error> {
+    Ok(FirstPacket::of(p)? == FirstPacket::Isr)
+}
+
+/// `driver.link_gbps` given at the NIC's speed is the echo of its resolved value.
+pub fn echo(w: &mut Warnings) {
+    if w.p.f64(LINK_GBPS) == w.p.f64(nic::LINK_GBPS) {
+        w.echo(LINK_GBPS);
+    }
+}
+
+/// Whether the policy reads the NIC's link speed (a link-speed policy without a speed of its
+/// own).
+pub fn reads_nic_link(m: &Moderation, p: &Params) -> bool {
+    m.keys().contains(&LINK_GBPS) && p.f64(LINK_GBPS) == p.f64(nic::LINK_GBPS)
+}
+
+/// The policies that read the link speed, as a warning names them: `ixgbe and i40e`.
+pub fn link_readers() -> String {
+    let names: Vec<&str> = VARIANTS
+        .iter()
+        .filter(|v| v.keys.contains(&LINK_GBPS))
+        .map(|v| v.kind)
+        .collect();
+    names.join(" and ")
+}
+
+/// The names quoted, as a warning lists them: `"ixgbe" and "i40e"`.
+fn quoted(names: &[&str]) -> String {
+    let q: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    q.join(" and ")
+}
+
+/// The settings of the policies that do not run, of the first packet outside disable-enable
+/// and hybrid, and of the NIC's interrupt logic that the policy replaces.
+pub fn warnings(w: &mut Warnings, m: &Moderation, scheme: Scheme) {
+    w.rule(
+        &[FIRST_PACKET],
+        !matches!(scheme, Scheme::DisableEnable | Scheme::Hybrid),
+        || no_effect("only schemes \"disable-enable\" and \"hybrid\" use it"),
+    );
+    let kind = m.kind();
+    // each policy's own keys, then the keys several policies share
+    let owners = |k: &str| -> Vec<&'static str> {
+        VARIANTS
+            .iter()
+            .filter(|v| v.keys.contains(&k))
+            .map(|v| v.kind)
+            .collect()
+    };
+    for v in VARIANTS {
+        let own: Vec<&'static str> = v
+            .keys
+            .iter()
+            .copied()
+            .filter(|k| owners(k).len() == 1)
+            .collect();
+        w.rule(&own, kind != v.kind, || {
+            no_effect(&format!("only driver.moderation = \"{}\" uses it", v.kind))
+        });
+    }
+    let mut shared: Vec<&'static str> = Vec::new();
+    for k in VARIANTS.iter().flat_map(|v| v.keys) {
+        if owners(k).len() > 1 && !shared.contains(k) {
+            shared.push(k);
+        }
+    }
+    for k in shared {
+        let names = owners(k);
+        w.rule(&[k], !names.contains(&kind), || {
+            no_effect(&format!(
+                "only driver.moderation = {} use it",
+                quoted(&names)
+            ))
+        });
+    }
+    itr_warnings(w, m);
+}
+
+/// The NIC's ITR and coalescing conditions, when the policy replaces them.
+fn itr_warnings(w: &mut Warnings, m: &Moderation) {
+    let kind = m.kind();
+    w.rule(&[nic::ITR_US], m.itr() != Itr::Keeps, || {
+        let does = if m.itr() == Itr::Off {
+            "runs without an ITR"
+        } else {
+            "programs the ITR itself"
+        };
+        no_effect(&format!(
+            "driver.moderation = \"{kind}\" {does} (nic.itr_us is the ITR of \"{}\")",
+            static_itr::Static::KIND
+        ))
+    });
+    let rate = w.p.f64(ITR_RATE) > 0.0;
+    w.rule(&[nic::ITR_US], rate, || {
+        no_effect("driver.itr_rate sets the ITR instead")
+    });
+    w.rule(&[nic::RX_USECS, nic::RX_FRAMES], m.coalescing(), || {
+        no_effect(&format!(
+            "driver.moderation = \"{kind}\" programs rx-usecs and rx-frames itself"
+        ))
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listed_keys_are_the_policies_keys_and_the_choice() {
+        let mut listed: Vec<&str> = KEYS.to_vec();
+        listed.sort_unstable();
+        let mut registered: Vec<&str> = VARIANTS.iter().flat_map(|v| v.keys).copied().collect();
+        registered.push(KEY);
+        registered.sort_unstable();
+        registered.dedup();
+        assert_eq!(listed, registered);
+        assert_eq!(keys(), KEYS);
+    }
+
+    #[test]
+    fn the_link_speed_is_read_by_ixgbe_and_i40e() {
+        assert_eq!(link_readers(), "ixgbe and i40e");
+    }
+}

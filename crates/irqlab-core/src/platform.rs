@@ -1,0 +1,135 @@
+//! The platform: every cost of the host in one place (`platform.*`), as the key table's
+//! presets fit them to each source's testbed.
+//!
+//! A cost is CPU time charged to a core and a category (an IRQ's entry, exit and ISR, protocol
+//! processing fixed and per byte, a poll, a softirq pass, masking and unmasking a vector, a
+//! context switch, a polling timer's interrupt, transmitting and cleaning a Tx descriptor, a
+//! thread's wake-up, visiting an LL ring) or a delay that passes while the core does other
+//! work (waking an idle core). The platform describes the machine, not a choice of the receive
+//! path, so none of its keys is ever reported as having no effect (`warnings`).
+
+use crate::dist::Cost;
+use crate::error::Error;
+use crate::schema::Params;
+use crate::time::SimDuration;
+
+/// The key that chooses a preset of costs (the presets are in the key table).
+pub const PRESET: &str = "platform.preset";
+pub const CPU_GHZ: &str = "platform.cpu_ghz";
+/// Each cost's two keys: its mean in ns and its distribution.
+pub const IRQ: [&str; 2] = ["platform.irq_ns", "platform.irq_dist"];
+pub const PROTO: [&str; 2] = ["platform.proto_ns", "platform.proto_dist"];
+pub const PROTO_NS_PER_BYTE: &str = "platform.proto_ns_per_byte";
+pub const POLL: [&str; 2] = ["platform.poll_ns", "platform.poll_dist"];
+pub const SOFTIRQ: [&str; 2] = ["platform.softirq_ns", "platform.softirq_dist"];
+pub const MASK: [&str; 2] = ["platform.mask_ns", "platform.mask_dist"];
+pub const UNMASK: [&str; 2] = ["platform.unmask_ns", "platform.unmask_dist"];
+pub const POLL_TIMER: [&str; 2] = ["platform.poll_timer_ns", "platform.poll_timer_dist"];
+pub const WAKEUP_NS: &str = "platform.wakeup_ns";
+pub const WAKEUP_AFTER_US: &str = "platform.wakeup_after_us";
+pub const CTX_SWITCH: [&str; 2] = ["platform.ctx_switch_ns", "platform.ctx_switch_dist"];
+pub const TX: [&str; 2] = ["platform.tx_ns", "platform.tx_dist"];
+pub const TX_CLEAN: [&str; 2] = ["platform.tx_clean_ns", "platform.tx_clean_dist"];
+pub const TASK_WAKEUP: [&str; 2] = ["platform.task_wakeup_ns", "platform.task_wakeup_dist"];
+pub const RING_SWITCH_NS: &str = "platform.ring_switch_ns";
+/// One iteration of a busy loop that finds nothing (read by `busypoll`).
+pub const BUSY_ITER_NS: &str = "platform.busy_iter_ns";
+
+/// The platform's keys.
+pub const KEYS: &[&str] = &[
+    PRESET,
+    CPU_GHZ,
+    IRQ[0],
+    IRQ[1],
+    PROTO[0],
+    PROTO[1],
+    PROTO_NS_PER_BYTE,
+    POLL[0],
+    POLL[1],
+    SOFTIRQ[0],
+    SOFTIRQ[1],
+    MASK[0],
+    MASK[1],
+    UNMASK[0],
+    UNMASK[1],
+    POLL_TIMER[0],
+    POLL_TIMER[1],
+    WAKEUP_NS,
+    WAKEUP_AFTER_US,
+    CTX_SWITCH[0],
+    CTX_SWITCH[1],
+    TX[0],
+    TX[1],
+    TX_CLEAN[0],
+    TX_CLEAN[1],
+    TASK_WAKEUP[0],
+    TASK_WAKEUP[1],
+    RING_SWITCH_NS,
+    BUSY_ITER_NS,
+];
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlatformConfig {
+    pub cpu_ghz: f64,
+    pub irq: Cost,
+    pub proto: Cost,
+    pub proto_ps_per_byte: f64,
+    pub poll: Cost,
+    pub softirq: Cost,
+    pub mask: Cost,
+    pub unmask: Cost,
+    pub ctx_switch: Cost,
+    pub poll_timer: Cost,
+    /// Forwarding: transmit, and cleaning a completed Tx descriptor.
+    pub tx: Cost,
+    pub tx_clean: Cost,
+    /// Waking a sleeping thread, charged to the waker.
+    pub task_wakeup: Cost,
+    /// Waking the core after an idle period longer than `wakeup_after` (zero cost: never).
+    pub wakeup: Cost,
+    pub wakeup_after: SimDuration,
+    /// LL driver: one visit of an Rx ring in a poll.
+    pub ring_switch: Cost,
+}
+
+/// The costs of `p`.
+pub fn configure(p: &Params) -> Result<PlatformConfig, Error> {
+    let cost = |[ns, dist]: [&str; 2]| Cost::read(p, ns, dist);
+    Ok(PlatformConfig {
+        cpu_ghz: p.f64(CPU_GHZ),
+        irq: cost(IRQ)?,
+        proto: cost(PROTO)?,
+        proto_ps_per_byte: p.f64(PROTO_NS_PER_BYTE) * 1000.0,
+        poll: cost(POLL)?,
+        softirq: cost(SOFTIRQ)?,
+        mask: cost(MASK)?,
+        unmask: cost(UNMASK)?,
+        ctx_switch: cost(CTX_SWITCH)?,
+        poll_timer: cost(POLL_TIMER)?,
+        tx: cost(TX)?,
+        tx_clean: cost(TX_CLEAN)?,
+        task_wakeup: cost(TASK_WAKEUP)?,
+        // deterministic, as every cost `Cost::of_ns` builds
+        wakeup: Cost::of_ns(p.f64(WAKEUP_NS)),
+        wakeup_after: SimDuration::from_us(p.f64(WAKEUP_AFTER_US)),
+        ring_switch: Cost::of_ns(p.f64(RING_SWITCH_NS)),
+    })
+}
+
+/// Salah Eq. 13: the cliff point of normal interruption, `r/2 (sqrt(1 + 4 mu/r) - 1)`, with
+/// `1/r` the mean IRQ cost and `1/mu` the mean protocol cost of a frame of the mean size.
+pub fn cliff_point_pps(platform: &PlatformConfig, mean_size: f64) -> f64 {
+    let proto_s = (platform.proto.mean_ps + platform.proto_ps_per_byte * mean_size) * 1e-12;
+    if proto_s == 0.0 {
+        return f64::INFINITY;
+    }
+    let mu = 1.0 / proto_s;
+    let irq_s = platform.irq.mean_ps * 1e-12;
+    if irq_s == 0.0 {
+        return mu;
+    }
+    let r = 1.0 / irq_s;
+    // r/2 (sqrt(1 + x) - 1) with x = 4 mu/r, written to keep precision when x is small
+    let x = 4.0 * mu / r;
+    r / 2.0 * x / ((1.0 + x).sqrt() + 1.0)
+}
