@@ -35,7 +35,7 @@ pub const PLATFORM_PRESETS: &[&str] = &[
 /// Interrupt moderation policies (`driver.moderation`).
 pub const MODERATION: &[&str] = crate::moderation::NAMES;
 /// Receive-load controllers (`adapt.scheme`).
-pub const ADAPT_SCHEMES: &[&str] = &["none", "qapolling", "aic", "rhip", "rhip-noksd"];
+pub const ADAPT_SCHEMES: &[&str] = crate::adapt::Scheme::NAMES;
 /// Cost distributions.
 pub const DISTS: &[&str] = crate::dist::Dist::NAMES;
 
@@ -795,7 +795,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "adapt.micro",
-        Kind::OneOf(&["trend", "none"]),
+        Kind::OneOf(crate::adapt::config::Micro::NAMES),
         S("trend"),
         "qapolling, aic: between buflow and bufupper, trend = step down by beta if the interval's maximum utilisation rose since the interval before, else up (irqlab's choice); none = leave it",
     ),
@@ -853,7 +853,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "adapt.aic_decrease",
-        Kind::OneOf(&["per-interval", "per-packet"]),
+        Kind::OneOf(crate::adapt::aic::Decrease::NAMES),
         S("per-interval"),
         "aic: the rate is divided by alpha at the first packet above bufupper in each interval, or at every one (irqlab's choice)",
     ),

@@ -336,84 +336,6 @@ fn cost_of(ns: f64) -> Cost {
 /// A softirq deadline no run reaches (`kernel.softirq_time_limit = false`), with room to add.
 const NO_LIMIT_JIFFIES: u64 = 1 << 62;
 
-/// The receive-load controller's settings, checked against the scheme and the moderation.
-fn configure_adapt(p: &Params, scheme: Scheme) -> Result<crate::adapt::AdaptConfig, Error> {
-    use crate::adapt::{AdaptConfig, Scheme as A};
-    let name = p.str("adapt.scheme");
-    let a = A::from_name(name);
-    let bad = |key: &str, reason: String| Error::Inconsistent {
-        key: key.into(),
-        value: p.get(key).to_string(),
-        reason,
-    };
-    if a != A::None {
-        if !matches!(scheme, Scheme::Napi) {
-            return Err(bad(
-                "adapt.scheme",
-                format!(
-                    "needs scheme \"napi\" (it adapts NAPI's budget and the interrupt interval); scheme is \"{}\"",
-                    scheme.name()
-                ),
-            ));
-        }
-        if a.writes_itr() && !matches!(p.str("driver.moderation"), "static" | "off") {
-            return Err(bad(
-                "driver.moderation",
-                format!(
-                    "adapt.scheme \"{name}\" writes the interrupt interval itself: use \"static\" (its start is nic.itr_us) or \"off\""
-                ),
-            ));
-        }
-    }
-    if p.f64("adapt.buflow") > p.f64("adapt.bufupper") {
-        return Err(bad(
-            "adapt.buflow",
-            format!(
-                "must not exceed adapt.bufupper ({})",
-                p.get("adapt.bufupper")
-            ),
-        ));
-    }
-    if p.u64("adapt.budget_min") > p.u64("adapt.budget_max") {
-        return Err(bad(
-            "adapt.budget_min",
-            format!(
-                "must not exceed adapt.budget_max ({})",
-                p.get("adapt.budget_max")
-            ),
-        ));
-    }
-    if p.f64("adapt.aic_min_rate") > p.f64("adapt.aic_max_rate") {
-        return Err(bad(
-            "adapt.aic_min_rate",
-            format!(
-                "must not exceed adapt.aic_max_rate ({})",
-                p.get("adapt.aic_max_rate")
-            ),
-        ));
-    }
-    Ok(AdaptConfig {
-        scheme: a,
-        interval: SimDuration::from_ms(p.f64("adapt.interval_ms")),
-        buflow: p.f64("adapt.buflow"),
-        bufupper: p.f64("adapt.bufupper"),
-        alpha: p.f64("adapt.alpha"),
-        beta: p.u64("adapt.beta"),
-        budget_min: p.u64("adapt.budget_min"),
-        budget_max: p.u64("adapt.budget_max"),
-        micro: p.str("adapt.micro") == "trend",
-        rhip_rate: p.f64("adapt.rhip_rate"),
-        rhip_budget: p.u64("adapt.rhip_budget"),
-        t_decrease: p.f64("adapt.t_decrease"),
-        t_increase: SimDuration::from_ns(p.f64("adapt.t_increase_ns")),
-        t_snap: SimDuration::from_ns(p.f64("adapt.t_snap_ns")),
-        aic_min_rate: p.f64("adapt.aic_min_rate"),
-        aic_max_rate: p.f64("adapt.aic_max_rate"),
-        aic_rate_step: p.f64("adapt.aic_rate_step"),
-        aic_once_per_interval: p.str("adapt.aic_decrease") == "per-interval",
-    })
-}
-
 /// `ceil(units * hz / per_second)`: the kernel's rounding of a time to jiffies.
 fn to_jiffies(value: f64, per_second: f64, hz: u64) -> u64 {
     (value * hz as f64 / per_second).ceil().max(0.0) as u64
@@ -560,7 +482,7 @@ impl Scenario {
             sched_slice: SimDuration::from_us(slice_us),
         };
         let moderation = crate::moderation::config::configure(&mut p, nic.link_gbps)?;
-        let adapt = configure_adapt(&p, scheme)?;
+        let adapt = crate::adapt::config::configure(&p, scheme, &moderation)?;
         let driver = crate::nic::config::configure_driver(&p)?;
         let poll = PollConfig {
             period: SimDuration::from_us(p.f64("poll.period_us")),

@@ -22,9 +22,13 @@
 //! exposed as keys, and every result of these schemes depends on them.
 
 pub mod aic;
+pub mod config;
 pub mod qapolling;
 pub mod rhip;
 
+pub use config::AdaptConfig;
+
+use crate::schema::registry;
 use crate::time::SimDuration;
 
 /// What a controller sets.
@@ -57,89 +61,52 @@ pub trait Controller {
     fn on_interval(&mut self, i: &Interval, k: &mut Knobs);
 }
 
-/// Which scheme (`adapt.scheme`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scheme {
-    None,
-    QaPolling,
-    Aic,
-    Rhip,
-    RhipNoKsd,
+/// `adapt.scheme = "none"`: no controller.
+pub const NONE: &str = "none";
+
+registry! {
+    key: config::SCHEME;
+    /// Which controller (`adapt.scheme`): one line per controller, its name from its file.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Scheme {
+        None = NONE,
+        QaPolling = qapolling::KIND,
+        Aic = aic::KIND,
+        Rhip = rhip::KIND,
+        RhipNoKsd = rhip::KIND_NOKSD,
+    }
 }
 
 impl Scheme {
-    pub fn from_name(name: &str) -> Scheme {
-        match name {
-            "qapolling" => Scheme::QaPolling,
-            "aic" => Scheme::Aic,
-            "rhip" => Scheme::Rhip,
-            "rhip-noksd" => Scheme::RhipNoKsd,
-            _ => Scheme::None,
-        }
-    }
-
     /// What a result of this scheme depends on beyond the paper: the rules the paper leaves
     /// open, for which irqlab chose (`docs/applications.md`). Every report of the scheme
     /// carries it (`notes`).
     pub fn choice_note(self) -> Option<&'static str> {
         match self {
             Scheme::None => None,
-            Scheme::QaPolling => Some(
-                "adapt.scheme = \"qapolling\": QAPolling's update rule is not in the paper \
-                 (adapt.alpha, adapt.beta, adapt.micro are used as irqlab chose): this result \
-                 depends on that choice (docs/applications.md)",
-            ),
-            Scheme::Aic => Some(
-                "adapt.scheme = \"aic\": AIC's rule on the interrupt rate (adapt.alpha, \
-                 adapt.beta, adapt.aic_rate_step, adapt.aic_decrease) is irqlab's choice: this \
-                 result depends on it (docs/applications.md)",
-            ),
-            Scheme::Rhip | Scheme::RhipNoKsd => Some(
-                "adapt.scheme = rhip: the unit of the paper's \"+500\" (adapt.t_increase_ns, \
-                 ns) and the budget rule taken from QAPolling (adapt.alpha, adapt.beta) are \
-                 irqlab's choices: this result depends on them (docs/applications.md)",
-            ),
+            Scheme::QaPolling => Some(qapolling::CHOICE_NOTE),
+            Scheme::Aic => Some(aic::CHOICE_NOTE),
+            Scheme::Rhip | Scheme::RhipNoKsd => Some(rhip::CHOICE_NOTE),
         }
     }
 
     /// Whether the scheme writes the interrupt interval.
     pub fn writes_itr(self) -> bool {
-        matches!(self, Scheme::Aic | Scheme::Rhip | Scheme::RhipNoKsd)
+        match self {
+            Scheme::None | Scheme::QaPolling => false,
+            Scheme::Aic | Scheme::Rhip | Scheme::RhipNoKsd => true,
+        }
     }
-}
 
-/// The parameters of the schemes (`adapt.*`), validated.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AdaptConfig {
-    pub scheme: Scheme,
-    /// Sampling interval.
-    pub interval: SimDuration,
-    /// Utilisation thresholds, fractions of the buffer.
-    pub buflow: f64,
-    pub bufupper: f64,
-    /// Multiplicative decrease and additive increase.
-    pub alpha: f64,
-    pub beta: u64,
-    /// Bounds of `netdev_budget`.
-    pub budget_min: u64,
-    pub budget_max: u64,
-    /// Micro-adjustment between the thresholds by the trend of the interval maxima.
-    pub micro: bool,
-    /// RHIP: the interrupt rate above which T grows before B_p shrinks (8000/s), the budget
-    /// at which T starts to shrink (300), T's decrease (10 %) and increase (500 ns), and the
-    /// interval under which T snaps to zero.
-    pub rhip_rate: f64,
-    pub rhip_budget: u64,
-    pub t_decrease: f64,
-    pub t_increase: SimDuration,
-    pub t_snap: SimDuration,
-    /// AIC: interrupt-rate floor (1/s), the rate at and above which the NIC is unthrottled,
-    /// and the rate step that β counts.
-    pub aic_min_rate: f64,
-    pub aic_max_rate: f64,
-    pub aic_rate_step: f64,
-    /// AIC divides the rate at most once per interval.
-    pub aic_once_per_interval: bool,
+    /// The keys the controller reads.
+    pub fn keys(self) -> &'static [&'static str] {
+        match self {
+            Scheme::None => &[],
+            Scheme::QaPolling => qapolling::KEYS,
+            Scheme::Aic => aic::KEYS,
+            Scheme::Rhip | Scheme::RhipNoKsd => rhip::KEYS,
+        }
+    }
 }
 
 impl AdaptConfig {
@@ -298,7 +265,7 @@ mod tests {
             ("rhip-noksd", Scheme::RhipNoKsd, true),
             ("none", Scheme::None, false),
         ] {
-            assert_eq!(Scheme::from_name(name), scheme, "{name}");
+            assert_eq!(Scheme::from_name(name), Ok(scheme), "{name}");
             assert_eq!(scheme.writes_itr(), writes_t, "{name}");
         }
     }

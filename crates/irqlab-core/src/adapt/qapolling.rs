@@ -11,7 +11,17 @@
 //! else B_p + β (`adapt.micro = "trend"`; `"none"` leaves B_p alone there). The interval that
 //! went above `bufupper` changes nothing more (the per-packet rule already acted).
 
+use super::config::{ALPHA, BETA, BUDGET_MAX, BUDGET_MIN, BUFLOW, BUFUPPER, MICRO};
 use super::{Band, BudgetRule, Controller, Interval, Knobs, band};
+
+/// `adapt.scheme = "qapolling"`.
+pub const KIND: &str = "qapolling";
+/// The keys it reads.
+pub const KEYS: &[&str] = &[BUFLOW, BUFUPPER, ALPHA, BETA, BUDGET_MIN, BUDGET_MAX, MICRO];
+/// What its results depend on beyond the paper.
+pub const CHOICE_NOTE: &str = "adapt.scheme = \"qapolling\": QAPolling's update rule is not in the paper \
+     (adapt.alpha, adapt.beta, adapt.micro are used as irqlab chose): this result \
+     depends on that choice (docs/applications.md)";
 
 #[derive(Debug)]
 pub struct QaPolling {
