@@ -25,21 +25,20 @@
 //!   busy-polls.
 
 use crate::error::Error;
-use crate::scenario::{Cost, Dist, Warning};
-use crate::schema::Params;
+use crate::kernel::config as kernel;
+use crate::platform::BUSY_ITER_NS;
+use crate::schema::{Params, Value};
+use crate::scheme::Scheme;
 use crate::time::{SimDuration, SimTime};
+use crate::traffic::config::TrafficKind;
+use crate::traffic::rr;
+use crate::warnings::Warnings;
 
 /// `BUSY_POLL_BUDGET`: the budget of each busy poll when none is set.
 pub const BUSY_POLL_BUDGET: u64 = 8;
 
-/// How an app waits for packets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Io {
-    /// A blocking `recv` loop.
-    Recv,
-    /// An `epoll_wait` loop.
-    Epoll,
-}
+/// How an app waits for packets (an app's setting, `app.N.io`).
+pub use crate::socket::config::Io;
 
 /// The busy-poll settings of a scenario.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,18 +74,6 @@ impl BusyConfig {
     }
 }
 
-/// The request/response workload (`traffic.kind = "rr"`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct RrConfig {
-    pub clients: usize,
-    pub outstanding: usize,
-    pub remote: Cost,
-    /// 0: closed loop.
-    pub rate_rps: f64,
-    pub response_bytes: u32,
-    pub timeout: SimDuration,
-}
-
 /// The kernel's busy-loop clock, `busy_loop_current_time()` = `local_clock() >> 10`, at `t`.
 #[inline]
 pub fn busy_clock(t: SimTime) -> u64 {
@@ -108,41 +95,84 @@ pub fn budget_or_default(b: u64) -> u64 {
     if b == 0 { BUSY_POLL_BUDGET } else { b }
 }
 
-/// The settings of `p`, checked against the scenario's apps (`ios`: each app's `io`).
-pub fn configure(p: &Params, ios: &[Io]) -> Result<BusyConfig, Error> {
-    let epoll_us = match p.f64("epoll.busy_poll_us") {
-        0.0 => p.f64("kernel.busy_poll_us"),
+pub const BUSY_READ_US: &str = "socket.busy_read_us";
+pub const SOCK_BUDGET: &str = "socket.busy_poll_budget";
+pub const SOCK_PREFER: &str = "socket.prefer_busy_poll";
+/// `net.core.busy_poll`: the epoll contexts' busy-poll time unless they have their own.
+pub const BUSY_POLL_US: &str = "kernel.busy_poll_us";
+pub const EPOLL_US: &str = "epoll.busy_poll_us";
+pub const EPOLL_BUDGET: &str = "epoll.busy_poll_budget";
+pub const EPOLL_PREFER: &str = "epoll.prefer_busy_poll";
+pub const MAXEVENTS: &str = "epoll.maxevents";
+pub const TIMEOUT_MS: &str = "epoll.timeout_ms";
+pub const BATCH_NS: &str = "epoll.batch_ns";
+pub const IRQ_SUSPEND_TIMEOUT_NS: &str = "kernel.irq_suspend_timeout_ns";
+
+/// Busy polling's keys (its iteration's cost is the platform's, `platform.busy_iter_ns`).
+pub const KEYS: &[&str] = &[
+    BUSY_READ_US,
+    SOCK_BUDGET,
+    SOCK_PREFER,
+    BUSY_POLL_US,
+    EPOLL_US,
+    EPOLL_BUDGET,
+    EPOLL_PREFER,
+    MAXEVENTS,
+    TIMEOUT_MS,
+    BATCH_NS,
+    IRQ_SUSPEND_TIMEOUT_NS,
+];
+/// The keys that turn busy polling on.
+const ON_KEYS: &[&str] = &[
+    BUSY_READ_US,
+    BUSY_POLL_US,
+    EPOLL_US,
+    EPOLL_PREFER,
+    SOCK_PREFER,
+];
+/// What only an app reading with `recv` uses.
+const RECV_KEYS: &[&str] = &[BUSY_READ_US, SOCK_BUDGET, SOCK_PREFER];
+/// What only an app waiting with `epoll_wait` uses.
+const EPOLL_KEYS: &[&str] = &[
+    BUSY_POLL_US,
+    EPOLL_US,
+    EPOLL_BUDGET,
+    EPOLL_PREFER,
+    MAXEVENTS,
+    TIMEOUT_MS,
+    BATCH_NS,
+];
+
+/// The settings of `p`, checked against the scheme and the scenario's apps (`ios`: each
+/// app's `io`).
+pub fn configure(p: &Params, scheme: Scheme, ios: &[Io]) -> Result<BusyConfig, Error> {
+    let epoll_us = match p.f64(EPOLL_US) {
+        0.0 => p.f64(BUSY_POLL_US),
         us => us,
     };
     let cfg = BusyConfig {
-        busy_read_us: p.f64("socket.busy_read_us").trunc(),
-        sock_budget: budget_or_default(p.u64("socket.busy_poll_budget")),
-        sock_prefer: p.bool("socket.prefer_busy_poll"),
+        busy_read_us: p.f64(BUSY_READ_US).trunc(),
+        sock_budget: budget_or_default(p.u64(SOCK_BUDGET)),
+        sock_prefer: p.bool(SOCK_PREFER),
         epoll_us: epoll_us.trunc(),
-        epoll_budget: budget_or_default(p.u64("epoll.busy_poll_budget")),
-        epoll_prefer: p.bool("epoll.prefer_busy_poll"),
-        maxevents: p.u64("epoll.maxevents"),
-        epoll_nonblocking: *p.get("epoll.timeout_ms") == crate::schema::Value::Int(0),
-        epoll_batch: SimDuration::from_ns(p.f64("epoll.batch_ns")),
-        irq_suspend_timeout: SimDuration::from_ns(p.f64("kernel.irq_suspend_timeout_ns")),
-        iter: SimDuration::from_ns(p.f64("platform.busy_iter_ns")),
+        epoll_budget: budget_or_default(p.u64(EPOLL_BUDGET)),
+        epoll_prefer: p.bool(EPOLL_PREFER),
+        maxevents: p.u64(MAXEVENTS),
+        epoll_nonblocking: *p.get(TIMEOUT_MS) == Value::Int(0),
+        epoll_batch: SimDuration::from_ns(p.f64(BATCH_NS)),
+        irq_suspend_timeout: SimDuration::from_ns(p.f64(IRQ_SUSPEND_TIMEOUT_NS)),
+        iter: SimDuration::from_ns(p.f64(BUSY_ITER_NS)),
     };
     if cfg.iter.is_zero() {
         return Err(Error::OutOfRange {
-            key: "platform.busy_iter_ns".into(),
-            value: p.get("platform.busy_iter_ns").to_string(),
+            key: BUSY_ITER_NS.into(),
+            value: p.get(BUSY_ITER_NS).to_string(),
             allowed: "must be at least one picosecond".into(),
         });
     }
-    let busy_keys = [
-        "socket.busy_read_us",
-        "kernel.busy_poll_us",
-        "epoll.busy_poll_us",
-        "epoll.prefer_busy_poll",
-        "socket.prefer_busy_poll",
-    ];
+    let on = ON_KEYS.iter().find(|k| is_on(p, k));
     if ios.is_empty()
-        && let Some(k) = busy_keys.iter().find(|k| is_on(p, k))
+        && let Some(k) = on
     {
         return Err(Error::Inconsistent {
             key: (*k).into(),
@@ -150,30 +180,30 @@ pub fn configure(p: &Params, ios: &[Io]) -> Result<BusyConfig, Error> {
             reason: "busy polling runs in an application's thread; add an app ([[app]])".into(),
         });
     }
-    let scheme = p.str("scheme");
-    if matches!(scheme, "disable-enable" | "poll" | "napi-poll" | "hybrid")
-        && let Some(k) = busy_keys.iter().find(|k| is_on(p, k))
+    if scheme.uses_poll_loop()
+        && let Some(k) = on
     {
         return Err(Error::Inconsistent {
             key: (*k).into(),
             value: p.get(k).to_string(),
             reason: format!(
-                "busy polling polls a NAPI; scheme \"{scheme}\" runs Salah's polling loop instead (use napi, irq, coalesce-count or coalesce-time)"
+                "busy polling polls a NAPI; scheme \"{}\" runs Salah's polling loop instead (use napi, irq, coalesce-count or coalesce-time)",
+                scheme.name()
             ),
         });
     }
-    if p.str("traffic.kind") == "rr" && ios.is_empty() {
+    if TrafficKind::of(p)? == TrafficKind::Rr && ios.is_empty() {
         return Err(Error::Inconsistent {
-            key: "traffic.kind".into(),
-            value: p.get("traffic.kind").to_string(),
+            key: TrafficKind::KEY.into(),
+            value: p.get(TrafficKind::KEY).to_string(),
             reason: "requests need an app to answer them; add an app ([[app]])".into(),
         });
     }
     let epoll_apps = ios.contains(&Io::Epoll);
     if epoll_apps && cfg.epoll_nonblocking && cfg.epoll_batch.is_zero() {
         return Err(Error::Inconsistent {
-            key: "epoll.batch_ns".into(),
-            value: p.get("epoll.batch_ns").to_string(),
+            key: BATCH_NS.into(),
+            value: p.get(BATCH_NS).to_string(),
             reason: "an epoll_wait loop with epoll.timeout_ms = 0 spins on it: each call must cost something".into(),
         });
     }
@@ -183,164 +213,89 @@ pub fn configure(p: &Params, ios: &[Io]) -> Result<BusyConfig, Error> {
 /// Whether a busy-polling key is set: a flag that is true, or a time above 0.
 fn is_on(p: &Params, k: &str) -> bool {
     match p.get(k) {
-        crate::schema::Value::Bool(b) => *b,
+        Value::Bool(b) => *b,
         _ => p.f64(k) > 0.0,
     }
 }
 
-/// Settings that cannot take effect, as the kernel documents them; each names what is missing.
-pub fn warnings(p: &Params, cfg: &BusyConfig, ios: &[Io], out: &mut Vec<Warning>) {
-    let defer =
-        p.u64("kernel.napi_defer_hard_irqs") > 0 && p.f64("kernel.gro_flush_timeout_ns") > 0.0;
-    let missing_defer = if p.u64("kernel.napi_defer_hard_irqs") == 0 {
-        "kernel.napi_defer_hard_irqs"
-    } else {
-        "kernel.gro_flush_timeout_ns"
-    };
-    let recv_apps = ios.contains(&Io::Recv);
+/// Settings that cannot take effect, as the kernel documents them; each names what is
+/// missing. (The request/response workload's come in between: [`rr::warnings`].)
+pub fn warnings(w: &mut Warnings, cfg: &BusyConfig, ios: &[Io], rr: bool) {
+    let defer = kernel::soft_coalescing(w.p);
+    let missing_defer = kernel::missing_soft_coalescing(w.p);
     let epoll_apps = ios.contains(&Io::Epoll);
-    let unset = p.unset();
-    let mut warn = |key: &str, reason: String| {
-        if p.get(key) != unset.get(key) {
-            out.push(Warning {
-                key: key.into(),
-                value: p.get(key).to_string(),
-                reason,
-            });
-        }
-    };
     if cfg.sock_prefer && !defer {
-        warn(
-            "socket.prefer_busy_poll",
+        w.changed(
+            SOCK_PREFER,
             format!(
                 "has no effect without software IRQ coalescing: set {missing_defer} (napi.rst: deferral is a precondition for prefer_busy_poll)"
             ),
         );
     }
     if cfg.epoll_prefer && !defer {
-        warn(
-            "epoll.prefer_busy_poll",
+        w.changed(
+            EPOLL_PREFER,
             format!(
                 "has no effect on IRQs without software IRQ coalescing: set {missing_defer} (napi.rst: deferral is a precondition for prefer_busy_poll)"
             ),
         );
     }
     if !cfg.irq_suspend_timeout.is_zero() {
-        if !epoll_apps {
-            warn(
-                "kernel.irq_suspend_timeout_ns",
+        let why = if !epoll_apps {
+            Some(
                 "has no effect: IRQ suspension works through epoll; set app.N.io = \"epoll\""
                     .into(),
-            );
+            )
         } else if !cfg.epoll_prefer {
-            warn(
-                "kernel.irq_suspend_timeout_ns",
-                "has no effect without epoll.prefer_busy_poll = true (napi.rst)".into(),
-            );
+            Some("has no effect without epoll.prefer_busy_poll = true (napi.rst)".into())
         } else if !defer {
-            warn(
-                "kernel.irq_suspend_timeout_ns",
-                format!(
-                    "has no effect without software IRQ coalescing: set {missing_defer} (napi.rst)"
-                ),
-            );
+            Some(format!(
+                "has no effect without software IRQ coalescing: set {missing_defer} (napi.rst)"
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            w.changed(IRQ_SUSPEND_TIMEOUT_NS, why);
         }
     }
-    let rr = p.str("traffic.kind") == "rr";
-    for k in RR_KEYS {
-        if !rr {
-            warn(k, "has no effect: traffic.kind is not \"rr\"".into());
-        }
-    }
-    if rr {
-        for k in ["traffic.rate_pps", "traffic.flows", "traffic.flow_zipf_s"] {
-            warn(k, "has no effect: traffic.kind = \"rr\" takes its requests from rr.* (one flow per client)".into());
-        }
-        if p.f64("rr.rate_rps") > 0.0 {
-            warn(
-                "rr.outstanding",
-                "has no effect: rr.rate_rps > 0 is an open loop".into(),
-            );
-        }
-    }
-    if !recv_apps {
-        for k in [
-            "socket.busy_read_us",
-            "socket.busy_poll_budget",
-            "socket.prefer_busy_poll",
-        ] {
-            warn(
+    rr::warnings(w, rr);
+    io_warnings(w, cfg, ios);
+}
+
+/// Busy polling of the way no app waits, or that never busy-polls.
+fn io_warnings(w: &mut Warnings, cfg: &BusyConfig, ios: &[Io]) {
+    if !ios.contains(&Io::Recv) {
+        for k in RECV_KEYS {
+            w.changed(
                 k,
                 "has no effect: no app reads with recv (app.N.io = \"recv\")".into(),
             );
         }
     } else if cfg.busy_read_us == 0.0 {
-        for k in ["socket.busy_poll_budget", "socket.prefer_busy_poll"] {
-            warn(
+        for k in [SOCK_BUDGET, SOCK_PREFER] {
+            w.changed(
                 k,
                 "has no effect: recv does not busy-poll (set socket.busy_read_us)".into(),
             );
         }
     }
-    if !epoll_apps {
-        for k in [
-            "kernel.busy_poll_us",
-            "epoll.busy_poll_us",
-            "epoll.busy_poll_budget",
-            "epoll.prefer_busy_poll",
-            "epoll.maxevents",
-            "epoll.timeout_ms",
-            "epoll.batch_ns",
-        ] {
-            warn(
+    if !ios.contains(&Io::Epoll) {
+        for k in EPOLL_KEYS {
+            w.changed(
                 k,
                 "has no effect: no app waits with epoll (app.N.io = \"epoll\")".into(),
             );
         }
     } else if cfg.epoll_nonblocking && cfg.epoll_on() {
-        for k in [
-            "epoll.busy_poll_us",
-            "kernel.busy_poll_us",
-            "epoll.busy_poll_budget",
-        ] {
-            warn(
+        for k in [EPOLL_US, BUSY_POLL_US, EPOLL_BUDGET] {
+            w.changed(
                 k,
                 "has no effect: epoll_wait with epoll.timeout_ms = 0 never busy-polls".into(),
             );
         }
     }
 }
-
-/// The request/response workload of `p`.
-pub fn configure_rr(p: &Params) -> RrConfig {
-    let mean = SimDuration::from_us(p.f64("rr.remote_us"));
-    RrConfig {
-        clients: p.u64("rr.clients") as usize,
-        outstanding: p.u64("rr.outstanding") as usize,
-        remote: Cost {
-            mean,
-            mean_ps: mean.ps() as f64,
-            dist: match p.str("rr.remote_dist") {
-                "exponential" => Dist::Exponential,
-                _ => Dist::Deterministic,
-            },
-        },
-        rate_rps: p.f64("rr.rate_rps"),
-        response_bytes: p.u64("rr.response_bytes") as u32,
-        timeout: SimDuration::from_us(p.f64("rr.timeout_us")),
-    }
-}
-
-/// The keys of the request/response workload, which only `traffic.kind = "rr"` reads.
-pub const RR_KEYS: &[&str] = &[
-    "rr.clients",
-    "rr.outstanding",
-    "rr.remote_us",
-    "rr.remote_dist",
-    "rr.rate_rps",
-    "rr.response_bytes",
-    "rr.timeout_us",
-];
 
 #[cfg(test)]
 mod tests {

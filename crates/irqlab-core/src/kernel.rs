@@ -20,6 +20,10 @@
 //! - A hard IRQ's exit runs pending softirqs inline unless the core is already inside softirq
 //!   processing (inline, or in ksoftirqd); post-v6.5 behaviour, no "let ksoftirqd do its job".
 
+pub mod config;
+
+pub use config::KernelConfig;
+
 use std::collections::VecDeque;
 
 use crate::cpu::{Category, Level};

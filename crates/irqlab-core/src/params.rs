@@ -122,7 +122,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "traffic.kind",
-        Kind::OneOf(&["poisson", "cbr", "pareto-onoff", "pcap", "rr"]),
+        Kind::OneOf(crate::traffic::TrafficKind::NAMES),
         S("poisson"),
         "arrival process (pareto-onoff: aggregated Pareto ON/OFF sources, self-similar; pcap: replay of traffic.pcap; rr: requests answered by the apps, rr.*)",
     ),
@@ -635,13 +635,13 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "kernel.ksoftirqd_policy",
-        Kind::OneOf(&["fair", "below-apps"]),
+        Kind::OneOf(crate::kernel::config::KsoftirqdPolicy::NAMES),
         S("fair"),
         "how ksoftirqd shares the thread level with the apps: fair (round robin in slices, EEVDF) or below-apps (Linux 2.6.18's O(1) scheduler with ksoftirqd at nice 19: an app that waits takes the core after each handle_softirqs run of ksoftirqd; ksoftirqd waits for an app's slice to end)",
     ),
     p(
         "kernel.net_rx_action",
-        Kind::OneOf(&["6.13", "2.6.18"]),
+        Kind::OneOf(crate::kernel::config::NetRxAction::NAMES),
         S("6.13"),
         "net_rx_action's loop: 6.13 (each NAPI polled once per pass with its whole weight, a repoll ends the pass) or 2.6.18 (dev->poll(dev, &budget): a poll cleans at most min(weight, budget left) and a device that used it goes to the tail and is polled again in the same pass until netdev_budget or the time limit ends it)",
     ),
@@ -897,7 +897,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "qos.strategy",
-        Kind::OneOf(crate::qos::STRATEGIES),
+        Kind::OneOf(crate::qos::Strategy::NAMES),
         S("off"),
         "ingress QoS: off (the classes of traffic.classes), sq (one ring), rr (an RT and a BE vector), vmdq (equal split), ll-rr, ll-wfq (ring budgets)",
     ),
@@ -919,7 +919,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
     p(
         "qos.ring_order",
-        Kind::OneOf(crate::qos::RING_ORDERS),
+        Kind::OneOf(crate::qos::config::RingOrder::NAMES),
         S("rt-first"),
         "vmdq, ll-rr, ll-wfq: ring visited first in each pass (rt-first; prb: BE first, the PRB order)",
     ),
@@ -1178,7 +1178,7 @@ pub const APP_FIELDS: &[ParamSpec] = &[
     ),
     p(
         "io",
-        Kind::OneOf(&["recv", "epoll"]),
+        Kind::OneOf(crate::socket::config::Io::NAMES),
         S("recv"),
         "how the app waits for packets: a blocking recv loop, or an epoll_wait loop (epoll.*)",
     ),

@@ -1,293 +1,60 @@
 //! A built scenario: validated [`Params`] turned into typed, integer-time configuration.
 //!
 //! Build, validate, then run: every error surfaces here, naming its key, before time zero.
+//!
+//! Each part reads its own keys into its own configuration and says which of its settings have
+//! no effect; this module calls them in order and assembles the [`Scenario`]. The parts, and
+//! where their configuration lives:
+//!
+//! | part | keys | module |
+//! |---|---|---|
+//! | scheme | `scheme` | [`crate::scheme`] |
+//! | run | `run.*` | `run` ([`RunConfig`]) |
+//! | traffic and its kinds | `traffic.*`, `rr.*` | [`crate::traffic::config`], `onoff`, `pcap`, `rr` |
+//! | QoS | `qos.*` | [`crate::qos::config`] and a file per strategy |
+//! | platform costs | `platform.*` | [`crate::platform`] |
+//! | host, cores, IRQ affinity | `host.*`, `nic.irq_affinity` | [`crate::topology`] |
+//! | NIC, rings, RSS, Tx | `nic.*`, `driver.tx_work_limit` | [`crate::nic::config`] |
+//! | kernel, NAPI, scheduler | `kernel.*` | [`crate::kernel::config`] |
+//! | moderation (the driver) | `driver.*` | [`crate::moderation::config`] and a file per policy |
+//! | receive-load controllers | `adapt.*` | [`crate::adapt::config`] and a file per controller |
+//! | polling loop, hybrid | `poll.*`, `hybrid.*` | [`crate::polling`] |
+//! | sockets and apps | `socket.*`, `[[app]]` | [`crate::socket::config`] |
+//! | busy polling, epoll | `socket.busy_*`, `epoll.*`, … | [`crate::busypoll`] |
+//!
+//! What belongs to no single part stays here: the checks of settings that would turn the
+//! scheme into another ([`check_scheme_settings`]) or that the scheme cannot place
+//! ([`check_placement`]), and the warnings of the scheme's machinery (which parts a scheme runs
+//! at all: [`scheme_warnings`]). The order of the calls is the order in which errors are found
+//! and warnings listed.
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
+use crate::adapt::AdaptConfig;
+use crate::busypoll::{BusyConfig, Io};
+use crate::error::Error;
+use crate::kernel::config as kernel;
+use crate::moderation::config as moderation;
+use crate::nic::config as nic;
+use crate::params::{Params, Value};
+use crate::qos::QosConfig;
+use crate::traffic::{pcap, rr};
+use crate::warnings::{Warnings, no_effect};
 
 pub use crate::dist::{Cost, Dist};
-use crate::error::Error;
+pub use crate::kernel::KernelConfig;
 pub use crate::moderation::Moderation;
 pub use crate::nic::{CauseMode, DriverConfig, NicConfig};
-use crate::params::{Params, Value, field_key};
 pub use crate::platform::{PlatformConfig, cliff_point_pps};
+pub use crate::polling::{HybridConfig, PollConfig};
+pub use crate::run::RunConfig;
 pub use crate::scheme::Scheme;
-use crate::time::{PS_PER_MS, PS_PER_S, SimDuration, SimTime};
-pub use crate::topology::Topology;
-use crate::traffic::replay::{ReplayConfig, Scan};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TrafficKind {
-    Poisson,
-    Cbr,
-    ParetoOnOff,
-    /// A capture replayed (`traffic::replay`).
-    Pcap,
-    /// Requests answered by the apps (`traffic::rr`).
-    Rr,
-}
-
-/// Frame sizes: one size, or an empirical table sampled by its cumulative weights.
-#[derive(Clone, Debug, PartialEq)]
-pub enum SizeDist {
-    Fixed(u32),
-    Table {
-        sizes: Vec<u32>,
-        /// Cumulative probabilities, the last exactly 1.
-        cum: Vec<f64>,
-    },
-}
-
-impl SizeDist {
-    /// Mean frame size, bytes.
-    pub fn mean(&self) -> f64 {
-        self.pmf().iter().map(|(s, p)| *s as f64 * p).sum()
-    }
-
-    /// `(size, probability)` pairs.
-    pub fn pmf(&self) -> Vec<(u32, f64)> {
-        match self {
-            SizeDist::Fixed(s) => vec![(*s, 1.0)],
-            SizeDist::Table { sizes, cum } => {
-                let mut prev = 0.0;
-                sizes
-                    .iter()
-                    .zip(cum)
-                    .map(|(s, c)| {
-                        let p = c - prev;
-                        prev = *c;
-                        (*s, p)
-                    })
-                    .collect()
-            }
-        }
-    }
-}
-
-/// The built-in frame-size tables (`bytes:weight` pairs; see docs/traffic.md for sources).
-pub const SIZE_TABLES: &[(&str, &str)] = &[
-    (
-        "salah2007",
-        "64:36, 90:3, 128:4, 256:3, 300:2, 400:2, 512:2, 570:11, 594:12, 800:1, 1000:1.5, 1300:2, 1518:20.5",
-    ),
-    ("imix", "64:7, 594:4, 1518:1"),
-];
-
-fn parse_sizes(p: &Params) -> Result<SizeDist, Error> {
-    let text = p.str("traffic.sizes");
-    if text == "fixed" {
-        return Ok(SizeDist::Fixed(p.u64("traffic.size_bytes") as u32));
-    }
-    let table = SIZE_TABLES
-        .iter()
-        .find(|(name, _)| *name == text)
-        .map_or(text, |(_, t)| t);
-    let bad = |reason: String| Error::OutOfRange {
-        key: "traffic.sizes".into(),
-        value: Value::Str(text.to_string()).to_string(),
-        allowed: reason,
-    };
-    let mut sizes = Vec::new();
-    let mut weights = Vec::new();
-    for item in table.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-        let shown = Value::Str(item.to_string());
-        let (b, w) = item.split_once(':').ok_or_else(|| {
-            let names: Vec<&str> = SIZE_TABLES.iter().map(|(n, _)| *n).collect();
-            bad(format!(
-                "expected \"fixed\", a table name ({}) or \"bytes:weight, ...\" pairs; {shown} has no ':'",
-                names.join(", ")
-            ))
-        })?;
-        let b: u32 = b
-            .trim()
-            .parse()
-            .ok()
-            .filter(|b| (1..=65_535).contains(b))
-            .ok_or_else(|| {
-                bad(format!(
-                    "{shown}: the size must be an integer in 1 … 65535 bytes"
-                ))
-            })?;
-        let w: f64 = w
-            .trim()
-            .parse()
-            .ok()
-            .filter(|w: &f64| w.is_finite() && *w >= 0.0)
-            .ok_or_else(|| bad(format!("{shown}: the weight must be a number >= 0")))?;
-        sizes.push(b);
-        weights.push(w);
-    }
-    let total: f64 = weights.iter().sum();
-    if sizes.is_empty() || total <= 0.0 {
-        return Err(bad(
-            "the table needs at least one size with a positive weight".into(),
-        ));
-    }
-    let mut acc = 0.0;
-    let mut cum: Vec<f64> = weights
-        .iter()
-        .map(|w| {
-            acc += w;
-            acc / total
-        })
-        .collect();
-    *cum.last_mut().expect("non-empty") = 1.0;
-    Ok(SizeDist::Table { sizes, cum })
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunConfig {
-    pub seed: u64,
-    pub replication: u64,
-    /// Start of the measured window.
-    pub warmup: SimTime,
-    /// End of the run (exclusive).
-    pub end: SimTime,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct TrafficConfig {
-    pub kind: TrafficKind,
-    pub rate_pps: f64,
-    pub sizes: SizeDist,
-    /// Pareto ON/OFF parameters (for `ParetoOnOff`).
-    pub onoff: Option<OnOffConfig>,
-    /// The capture and how it is replayed (for `Pcap`).
-    pub replay: Option<ReplayConfig>,
-    /// Number of flows.
-    pub flows: usize,
-    /// Cumulative flow popularity (Zipf); `None`: uniform.
-    pub flow_cum: Option<Arc<[f64]>>,
-    /// The traffic classes, at least one.
-    pub classes: Vec<ClassConfig>,
-    /// Cumulative class shares, the last exactly 1.
-    pub class_cum: Vec<f64>,
-}
-
-/// A traffic class: its own Rx ring in every vector.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ClassConfig {
-    pub name: String,
-    pub share: f64,
-}
-
-/// The host's shape.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HostConfig {
-    pub cores: usize,
-    /// Packets no app reads are transmitted (a router) rather than ending in the stack.
-    pub forward: bool,
-}
-
-/// Socket defaults.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SocketConfig {
-    pub rcvbuf_bytes: u64,
-    /// Truesize charged per packet; 0: [`truesize_of_frame`].
-    pub truesize_bytes: u64,
-    /// The largest frame exceeds the standard MTU: the driver uses 3 KiB buffers.
-    pub jumbo: bool,
-}
-
-impl SocketConfig {
-    /// The truesize a frame of `size_bytes` is charged in a socket.
-    #[inline]
-    pub fn truesize(&self, size_bytes: u32) -> u64 {
-        if self.truesize_bytes > 0 {
-            self.truesize_bytes
-        } else {
-            truesize_of_frame(size_bytes, self.jumbo)
-        }
-    }
-}
-
-/// The largest frame of the standard 1500-byte MTU (with its Ethernet header and FCS).
-pub const STANDARD_MAX_FRAME: u32 = 1518;
-/// `SKB_DATA_ALIGN(sizeof(struct sk_buff))` on x86-64.
-pub const SK_BUFF_BYTES: u64 = 256;
-
-/// The skb truesize of a received frame as ixgbe builds it (`build_skb`, 4 KiB pages): at the
-/// standard MTU every frame sits in a 2 KiB half page, `2048 + 256` = 2304 bytes whatever its
-/// length; with a larger MTU (`jumbo`) the driver uses 3 KiB buffers in 4 KiB halves of 8 KiB
-/// pages: `4096 + 256` for the first 3 KiB of a frame, and 4096 for each further buffer.
-pub fn truesize_of_frame(size_bytes: u32, jumbo: bool) -> u64 {
-    if !jumbo {
-        return 2048 + SK_BUFF_BYTES;
-    }
-    u64::from(size_bytes).div_ceil(3072).max(1) * 4096 + SK_BUFF_BYTES
-}
-
-/// An application: a thread on a core reading its socket with blocking `recv`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AppConfig {
-    pub core: usize,
-    /// Per packet: fixed part and per-byte part (ps per frame byte).
-    pub cost: Cost,
-    pub cost_ps_per_byte: f64,
-    /// Its socket's receive buffer, bytes.
-    pub rcvbuf_bytes: u64,
-    /// `recv` or `epoll_wait` loop.
-    pub io: crate::busypoll::Io,
-}
-
-/// Aggregated Pareto ON/OFF sources (Taqqu, Willinger & Sherman 1997; Salah §5.1).
-#[derive(Clone, Debug, PartialEq)]
-pub struct OnOffConfig {
-    pub sources: usize,
-    pub alpha_on: f64,
-    pub alpha_off: f64,
-    /// Pareto locations (shortest periods), ps.
-    pub b_on_ps: f64,
-    pub b_off_ps: f64,
-    /// Wire time per byte at the line rate, ps.
-    pub ps_per_byte: f64,
-}
-
-/// Salah's polling parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PollConfig {
-    /// T_poll.
-    pub period: SimDuration,
-    /// Q.
-    pub quota: u64,
-}
-
-/// The hybrid scheme's switch.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HybridConfig {
-    /// Throughput at which disable-enable hands over to polling (resolved), packets/s.
-    pub switch_pps: f64,
-    pub window: SimDuration,
-    pub hysteresis: f64,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct KernelConfig {
-    pub napi_weight: u64,
-    pub netdev_budget: i64,
-    /// Length of one jiffy.
-    pub jiffy: SimDuration,
-    /// `usecs_to_jiffies(netdev_budget_usecs)`.
-    pub budget_jiffies: u64,
-    pub max_softirq_restart: u64,
-    /// `msecs_to_jiffies(MAX_SOFTIRQ_TIME)`.
-    pub max_softirq_jiffies: u64,
-    /// `napi_defer_hard_irqs`.
-    pub defer_hard_irqs: u64,
-    /// `gro_flush_timeout`.
-    pub gro_flush_timeout: SimDuration,
-    /// Time slice of the threads sharing a core (resolved).
-    pub sched_slice: SimDuration,
-    /// `kernel.ksoftirqd_policy = "below-apps"`: a waiting app takes the core from ksoftirqd
-    /// after each of its `handle_softirqs` runs (Linux 2.6.18, ksoftirqd at nice 19).
-    pub ksoftirqd_below_apps: bool,
-    /// `kernel.net_rx_action = "2.6.18"`: a poll cleans at most what is left of the
-    /// `net_rx_action` budget, not its whole weight, and a NAPI that used it is polled again
-    /// in the same pass.
-    pub poll_budget_left: bool,
-    /// `kernel.timer_tick`: a tick every jiffy whose exit runs pending softirqs inline.
-    pub timer_tick: bool,
-}
+pub use crate::socket::config::{
+    AppConfig, SK_BUFF_BYTES, STANDARD_MAX_FRAME, SocketConfig, truesize_of_frame,
+};
+pub use crate::topology::{HostConfig, Topology};
+pub use crate::traffic::config::{ClassConfig, SIZE_TABLES, SizeDist, TrafficConfig, TrafficKind};
+pub use crate::traffic::onoff::OnOffConfig;
+pub use crate::traffic::rr::RrConfig;
+pub use crate::warnings::Warning;
 
 /// Everything one run needs, validated.
 #[derive(Clone, Debug, PartialEq)]
@@ -308,37 +75,19 @@ pub struct Scenario {
     pub hybrid: HybridConfig,
     pub moderation: Moderation,
     /// The receive-load controller (`adapt.*`).
-    pub adapt: crate::adapt::AdaptConfig,
+    pub adapt: AdaptConfig,
     /// Ingress QoS: the classes' rings and vectors, and the ring discipline.
-    pub qos: crate::qos::QosConfig,
+    pub qos: QosConfig,
     /// disable-enable and hybrid: the ISR processes the first packet of a busy period.
     pub first_packet_in_isr: bool,
     /// Busy polling, preferred busy polling and IRQ suspension (`busypoll`).
-    pub busy: crate::busypoll::BusyConfig,
+    pub busy: BusyConfig,
     /// The request/response workload (`traffic.kind = "rr"`).
-    pub rr: Option<crate::busypoll::RrConfig>,
+    pub rr: Option<RrConfig>,
     /// The validated key/value pairs it was built from (echoed into the result).
     pub params: Params,
     /// Settings that have no effect in this scenario ([`Warning`]); the run is valid.
     pub warnings: Vec<Warning>,
-}
-
-/// A deterministic cost of `ns` nanoseconds.
-fn cost_of(ns: f64) -> Cost {
-    let mean = SimDuration::from_ns(ns);
-    Cost {
-        mean,
-        mean_ps: mean.ps() as f64,
-        dist: Dist::Deterministic,
-    }
-}
-
-/// A softirq deadline no run reaches (`kernel.softirq_time_limit = false`), with room to add.
-const NO_LIMIT_JIFFIES: u64 = 1 << 62;
-
-/// `ceil(units * hz / per_second)`: the kernel's rounding of a time to jiffies.
-fn to_jiffies(value: f64, per_second: f64, hz: u64) -> u64 {
-    (value * hz as f64 / per_second).ceil().max(0.0) as u64
 }
 
 impl Scenario {
@@ -358,304 +107,93 @@ impl Scenario {
         Self::build(Params::from_pairs(pairs)?)
     }
 
-    /// Builds a scenario from validated params, checking the constraints between keys.
+    /// Builds a scenario from validated params: each part in turn, then the checks between
+    /// parts, then the warnings.
     pub fn build(mut p: Params) -> Result<Scenario, Error> {
         let scheme = Scheme::of(&p)?;
-        // the keys set to a value of their own, before the scenario resolves automatic ones
-        let set = set_keys(&p);
-        let kind = match p.str("traffic.kind") {
-            "cbr" => TrafficKind::Cbr,
-            "pareto-onoff" => TrafficKind::ParetoOnOff,
-            "pcap" => TrafficKind::Pcap,
-            "rr" => TrafficKind::Rr,
-            _ => TrafficKind::Poisson,
-        };
+        // the keys set to a value of their own, before the parts resolve automatic ones
+        let set = p.set_keys();
+        // the traffic, and the run's window (a replay's length may be the run's)
+        let kind = TrafficKind::of(&p)?;
         let replay = match kind {
-            TrafficKind::Pcap => Some(configure_replay(&p)?),
+            TrafficKind::Pcap => Some(pcap::configure(&p)?),
             _ => None,
         };
-        let warmup = SimTime::ZERO + SimDuration::from_ms(p.f64("run.warmup_ms"));
-        let end = match &replay {
-            Some(r) if !p.given("run.duration_ms") => replay_end(&mut p, r, warmup)?,
-            _ => warmup + SimDuration::from_ms(p.f64("run.duration_ms")),
-        };
-        if end <= warmup {
-            return Err(Error::OutOfRange {
-                key: "run.duration_ms".into(),
-                value: p.get("run.duration_ms").to_string(),
-                allowed: "must be at least one picosecond".into(),
-            });
-        }
-        let mut rate_pps = p.f64("traffic.rate_pps");
-        let sizes = match &replay {
-            Some(r) => {
-                // the capture's own rate (resolved below, once the warnings have read what
-                // was given)
-                if let Some(rate) = r.rate_pps() {
-                    rate_pps = rate.clamp(1e-3, 1e9);
-                }
-                sizes_of(&r.scan)
-            }
-            None => parse_sizes(&p)?,
-        };
-        let onoff = if kind == TrafficKind::ParetoOnOff {
-            Some(crate::traffic::onoff::configure(&p, rate_pps, &sizes)?)
-        } else {
-            None
-        };
-        // traffic.rate_pps ≤ 1e9 keeps a CBR spacing at 1000 ps or more
-        let (flows, flow_cum) = match &replay {
-            Some(r) => (r.scan.flows.len(), None),
-            None if kind == TrafficKind::Rr => (p.u64("rr.clients") as usize, None),
-            None => {
-                let flows = p.u64("traffic.flows") as usize;
-                let zipf_s = p.f64("traffic.flow_zipf_s");
-                let cum = (zipf_s > 0.0 && flows > 1).then(|| Arc::from(zipf_cum(flows, zipf_s)));
-                (flows, cum)
-            }
-        };
-        let strategy = crate::qos::prepare(&mut p)?;
-        if scheme.uses_poll_loop() && strategy != crate::qos::Strategy::Off {
-            return Err(Error::Inconsistent {
-                key: "qos.strategy".into(),
-                value: p.get("qos.strategy").to_string(),
-                reason: format!(
-                    "scheme \"{}\" runs Salah's polling loop, one ring per vector; QoS needs a NAPI scheme (napi, irq, coalesce-count, coalesce-time, ideal)",
-                    scheme.name()
-                ),
-            });
-        }
-        let (classes, class_cum) = parse_classes(&mut p)?;
-        let hz = p.u64("kernel.hz");
-        let jiffy = SimDuration(PS_PER_S / hz);
+        let run = crate::run::configure(&mut p, replay.as_ref())?;
+        let mut traffic = crate::traffic::config::configure(&p, kind, replay)?;
+        // QoS makes its classes before the classes are read
+        let strategy = crate::qos::prepare(&mut p, scheme)?;
+        (traffic.classes, traffic.class_cum) = crate::traffic::config::classes(&mut p)?;
+        // the host
         let platform = crate::platform::configure(&p)?;
-        let host = HostConfig {
-            cores: p.u64("host.cores") as usize,
-            forward: p.bool("host.forward"),
-        };
-        let nic = crate::nic::config::configure(&p)?;
-        let min_budget_us = 2_000_000 / hz;
-        let budget_us = match p.u64("kernel.netdev_budget_usecs") {
-            0 => min_budget_us,
-            us if us < min_budget_us => {
-                return Err(Error::Inconsistent {
-                    key: "kernel.netdev_budget_usecs".into(),
-                    value: us.to_string(),
-                    reason: format!(
-                        "below the kernel's minimum of 2 jiffies ({min_budget_us} us at kernel.hz = {hz}); use 0 for the default"
-                    ),
-                });
-            }
-            us => us,
-        };
-        let slice_us = match p.f64("kernel.sched_slice_us") {
-            0.0 => {
-                // EEVDF: sysctl_sched_base_slice = 0.75 ms x (1 + ilog2(min(cpus, 8)))
-                let us = 750.0 * f64::from(1 + host.cores.min(8).ilog2());
-                p.set("kernel.sched_slice_us", Value::Float(us));
-                us
-            }
-            us => us,
-        };
-        // no time limit: a deadline no run reaches
-        let limits = p.bool("kernel.softirq_time_limit");
-        let kernel = KernelConfig {
-            napi_weight: p.u64("kernel.napi_weight"),
-            netdev_budget: p.u64("kernel.netdev_budget") as i64,
-            jiffy,
-            budget_jiffies: if limits {
-                to_jiffies(budget_us as f64, 1e6, hz)
-            } else {
-                NO_LIMIT_JIFFIES
-            },
-            max_softirq_restart: p.u64("kernel.max_softirq_restart"),
-            max_softirq_jiffies: if limits {
-                to_jiffies(p.f64("kernel.max_softirq_time_ms"), 1e3, hz)
-            } else {
-                NO_LIMIT_JIFFIES
-            },
-            ksoftirqd_below_apps: p.str("kernel.ksoftirqd_policy") == "below-apps",
-            poll_budget_left: p.str("kernel.net_rx_action") == "2.6.18",
-            timer_tick: p.bool("kernel.timer_tick"),
-            defer_hard_irqs: p.u64("kernel.napi_defer_hard_irqs"),
-            gro_flush_timeout: SimDuration::from_ns(p.f64("kernel.gro_flush_timeout_ns")),
-            sched_slice: SimDuration::from_us(slice_us),
-        };
-        let moderation = crate::moderation::config::configure(&mut p, nic.link_gbps)?;
+        let host = crate::topology::configure_host(&p)?;
+        let nic = nic::configure(&p)?;
+        let kernel = kernel::configure(&mut p, host.cores)?;
+        let moderation = moderation::configure(&mut p, nic.link_gbps)?;
         let adapt = crate::adapt::config::configure(&p, scheme, &moderation)?;
-        let driver = crate::nic::config::configure_driver(&p)?;
-        let poll = PollConfig {
-            period: SimDuration::from_us(p.f64("poll.period_us")),
-            quota: p.u64("poll.quota"),
+        let driver = nic::configure_driver(&p)?;
+        let poll = crate::polling::configure_poll(&p)?;
+        let auto_switch_pps = crate::polling::auto_switch_pps(&platform, traffic.sizes.mean());
+        let hybrid = crate::polling::configure_hybrid(&mut p, auto_switch_pps)?;
+        // sockets and apps, busy polling, requests
+        let largest = traffic.sizes.largest();
+        let socket = crate::socket::config::configure(&p, largest)?;
+        let apps = crate::socket::config::configure_apps(&p, &socket, largest)?;
+        let ios: Vec<Io> = apps.iter().map(|a| a.io).collect();
+        let busy = crate::busypoll::configure(&p, scheme, &ios)?;
+        let rr = match kind {
+            TrafficKind::Rr => Some(rr::configure(&p)?),
+            _ => None,
         };
-        if poll.period.is_zero() {
-            return Err(Error::OutOfRange {
-                key: "poll.period_us".into(),
-                value: p.get("poll.period_us").to_string(),
-                allowed: "must be at least one picosecond".into(),
-            });
-        }
-        // free protocol processing has no cliff: the largest rate the key allows
-        let auto_switch_pps = (0.95 * cliff_point_pps(&platform, sizes.mean())).min(1e9);
-        let switch_pps = match p.f64("hybrid.switch_pps") {
-            0.0 => {
-                // resolved, so that the result says which switching point was used
-                p.set("hybrid.switch_pps", Value::Float(auto_switch_pps));
-                auto_switch_pps
-            }
-            x => x,
-        };
-        let hybrid = HybridConfig {
-            switch_pps,
-            window: SimDuration::from_us(p.f64("hybrid.window_us")),
-            hysteresis: p.f64("hybrid.hysteresis"),
-        };
-        if hybrid.window.is_zero() {
-            return Err(Error::OutOfRange {
-                key: "hybrid.window_us".into(),
-                value: p.get("hybrid.window_us").to_string(),
-                allowed: "must be at least one picosecond".into(),
-            });
-        }
-        let largest = sizes.pmf().iter().map(|(s, _)| *s).max().unwrap_or(1);
-        let socket = SocketConfig {
-            rcvbuf_bytes: p.u64("socket.rcvbuf_bytes"),
-            truesize_bytes: p.u64("socket.truesize_bytes"),
-            jumbo: largest > STANDARD_MAX_FRAME,
-        };
-        let mut apps = Vec::with_capacity(p.entries("app"));
-        for i in 0..p.entries("app") {
-            let key = |f: &str| field_key("app", i, f);
-            let dist = match p.str(&key("cost_dist")) {
-                "exponential" => Dist::Exponential,
-                _ => Dist::Deterministic,
-            };
-            let rcvbuf_bytes = match p.u64(&key("rcvbuf_bytes")) {
-                0 => socket.rcvbuf_bytes,
-                b => b,
-            };
-            // a packet must fit an empty socket
-            let need = socket.truesize(largest);
-            if rcvbuf_bytes < need {
-                let k = if p.u64(&key("rcvbuf_bytes")) == 0 {
-                    "socket.rcvbuf_bytes".to_string()
-                } else {
-                    key("rcvbuf_bytes")
-                };
-                return Err(Error::Inconsistent {
-                    value: p.get(&k).to_string(),
-                    key: k,
-                    reason: format!(
-                        "smaller than one packet: a {largest}-byte frame is charged {need} bytes of truesize"
-                    ),
-                });
-            }
-            apps.push(AppConfig {
-                core: p.u64(&key("core")) as usize,
-                cost: Cost {
-                    dist,
-                    ..cost_of(p.f64(&key("cost_ns")))
-                },
-                cost_ps_per_byte: p.f64(&key("cost_ns_per_byte")) * 1000.0,
-                rcvbuf_bytes,
-                io: match p.str(&key("io")) {
-                    "epoll" => crate::busypoll::Io::Epoll,
-                    _ => crate::busypoll::Io::Recv,
-                },
-            });
-        }
-        let ios: Vec<crate::busypoll::Io> = apps.iter().map(|a| a.io).collect();
-        let busy = crate::busypoll::configure(&p, &ios)?;
-        let rr = (kind == TrafficKind::Rr).then(|| crate::busypoll::configure_rr(&p));
-        let flow_hashes = replay.as_ref().map(|r| &r.scan.flows.hash[..]);
-        let topology = Topology::build(&p, &host, &nic, flows, flow_hashes)?;
-        if kind == TrafficKind::Rr
-            && let Some(f) = (0..flows as u32).find(|&f| topology.app_of(f).is_none())
-        {
-            return Err(Error::Inconsistent {
-                key: "rr.clients".into(),
-                value: p.get("rr.clients").to_string(),
-                reason: format!(
-                    "client {f}'s flow reaches no app, so its requests would never be answered; give it to an app (app.N.flows)"
-                ),
-            });
-        }
-        if scheme.uses_poll_loop() {
-            if let Some(c) = topology.core_vectors.iter().position(|v| v.len() > 1) {
-                let key = if p.u64_list("nic.irq_affinity").is_empty() {
-                    "nic.queues"
-                } else {
-                    "nic.irq_affinity"
-                };
-                return Err(Error::Inconsistent {
-                    key: key.into(),
-                    value: p.get(key).to_string(),
-                    reason: format!(
-                        "scheme \"{}\" runs Salah's polling loop, one queue vector per core; core {c} has {}",
-                        scheme.name(),
-                        topology.core_vectors[c].len()
-                    ),
-                });
-            }
-            if host.forward {
-                return Err(Error::Inconsistent {
-                    key: "host.forward".into(),
-                    value: "true".into(),
-                    reason: format!(
-                        "scheme \"{}\" runs Salah's polling loop, which never cleans a Tx ring; forward with a NAPI scheme (napi, irq, coalesce-count, coalesce-time, ideal)",
-                        scheme.name()
-                    ),
-                });
-            }
-        }
-        if host.forward && nic.tx_ring_descriptors == 0 {
-            return Err(Error::Inconsistent {
-                key: "nic.tx_ring_descriptors".into(),
-                value: "0".into(),
-                reason: "host.forward = true needs a Tx ring on each vector".into(),
-            });
-        }
+        // where everything is, and what needs it
+        let hashes = traffic.replay.as_ref().map(|r| &r.scan.flows.hash[..]);
+        let topology = Topology::build(&p, &host, &nic, traffic.flows, hashes)?;
+        check_placement(&p, scheme, &host, &traffic, &topology)?;
+        nic::check_forwarding(&nic, host.forward)?;
+        let classes = traffic.classes.len();
         let qos = crate::qos::configure(
             &p,
             strategy,
-            classes.len(),
+            classes,
             kernel.napi_weight,
             &topology.vector_core,
         )?;
-        check_scheme_settings(&p, scheme, classes.len())?;
-        let mut warnings = Effect {
-            p: &p,
-            scheme,
-            set,
-            auto_switch_pps,
-            replay_rate_pps: replay.as_ref().map(|_| rate_pps),
-        }
-        .warnings();
-        crate::busypoll::warnings(&p, &busy, &ios, &mut warnings);
-        if replay.is_some() {
+        check_scheme_settings(&p, scheme, &moderation, classes)?;
+        let mut w = Warnings::new(&p, set);
+        // echoes of resolved values are not settings of their own
+        crate::polling::echo(&mut w, auto_switch_pps);
+        moderation::echo(&mut w);
+        pcap::echo(&mut w, traffic.replay.as_ref().map(|_| traffic.rate_pps));
+        // the rules, from the scheme's machinery to single keys
+        scheme_warnings(&mut w, scheme, &moderation);
+        kernel::warnings(&mut w);
+        crate::polling::warnings(&mut w, scheme);
+        crate::adapt::config::warnings(&mut w, &adapt);
+        moderation::warnings(&mut w, &moderation, scheme);
+        let reads_link = moderation::reads_nic_link(&moderation, &p);
+        nic::tx_warnings(
+            &mut w,
+            host.forward,
+            reads_link,
+            &moderation::link_readers(),
+        );
+        crate::traffic::config::warnings(&mut w, kind);
+        nic::rss_warnings(&mut w);
+        crate::qos::config::warnings(&mut w, strategy);
+        crate::busypoll::warnings(&mut w, &busy, &ios, kind == TrafficKind::Rr);
+        let warnings = w.finish();
+        if traffic.replay.is_some() {
             // so that the result says the rate replayed
-            p.set("traffic.rate_pps", Value::Float(rate_pps));
+            p.set(
+                crate::traffic::config::RATE_PPS,
+                Value::Float(traffic.rate_pps),
+            );
         }
         Ok(Scenario {
             scheme,
-            run: RunConfig {
-                seed: p.u64("run.seed"),
-                replication: p.u64("run.replication"),
-                warmup,
-                end,
-            },
+            run,
             host,
-            traffic: TrafficConfig {
-                kind,
-                rate_pps,
-                sizes,
-                onoff,
-                replay,
-                flows,
-                flow_cum,
-                classes,
-                class_cum,
-            },
+            traffic,
             nic,
             driver,
             socket,
@@ -668,7 +206,7 @@ impl Scenario {
             moderation,
             adapt,
             qos,
-            first_packet_in_isr: p.str("driver.first_packet") == "isr",
+            first_packet_in_isr: moderation::first_packet_in_isr(&p)?,
             busy,
             rr,
             params: p,
@@ -677,297 +215,92 @@ impl Scenario {
     }
 }
 
-/// The replay of `traffic.pcap`: its capture read once (every error a reader finds surfaces
-/// here, naming the key), and the settings checked against it.
-fn configure_replay(p: &Params) -> Result<ReplayConfig, Error> {
-    let path = p.str("traffic.pcap");
-    let bad = |reason: String| Error::Inconsistent {
-        key: "traffic.pcap".into(),
-        value: shown_path(path),
-        reason,
-    };
-    if path.is_empty() {
-        return Err(bad(
-            "traffic.kind = \"pcap\" replays a capture: give its file".into(),
-        ));
-    }
-    // read now and again during the run: a pipe would be empty the second time
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        return Err(bad(
-            "is not a regular file (a pipe or a device): a replay reads its capture twice, so save it to a file first".into(),
-        ));
-    }
-    let scan = Scan::cached(std::path::Path::new(path)).map_err(|e| bad(e.0))?;
-    let loops = p.u64("traffic.loop");
-    if scan.period_ps() == 0 && loops != 1 {
+// ----- checks between parts -----------------------------------------------------------------
+//
+// A scheme is a preset of one host model, so every key can be set with every scheme. A setting
+// that would make the run something else than its scheme says (count coalescing that never
+// counts, DIM replacing a coalescing scheme's preset, interrupts on the ideal host, traffic
+// classes whose packets are never polled) is an error, found here before time zero; a setting
+// the scenario ignores is a warning (`crate::warnings`). The decisions are recorded in
+// docs/scenario.md ("Settings a scheme ignores").
+
+/// What the topology must allow: every request/response client's flow reaches an app, and
+/// Salah's polling loop has one vector per core and forwards nothing.
+fn check_placement(
+    p: &Params,
+    scheme: Scheme,
+    host: &HostConfig,
+    traffic: &TrafficConfig,
+    topology: &Topology,
+) -> Result<(), Error> {
+    if traffic.kind == TrafficKind::Rr
+        && let Some(f) = (0..traffic.flows as u32).find(|&f| topology.app_of(f).is_none())
+    {
         return Err(Error::Inconsistent {
-            key: "traffic.loop".into(),
-            value: p.get("traffic.loop").to_string(),
+            key: rr::CLIENTS.into(),
+            value: p.get(rr::CLIENTS).to_string(),
             reason: format!(
-                "the capture has no duration to repeat ({}), so it can be played once only",
-                no_duration(&scan)
+                "client {f}'s flow reaches no app, so its requests would never be answered; give it to an app (app.N.flows)"
             ),
         });
     }
-    Ok(ReplayConfig {
-        path: path.into(),
-        scan,
-        speedup: p.f64("traffic.speedup"),
-        loops,
-    })
-}
-
-/// A path as an error shows it: quoted, and when long its end (the file's name) rather than
-/// its beginning.
-fn shown_path(path: &str) -> String {
-    const SHOWN: usize = 64;
-    let n = path.chars().count();
-    if n <= SHOWN {
-        return Value::Str(path.into()).to_string();
+    if !scheme.uses_poll_loop() {
+        return Ok(());
     }
-    let tail: String = path.chars().skip(n - (SHOWN - 16)).collect();
-    format!("\"…{}\" ({n} characters)", tail.escape_debug())
-}
-
-/// Why a capture has no duration.
-fn no_duration(scan: &Scan) -> String {
-    if scan.packets == 1 {
-        "it holds one packet".into()
-    } else {
-        format!("its {} packets have one timestamp", scan.packets)
-    }
-}
-
-/// The end of a replay's run when `run.duration_ms` is not given: the end of the replay (its
-/// passes, sped up), measured after the warm-up. The duration is resolved, so that the result
-/// says it and re-running the result gives the same run.
-fn replay_end(p: &mut Params, r: &ReplayConfig, warmup: SimTime) -> Result<SimTime, Error> {
-    let why_not = |reason: String| Error::Inconsistent {
-        key: "traffic.pcap".into(),
-        value: shown_path(p.str("traffic.pcap")),
-        reason,
-    };
-    if r.scan.period_ps() == 0 {
-        return Err(why_not(format!(
-            "the capture has no duration of its own ({}): set run.duration_ms",
-            no_duration(&r.scan)
-        )));
-    }
-    let Some(length) = r.length_ps() else {
+    if let Some(c) = topology.core_vectors.iter().position(|v| v.len() > 1) {
+        let key = if p.u64_list(crate::topology::IRQ_AFFINITY).is_empty() {
+            nic::QUEUES
+        } else {
+            crate::topology::IRQ_AFFINITY
+        };
         return Err(Error::Inconsistent {
-            key: "traffic.loop".into(),
-            value: "0".into(),
-            reason: "repeats the capture until the run ends: set run.duration_ms".into(),
-        });
-    };
-    let ms = |ps: u64| ps as f64 / PS_PER_MS as f64;
-    if length <= warmup.ps() {
-        return Err(Error::Inconsistent {
-            key: "run.warmup_ms".into(),
-            value: p.get("run.warmup_ms").to_string(),
+            key: key.into(),
+            value: p.get(key).to_string(),
             reason: format!(
-                "the replay of traffic.pcap lasts {} ms, and the run measures what follows the warm-up: set run.warmup_ms below it (0 measures the whole replay), or run.duration_ms",
-                ms(length)
+                "scheme \"{}\" runs Salah's polling loop, one queue vector per core; core {c} has {}",
+                scheme.name(),
+                topology.core_vectors[c].len()
             ),
         });
     }
-    let measured = length - warmup.ps();
-    let max_ms = crate::params::spec("run.duration_ms")
-        .map(|s| match s.kind {
-            crate::params::Kind::Float { max, .. } => max,
-            _ => f64::INFINITY,
-        })
-        .unwrap_or(f64::INFINITY);
-    if ms(measured) > max_ms {
-        return Err(why_not(format!(
-            "its replay lasts {} ms, longer than a run may measure (run.duration_ms ≤ {max_ms}): set run.duration_ms to replay its beginning, or traffic.speedup",
-            ms(measured)
-        )));
-    }
-    // The float of milliseconds converts back to exactly these picoseconds: below the
-    // 3.6e15 ps a run may measure, x < 2^22, so x · 1e9 is within 0.23 ps of `measured`.
-    let x = ms(measured);
-    debug_assert_eq!(SimDuration::from_ms(x).ps(), measured);
-    p.set("run.duration_ms", Value::Float(x));
-    Ok(warmup + SimDuration::from_ms(x))
-}
-
-/// A capture's frame sizes as a size table.
-fn sizes_of(scan: &Scan) -> SizeDist {
-    if let [(size, _)] = scan.sizes[..] {
-        return SizeDist::Fixed(size);
-    }
-    let mut acc = 0u64;
-    let mut cum: Vec<f64> = scan
-        .sizes
-        .iter()
-        .map(|(_, n)| {
-            acc += n;
-            acc as f64 / scan.packets as f64
-        })
-        .collect();
-    *cum.last_mut().expect("a capture has packets") = 1.0;
-    SizeDist::Table {
-        sizes: scan.sizes.iter().map(|(b, _)| *b).collect(),
-        cum,
-    }
-}
-
-/// Cumulative Zipf popularity of `n` flows: flow `k` has weight `1 / (k + 1)^s`.
-fn zipf_cum(n: usize, s: f64) -> Vec<f64> {
-    let w: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
-    let total: f64 = w.iter().sum();
-    let mut acc = 0.0;
-    let mut cum: Vec<f64> = w
-        .iter()
-        .map(|x| {
-            acc += x;
-            acc / total
-        })
-        .collect();
-    *cum.last_mut().expect("at least one flow") = 1.0;
-    cum
-}
-
-/// The traffic classes (default: one, named "default") and their cumulative shares; resolves
-/// empty names to `c0`, `c1`, … and all-zero shares to equal shares.
-fn parse_classes(p: &mut Params) -> Result<(Vec<ClassConfig>, Vec<f64>), Error> {
-    let n = p.entries("traffic.classes");
-    if n == 0 {
-        return Ok((
-            vec![ClassConfig {
-                name: "default".into(),
-                share: 1.0,
-            }],
-            vec![1.0],
-        ));
-    }
-    let mut classes = Vec::with_capacity(n);
-    for i in 0..n {
-        let key = field_key("traffic.classes", i, "name");
-        let mut name = p.str(&key).to_string();
-        if name.is_empty() {
-            name = format!("c{i}");
-            p.set(&key, Value::Str(name.clone()));
-        }
-        let valid = name.len() <= 32
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        if !valid {
-            return Err(Error::OutOfRange {
-                key,
-                value: Value::Str(name).to_string(),
-                allowed: "must be at most 32 letters, digits, '-' and '_'".into(),
-            });
-        }
-        if classes.iter().any(|c: &ClassConfig| c.name == name) {
-            return Err(Error::Inconsistent {
-                key,
-                value: Value::Str(name).to_string(),
-                reason: "class names must be unique; another class has this name".into(),
-            });
-        }
-        let share = p.f64(&field_key("traffic.classes", i, "share"));
-        classes.push(ClassConfig { name, share });
-    }
-    let total: f64 = classes.iter().map(|c| c.share).sum();
-    if total == 0.0 {
-        for (i, c) in classes.iter_mut().enumerate() {
-            c.share = 1.0 / n as f64;
-            p.set(
-                &field_key("traffic.classes", i, "share"),
-                Value::Float(c.share),
-            );
-        }
-    } else if (total - 1.0).abs() > 1e-9 {
-        let key = field_key("traffic.classes", 0, "share");
+    if host.forward {
         return Err(Error::Inconsistent {
-            value: p.get(&key).to_string(),
-            key,
+            key: crate::topology::FORWARD.into(),
+            value: "true".into(),
             reason: format!(
-                "the class shares sum to {total}; they must sum to 1 (or all be 0 for equal shares)"
-            ),
-        });
-    }
-    let mut acc = 0.0;
-    let mut cum: Vec<f64> = classes
-        .iter()
-        .map(|c| {
-            acc += c.share;
-            acc
-        })
-        .collect();
-    *cum.last_mut().expect("at least one class") = 1.0;
-    Ok((classes, cum))
-}
-
-// ----- settings that contradict the scheme, and settings without effect ----------------------
-//
-// A scheme is a preset of one host model, so every key can be set with every scheme, and many
-// keys mean nothing to some schemes (an ITR to a host without interrupts, a polling period to
-// NAPI). Two kinds of such settings:
-//
-// - a setting that would make the run something else than its scheme says (count coalescing
-//   that never counts, DIM replacing a coalescing scheme's preset, interrupts on the ideal
-//   host, traffic classes whose packets are never polled) is an error, found here before
-//   time zero;
-// - a setting the scenario ignores, or that does not do what its name says (an adaptive
-//   policy under Salah's polling loop, which never runs it), is a [`Warning`] naming the key:
-//   the run is valid, and a sweep that crosses schemes with keys only some of them use runs as
-//   it always did.
-//
-// Only a key set to a value of its own is reported: a key left out, set to the value it
-// would have anyway (its default, or a preset's), or set to the value the scenario resolves
-// for it (an echo of a previous run: `hybrid.switch_pps`, `driver.link_gbps`) is not. Nor is
-// a `platform.*` key: the platform describes the machine (its costs are a preset of their
-// own, applied to every scheme), not a choice of the receive path. The decisions are recorded
-// in docs/scenario.md ("Settings a scheme ignores").
-
-/// The keys set to a value other than the one they would have if the scenario left them out.
-fn set_keys(p: &Params) -> BTreeSet<&'static str> {
-    let unset = p.unset();
-    crate::params::PARAMS
-        .iter()
-        .map(|s| s.key)
-        .filter(|k| p.get(k) != unset.get(k))
-        .collect()
-}
-
-/// The adaptive moderation policies: they reprogram the NIC after each NAPI session.
-const ADAPTIVE: &[&str] = &["ixgbe-legacy", "linear", "ixgbe", "i40e", "dim"];
-
-/// Settings valid alone that would turn the scheme into another.
-fn check_scheme_settings(p: &Params, scheme: Scheme, classes: usize) -> Result<(), Error> {
-    let moderation = p.str("driver.moderation");
-    if scheme == Scheme::CoalesceCount && p.u64("nic.rx_frames") == 0 {
-        return Err(Error::Inconsistent {
-            key: "nic.rx_frames".into(),
-            value: "0".into(),
-            reason: "scheme \"coalesce-count\" interrupts once nic.rx_frames packets wait, so it needs at least 1 (1 is scheme \"irq\"); 0 turns count coalescing off".into(),
-        });
-    }
-    if matches!(scheme, Scheme::CoalesceCount | Scheme::CoalesceTime) && moderation == "dim" {
-        return Err(Error::Inconsistent {
-            key: "driver.moderation".into(),
-            value: "\"dim\"".into(),
-            reason: format!(
-                "DIM programs nic.rx_usecs and nic.rx_frames itself, replacing the coalescing of scheme \"{}\"; run DIM with scheme \"irq\" or \"napi\"",
+                "scheme \"{}\" runs Salah's polling loop, which never cleans a Tx ring; forward with a NAPI scheme (napi, irq, coalesce-count, coalesce-time, ideal)",
                 scheme.name()
             ),
         });
     }
-    let defer = p.u64("kernel.napi_defer_hard_irqs") > 0;
-    if scheme == Scheme::Ideal && defer && p.f64("kernel.gro_flush_timeout_ns") > 0.0 {
+    Ok(())
+}
+
+/// Settings valid alone that would turn the scheme into another.
+fn check_scheme_settings(
+    p: &Params,
+    scheme: Scheme,
+    moderation: &Moderation,
+    classes: usize,
+) -> Result<(), Error> {
+    if scheme == Scheme::CoalesceCount && p.u64(nic::RX_FRAMES) == 0 {
         return Err(Error::Inconsistent {
-            key: "kernel.napi_defer_hard_irqs".into(),
-            value: p.get("kernel.napi_defer_hard_irqs").to_string(),
+            key: nic::RX_FRAMES.into(),
+            value: "0".into(),
+            reason: "scheme \"coalesce-count\" interrupts once nic.rx_frames packets wait, so it needs at least 1 (1 is scheme \"irq\"); 0 turns count coalescing off".into(),
+        });
+    }
+    moderation.check_scheme(scheme)?;
+    if scheme == Scheme::Ideal && kernel::soft_coalescing(p) {
+        return Err(Error::Inconsistent {
+            key: kernel::NAPI_DEFER_HARD_IRQS.into(),
+            value: p.get(kernel::NAPI_DEFER_HARD_IRQS).to_string(),
             reason: "scheme \"ideal\" has no interrupt cost, and software IRQ coalescing would add the NAPI timer's interrupts (platform.poll_timer_ns); use it with scheme \"napi\"".into(),
         });
     }
     if scheme.uses_poll_loop() && classes > 1 {
         return Err(Error::Inconsistent {
-            key: "traffic.classes".into(),
+            key: crate::traffic::config::CLASSES.into(),
             value: format!("{classes} classes"),
             reason: format!(
                 "scheme \"{}\" runs Salah's polling loop, which polls one Rx ring per vector, so the packets of every class but the first would never be processed; use one class, or a NAPI scheme (napi, irq, coalesce-count, coalesce-time, ideal)",
@@ -978,343 +311,145 @@ fn check_scheme_settings(p: &Params, scheme: Scheme, classes: usize) -> Result<(
     Ok(())
 }
 
-/// A setting that has no effect in its scenario, or not the one its name says. The scenario is
-/// valid and runs; the Python layer shows it as a warning (`irqlab.ConfigWarning`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Warning {
-    pub key: String,
-    /// The value as given, formatted as in errors.
-    pub value: String,
-    /// Why it has no effect, and what would use it.
-    pub reason: String,
-}
-
-impl std::fmt::Display for Warning {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} = {}: {}", self.key, self.value, self.reason)
-    }
-}
-
-/// Keys that shape when packet interrupts fire.
-const NIC_IRQ: &[&str] = &[
-    "nic.itr_us",
-    "nic.rx_usecs",
-    "nic.rx_frames",
-    "nic.cause_mode",
-];
-/// The driver's moderation policy and its parameters.
-const MODERATION: &[&str] = &[
-    "driver.moderation",
-    "driver.itr_rate",
-    "driver.link_gbps",
-    "driver.legacy_bulk_rate",
-    "driver.legacy_elapsed",
-    "driver.linear_rate_max",
-    "driver.linear_rate_min",
-    "driver.linear_pps_max",
-    "driver.linear_min_update_us",
-    "driver.linear_elapsed",
-    "driver.dim_mode",
-    "driver.policy",
-];
-/// The kernel's softirq and NAPI, which Salah's polling loop replaces.
-const SOFTIRQ: &[&str] = &[
-    "kernel.napi_weight",
-    "kernel.netdev_budget",
-    "kernel.netdev_budget_usecs",
-    "kernel.hz",
-    "kernel.max_softirq_restart",
-    "kernel.max_softirq_time_ms",
-    "kernel.napi_defer_hard_irqs",
-    "kernel.gro_flush_timeout_ns",
-];
-const SOFT_COALESCING: &[&str] = &["kernel.napi_defer_hard_irqs", "kernel.gro_flush_timeout_ns"];
-const POLL: &[&str] = &["poll.period_us", "poll.quota"];
-const HYBRID: &[&str] = &["hybrid.switch_pps", "hybrid.window_us", "hybrid.hysteresis"];
-/// The receive-load controllers' parameters.
-const ADAPT: &[&str] = &[
-    "adapt.interval_ms",
-    "adapt.buflow",
-    "adapt.bufupper",
-    "adapt.alpha",
-    "adapt.beta",
-    "adapt.budget_min",
-    "adapt.budget_max",
-    "adapt.micro",
-    "adapt.rhip_rate",
-    "adapt.rhip_budget",
-    "adapt.t_decrease",
-    "adapt.t_increase_ns",
-    "adapt.t_snap_ns",
-    "adapt.aic_min_rate",
-    "adapt.aic_max_rate",
-    "adapt.aic_rate_step",
-    "adapt.aic_decrease",
-];
-/// What only forwarded packets use (their costs, `platform.tx_*`, describe the machine and are
-/// not reported, as no `platform.*` key is).
-const TX: &[&str] = &["driver.tx_work_limit", "nic.tx_irq"];
-/// What only a replay uses.
-const PCAP: &[&str] = &["traffic.pcap", "traffic.speedup", "traffic.loop"];
-const ONOFF: &[&str] = &[
-    "traffic.sources",
-    "traffic.alpha_on",
-    "traffic.alpha_off",
-    "traffic.on_min_bytes",
-    "traffic.line_rate_gbps",
-];
-
-/// Finds the settings without effect, one warning per key: the first rule that applies to a
-/// key gives its reason (the rules go from the scheme's machinery to single keys).
-struct Effect<'a> {
-    p: &'a Params,
-    scheme: Scheme,
-    /// Keys set to a value of their own, not yet reported.
-    set: BTreeSet<&'static str>,
-    /// The switching point `hybrid.switch_pps = 0` resolves to.
-    auto_switch_pps: f64,
-    /// A replay's rate, which `traffic.rate_pps` resolves to.
-    replay_rate_pps: Option<f64>,
-}
-
-impl Effect<'_> {
-    fn warnings(mut self) -> Vec<Warning> {
-        let mut out = Vec::new();
-        let p = self.p;
-        let name = self.scheme.name();
-        let moderation = p.str("driver.moderation");
-        let forward = p.bool("host.forward");
-        let defer = p.u64("kernel.napi_defer_hard_irqs") > 0;
-        let gro = p.f64("kernel.gro_flush_timeout_ns") > 0.0;
-        // an echo of a resolved value is not a setting of its own
-        if p.f64("hybrid.switch_pps") == self.auto_switch_pps {
-            self.set.remove("hybrid.switch_pps");
-        }
-        if p.f64("driver.link_gbps") == p.f64("nic.link_gbps") {
-            self.set.remove("driver.link_gbps");
-        }
-        if self.replay_rate_pps == Some(p.f64("traffic.rate_pps")) {
-            self.set.remove("traffic.rate_pps");
-        }
-        let mut rule = |keys: &[&'static str], applies: bool, reason: &dyn Fn() -> String| {
-            if !applies {
-                return;
-            }
-            for k in keys {
-                if self.set.remove(k) {
-                    out.push(Warning {
-                        key: (*k).to_string(),
-                        value: p.get(k).to_string(),
-                        reason: reason(),
-                    });
-                }
-            }
-        };
-        // the scheme's machinery
-        let ideal = self.scheme == Scheme::Ideal;
-        let poll = self.scheme == Scheme::Poll;
-        for keys in [NIC_IRQ, MODERATION, &["driver.first_packet", "nic.tx_irq"]] {
-            rule(keys, ideal, &|| {
-                no_effect(
-                    "scheme \"ideal\" has no interrupts (an arrival starts protocol processing at no cost)",
-                )
-            });
-            rule(keys, poll, &|| {
-                no_effect(
-                    "scheme \"poll\" never enables packet interrupts (the polling timer starts every poll)",
-                )
-            });
-        }
-        let masks = self.scheme.masks_on_irq();
-        rule(&["nic.cause_mode"], !masks, &|| {
-            no_effect(&format!(
-                "scheme \"{name}\" never masks the vector, so never re-enables it"
-            ))
-        });
-        let in_loop = self.scheme.uses_poll_loop();
-        rule(SOFTIRQ, in_loop, &|| {
-            no_effect(&format!(
-                "scheme \"{name}\" runs Salah's polling loop, not the kernel's softirq and NAPI"
-            ))
-        });
-        // the loop never completes a NAPI session, so an adaptive policy never runs
-        rule(
-            &["driver.moderation"],
-            in_loop && ADAPTIVE.contains(&moderation),
-            &|| {
-                format!(
-                    "never adapts: scheme \"{name}\" runs Salah's polling loop, which never runs the driver's moderation, so the NIC keeps the policy's initial setting all run; use \"static\" (nic.itr_us) or \"off\", or a NAPI scheme (napi, irq, coalesce-count, coalesce-time)"
-                )
-            },
-        );
-        // software IRQ coalescing defers re-enabling a masked vector to a timer's poll
-        rule(SOFT_COALESCING, !masks && defer && gro, &|| {
-            format!(
-                "defers nothing: scheme \"{name}\" never masks the vector, so the NAPI timer only adds polls and interrupts (platform.poll_timer_ns) of its own; software IRQ coalescing is for scheme \"napi\""
-            )
-        });
-        rule(&["kernel.napi_defer_hard_irqs"], !gro, &|| {
+/// The scheme's machinery: the parts a scheme does not run at all (the interrupts of the ideal
+/// host and of pure polling, the vector's masking, the softirq under Salah's polling loop, the
+/// driver's moderation, which that loop never calls).
+fn scheme_warnings(w: &mut Warnings, scheme: Scheme, m: &Moderation) {
+    let name = scheme.name();
+    let moderation_keys = moderation::keys();
+    let isr: &[&'static str] = &[moderation::FIRST_PACKET, nic::TX_IRQ];
+    for keys in [nic::IRQ_KEYS, &moderation_keys[..], isr] {
+        w.rule(keys, scheme == Scheme::Ideal, || {
             no_effect(
-                "it needs kernel.gro_flush_timeout_ns > 0, the timer that polls instead of the interrupt",
+                "scheme \"ideal\" has no interrupts (an arrival starts protocol processing at no cost)",
             )
         });
-        rule(&["kernel.gro_flush_timeout_ns"], !defer, &|| {
-            no_effect("it needs kernel.napi_defer_hard_irqs > 0 (no GRO is modelled)")
-        });
-        let polling = matches!(
-            self.scheme,
-            Scheme::Poll | Scheme::NapiPoll | Scheme::Hybrid
-        );
-        rule(POLL, !polling, &|| {
-            no_effect("only the polling schemes use it (poll, napi-poll, hybrid)")
-        });
-        rule(HYBRID, self.scheme != Scheme::Hybrid, &|| {
-            no_effect("only scheme \"hybrid\" uses it")
-        });
-        rule(ADAPT, p.str("adapt.scheme") == "none", &|| {
-            no_effect("only a receive-load controller uses it (adapt.scheme)")
-        });
-        rule(
-            &["driver.first_packet"],
-            !matches!(self.scheme, Scheme::DisableEnable | Scheme::Hybrid),
-            &|| no_effect("only schemes \"disable-enable\" and \"hybrid\" use it"),
-        );
-        // the driver's moderation policy
-        let only = |m: &str| no_effect(&format!("only driver.moderation = \"{m}\" uses it"));
-        rule(&["driver.itr_rate"], moderation != "static", &|| {
-            only("static")
-        });
-        rule(
-            &["driver.legacy_bulk_rate", "driver.legacy_elapsed"],
-            moderation != "ixgbe-legacy",
-            &|| only("ixgbe-legacy"),
-        );
-        rule(
-            &[
-                "driver.linear_rate_max",
-                "driver.linear_rate_min",
-                "driver.linear_pps_max",
-                "driver.linear_min_update_us",
-                "driver.linear_elapsed",
-            ],
-            moderation != "linear",
-            &|| only("linear"),
-        );
-        rule(&["driver.dim_mode"], moderation != "dim", &|| only("dim"));
-        rule(&["driver.policy"], moderation != "python", &|| {
-            only("python")
-        });
-        let link_speed_policy = matches!(moderation, "ixgbe" | "i40e");
-        // the policy reads the NIC's speed unless driver.link_gbps names one of its own
-        let policy_reads_nic_link =
-            link_speed_policy && p.f64("driver.link_gbps") == p.f64("nic.link_gbps");
-        rule(&["driver.link_gbps"], !link_speed_policy, &|| {
-            no_effect("only driver.moderation = \"ixgbe\" and \"i40e\" use it")
-        });
-        rule(
-            &["nic.itr_us"],
-            !matches!(moderation, "static" | "dim"),
-            &|| {
-                let does = if moderation == "off" {
-                    "runs without an ITR"
-                } else {
-                    "programs the ITR itself"
-                };
-                no_effect(&format!(
-                    "driver.moderation = \"{moderation}\" {does} (nic.itr_us is the ITR of \"static\")"
-                ))
-            },
-        );
-        rule(&["nic.itr_us"], p.f64("driver.itr_rate") > 0.0, &|| {
-            no_effect("driver.itr_rate sets the ITR instead")
-        });
-        rule(
-            &["nic.rx_usecs", "nic.rx_frames"],
-            moderation == "dim",
-            &|| no_effect("driver.moderation = \"dim\" programs rx-usecs and rx-frames itself"),
-        );
-        // forwarding, traffic
-        rule(TX, !forward, &|| {
-            no_effect("only forwarding transmits (host.forward = true)")
-        });
-        rule(
-            &["nic.link_gbps"],
-            !forward && !policy_reads_nic_link,
-            &|| {
-                no_effect(
-                    "only forwarding (host.forward = true) and the ixgbe and i40e policies use it",
-                )
-            },
-        );
-        rule(ONOFF, p.str("traffic.kind") != "pareto-onoff", &|| {
-            no_effect("only traffic.kind = \"pareto-onoff\" uses it")
-        });
-        let pcap = p.str("traffic.kind") == "pcap";
-        rule(PCAP, !pcap, &|| {
-            no_effect("only traffic.kind = \"pcap\" uses it")
-        });
-        rule(&["traffic.rate_pps"], pcap, &|| {
+        w.rule(keys, scheme == Scheme::Poll, || {
             no_effect(
-                "traffic.kind = \"pcap\" replays the capture at its own rate (times traffic.speedup)",
+                "scheme \"poll\" never enables packet interrupts (the polling timer starts every poll)",
             )
         });
-        rule(&["traffic.sizes", "traffic.size_bytes"], pcap, &|| {
-            no_effect("traffic.kind = \"pcap\" replays the capture's own frame sizes")
-        });
-        rule(&["traffic.flows", "traffic.flow_zipf_s"], pcap, &|| {
-            no_effect("traffic.kind = \"pcap\" takes the flows from the capture's 5-tuples")
-        });
-        rule(
-            &["traffic.size_bytes"],
-            p.str("traffic.sizes") != "fixed",
-            &|| {
-                no_effect(&format!(
-                    "traffic.sizes = \"{}\" gives the frame sizes",
-                    p.str("traffic.sizes")
-                ))
-            },
-        );
-        rule(
-            &["traffic.flow_zipf_s"],
-            p.u64("traffic.flows") == 1,
-            &|| no_effect("there is one flow (traffic.flows = 1)"),
-        );
-        rule(&["nic.rss_table_size"], p.u64("nic.queues") == 1, &|| {
-            no_effect("there is one queue vector (nic.queues = 1)")
-        });
-        // ingress QoS (`qos`)
-        let strategy = p.str("qos.strategy");
-        rule(QOS, strategy == "off", &|| {
-            no_effect("there is no QoS strategy (qos.strategy = \"off\")")
-        });
-        rule(
-            &["qos.ring_budgets"],
-            !matches!(strategy, "ll-rr" | "ll-wfq"),
-            &|| {
-                no_effect(
-                    "ring budgets are the LL driver's (qos.strategy = \"ll-rr\" or \"ll-wfq\")",
-                )
-            },
-        );
-        rule(
-            &["qos.ring_order"],
-            matches!(strategy, "sq" | "rr"),
-            &|| no_effect("the strategy has one ring per vector"),
-        );
-        out
     }
-}
-
-/// The keys of a QoS strategy.
-const QOS: &[&str] = &["qos.rt_share", "qos.ring_budgets", "qos.ring_order"];
-
-fn no_effect(why: &str) -> String {
-    format!("has no effect: {why}")
+    let masks = scheme.masks_on_irq();
+    w.rule(&[nic::CAUSE_MODE], !masks, || {
+        no_effect(&format!(
+            "scheme \"{name}\" never masks the vector, so never re-enables it"
+        ))
+    });
+    let in_loop = scheme.uses_poll_loop();
+    w.rule(kernel::SOFTIRQ_KEYS, in_loop, || {
+        no_effect(&format!(
+            "scheme \"{name}\" runs Salah's polling loop, not the kernel's softirq and NAPI"
+        ))
+    });
+    // the loop never completes a NAPI session, so an adaptive policy never runs
+    w.rule(&[moderation::KEY], in_loop && m.adaptive(), || {
+        format!(
+            "never adapts: scheme \"{name}\" runs Salah's polling loop, which never runs the driver's moderation, so the NIC keeps the policy's initial setting all run; use \"static\" (nic.itr_us) or \"off\", or a NAPI scheme (napi, irq, coalesce-count, coalesce-time)"
+        )
+    });
+    // software IRQ coalescing defers re-enabling a masked vector to a timer's poll
+    let soft = kernel::soft_coalescing(w.p);
+    w.rule(kernel::SOFT_COALESCING_KEYS, !masks && soft, || {
+        format!(
+            "defers nothing: scheme \"{name}\" never masks the vector, so the NAPI timer only adds polls and interrupts (platform.poll_timer_ns) of its own; software IRQ coalescing is for scheme \"napi\""
+        )
+    });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::SimDuration;
+
+    /// The policies that adapt to the load.
+    const ADAPTIVE: &[&str] = &["ixgbe-legacy", "linear", "ixgbe", "i40e", "dim"];
+
+    #[test]
+    fn the_adaptive_policies_are_those_the_registry_marks() {
+        for name in crate::moderation::NAMES {
+            let m = Moderation::named(name, &Params::defaults()).unwrap();
+            assert_eq!(m.kind(), *name);
+            assert_eq!(m.adaptive(), ADAPTIVE.contains(name), "{name}");
+        }
+        let e = Moderation::named("nope", &Params::defaults()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "driver.moderation = \"nope\": must be one of \"off\", \"static\", \"ixgbe-legacy\", \"linear\", \"ixgbe\", \"i40e\", \"dim\", \"python\""
+        );
+    }
+
+    /// Every key of the table, by the part that declares it.
+    fn keys_by_part() -> Vec<(&'static str, Vec<&'static str>)> {
+        let cat = |lists: &[&[&'static str]]| lists.concat();
+        vec![
+            ("scheme", vec![crate::scheme::KEY]),
+            ("run", crate::run::KEYS.to_vec()),
+            (
+                "traffic",
+                cat(&[
+                    crate::traffic::config::KEYS,
+                    crate::traffic::onoff::KEYS,
+                    pcap::KEYS,
+                    rr::KEYS,
+                ]),
+            ),
+            ("qos", crate::qos::config::KEYS.to_vec()),
+            ("platform", crate::platform::KEYS.to_vec()),
+            ("topology", crate::topology::KEYS.to_vec()),
+            ("nic", nic::KEYS.to_vec()),
+            ("kernel", kernel::KEYS.to_vec()),
+            (
+                "moderation",
+                cat(&[&moderation::keys(), &[moderation::FIRST_PACKET]]),
+            ),
+            (
+                "adapt",
+                cat(&[&[crate::adapt::config::SCHEME], crate::adapt::config::KEYS]),
+            ),
+            ("polling", crate::polling::KEYS.to_vec()),
+            ("socket", crate::socket::config::KEYS.to_vec()),
+            ("busypoll", crate::busypoll::KEYS.to_vec()),
+        ]
+    }
+
+    #[test]
+    fn every_key_of_the_table_is_declared_by_exactly_one_part() {
+        let mut owner: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+        for (part, keys) in keys_by_part() {
+            for k in keys {
+                owner.entry(k).or_default().push(part);
+            }
+        }
+        for spec in crate::params::PARAMS {
+            let parts = owner.remove(spec.key).unwrap_or_default();
+            assert_eq!(parts.len(), 1, "{} is declared by {parts:?}", spec.key);
+        }
+        assert!(owner.is_empty(), "not keys of the table: {owner:?}");
+        // the numbered entries: the classes are the traffic's, the apps the sockets'
+        use crate::socket::config as socket;
+        use crate::traffic::config as traffic;
+        let fields = |prefix: &str| -> Vec<&str> {
+            let t = crate::params::TABLES.iter().find(|t| t.prefix == prefix);
+            t.expect(prefix).fields.iter().map(|f| f.key).collect()
+        };
+        assert_eq!(
+            fields(traffic::CLASSES),
+            [traffic::CLASS_NAME, traffic::CLASS_SHARE]
+        );
+        assert_eq!(
+            fields(socket::APP),
+            [
+                socket::APP_CORE,
+                socket::APP_COST_NS,
+                socket::APP_COST_DIST,
+                socket::APP_COST_NS_PER_BYTE,
+                socket::APP_FLOWS,
+                socket::APP_RCVBUF_BYTES,
+                socket::APP_IO,
+            ]
+        );
+    }
 
     fn build(pairs: &[(&str, Value)]) -> Result<Scenario, Error> {
         Scenario::from_pairs(pairs.iter().cloned())

@@ -11,6 +11,10 @@
 //!   `sk_rmem_alloc` only once it reaches a quarter of the buffer (`forward_threshold`) or the
 //!   reader queue is empty. Until then packets already read still count against the buffer.
 
+pub mod config;
+
+pub use config::{AppConfig, SocketConfig};
+
 use std::collections::VecDeque;
 
 use crate::nic::Packet;

@@ -1,12 +1,38 @@
-//! Where everything is: which core serves each queue vector, which queue RSS steers each flow
-//! to, and which app reads each flow. Built and checked once, with the scenario.
+//! The host's shape (`host.*`: its cores, whether it forwards) and where everything is: which
+//! core serves each queue vector, which queue RSS steers each flow to, and which app reads
+//! each flow. Built and checked once, with the scenario.
 
 use std::sync::Arc;
 
 use crate::error::Error;
+use crate::nic::config::NicConfig;
 use crate::nic::rss;
-use crate::scenario::{HostConfig, NicConfig};
 use crate::schema::{Params, field_key};
+use crate::socket::config::{APP, APP_CORE, APP_FLOWS};
+
+pub const CORES: &str = "host.cores";
+/// Packets no app reads are transmitted rather than ending in the stack.
+pub const FORWARD: &str = "host.forward";
+/// The core of each vector's IRQ (empty: vector v on core v mod cores).
+pub const IRQ_AFFINITY: &str = "nic.irq_affinity";
+/// The host's keys, and where its vectors are.
+pub const KEYS: &[&str] = &[CORES, FORWARD, IRQ_AFFINITY];
+
+/// The host's shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostConfig {
+    pub cores: usize,
+    /// Packets no app reads are transmitted (a router) rather than ending in the stack.
+    pub forward: bool,
+}
+
+/// The host of `p`.
+pub fn configure_host(p: &Params) -> Result<HostConfig, Error> {
+    Ok(HostConfig {
+        cores: p.u64(CORES) as usize,
+        forward: p.bool(FORWARD),
+    })
+}
 
 /// A flow that no app reads.
 pub const NO_APP: u16 = u16::MAX;
@@ -57,14 +83,14 @@ impl Topology {
     ) -> Result<Topology, Error> {
         let cores = host.cores;
         let queues = nic.queues;
-        let affinity = p.u64_list("nic.irq_affinity");
+        let affinity = p.u64_list(IRQ_AFFINITY);
         let vector_core: Vec<u16> = if affinity.is_empty() {
             (0..queues).map(|v| (v % cores) as u16).collect()
         } else {
             if affinity.len() != queues {
                 return Err(Error::Inconsistent {
-                    key: "nic.irq_affinity".into(),
-                    value: p.get("nic.irq_affinity").to_string(),
+                    key: IRQ_AFFINITY.into(),
+                    value: p.get(IRQ_AFFINITY).to_string(),
                     reason: format!(
                         "needs one core per vector: {} entries for nic.queues = {queues}",
                         affinity.len()
@@ -73,8 +99,8 @@ impl Topology {
             }
             if let Some(v) = affinity.iter().position(|&c| c as usize >= cores) {
                 return Err(Error::Inconsistent {
-                    key: "nic.irq_affinity".into(),
-                    value: p.get("nic.irq_affinity").to_string(),
+                    key: IRQ_AFFINITY.into(),
+                    value: p.get(IRQ_AFFINITY).to_string(),
                     reason: format!(
                         "vector {v} is pinned to core {}, but host.cores = {cores} has cores 0 … {}",
                         affinity[v],
@@ -98,14 +124,14 @@ impl Topology {
             queue_flows[q as usize] += 1;
         }
 
-        let n_apps = p.entries("app");
+        let n_apps = p.entries(APP);
         let mut flow_app = vec![NO_APP; flows];
         let mut app_flows = vec![0u32; n_apps];
         // Explicit flow lists first; then each core's remaining flows go round robin to the
         // apps on that core that take the default.
         let mut defaults_by_core: Vec<Vec<u16>> = vec![Vec::new(); cores];
         for (a, count) in app_flows.iter_mut().enumerate() {
-            let core_key = field_key("app", a, "core");
+            let core_key = field_key(APP, a, APP_CORE);
             let core = p.u64(&core_key) as usize;
             if core >= cores {
                 return Err(Error::Inconsistent {
@@ -114,7 +140,7 @@ impl Topology {
                     reason: format!("host.cores = {cores} has cores 0 … {}", cores - 1),
                 });
             }
-            let flows_key = field_key("app", a, "flows");
+            let flows_key = field_key(APP, a, APP_FLOWS);
             let list = p.u64_list(&flows_key);
             if list.is_empty() {
                 defaults_by_core[core].push(a as u16);
@@ -166,10 +192,11 @@ impl Topology {
             app_flows[a as usize] += 1;
         }
         if let Some(a) = app_flows.iter().position(|&n| n == 0) {
-            let core = p.u64(&field_key("app", a, "core"));
+            let core = p.u64(&field_key(APP, a, APP_CORE));
+            let flows_key = field_key(APP, a, APP_FLOWS);
             return Err(Error::Inconsistent {
-                key: field_key("app", a, "flows"),
-                value: p.get(&field_key("app", a, "flows")).to_string(),
+                value: p.get(&flows_key).to_string(),
+                key: flows_key,
                 reason: format!(
                     "app {a} reads no flow: no flow is steered to its core {core} (RSS over traffic.flows = {flows}, nic.queues = {queues}) that another app does not read; give its flows"
                 ),

@@ -3,6 +3,9 @@
 use crate::dist::round_ps;
 use crate::time::{PS_PER_S, SimTime};
 
+/// Its name (`traffic.kind`).
+pub const KIND: &str = "cbr";
+
 #[derive(Clone, Debug)]
 pub struct Cbr {
     period_ps: f64,

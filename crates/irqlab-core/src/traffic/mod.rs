@@ -1,13 +1,17 @@
-//! Traffic: open-loop packet sources.
+//! Traffic: packet sources, one file per kind (`traffic.kind`): [`poisson`](Poisson), [`cbr`](Cbr),
+//! [`onoff`] (Pareto ON/OFF), [`pcap`] (a capture replayed by [`replay`], read by [`capture`])
+//! and [`rr`] (requests answered by the apps). Each kind's file declares its name and its
+//! keys; [`config`] holds the registry of kinds and the settings every kind shares.
 //!
 //! A source is asked for one arrival at a time; the engine merges it lazily with the other
 //! events instead of pre-scheduling arrivals, so memory does not grow with the run. A replayed
-//! capture (`replay`, read by `capture`) is one more source, whose packets bring their own
-//! sizes and flows.
+//! capture is one more source, whose packets bring their own sizes and flows.
 
 pub mod capture;
 mod cbr;
+pub mod config;
 pub mod onoff;
+pub mod pcap;
 mod poisson;
 pub mod replay;
 pub mod rr;
@@ -18,8 +22,8 @@ pub use poisson::Poisson;
 pub use replay::Replay;
 
 use crate::rng::Stream;
-use crate::scenario::{SizeDist, TrafficConfig, TrafficKind};
 use crate::time::SimTime;
+pub use config::{SizeDist, TrafficConfig, TrafficKind};
 
 /// One arrival: when, how many bytes, and its flow if the source knows it (a replayed
 /// capture; synthetic traffic draws it: [`Arrival::DRAW_FLOW`]).
@@ -56,11 +60,7 @@ pub struct Source {
 
 impl Source {
     /// The source of `cfg` in a run that ends at `end` (a replay reads no further).
-    pub fn new(
-        cfg: &TrafficConfig,
-        rr: Option<&crate::busypoll::RrConfig>,
-        end: SimTime,
-    ) -> Source {
+    pub fn new(cfg: &TrafficConfig, rr: Option<&rr::RrConfig>, end: SimTime) -> Source {
         let process = match cfg.kind {
             TrafficKind::Poisson => Process::Poisson(Poisson::new(cfg.rate_pps)),
             TrafficKind::Cbr => Process::Cbr(Cbr::new(cfg.rate_pps)),

@@ -19,11 +19,35 @@
 //! second, so `E[OFF] = E[N_on]·(sources/rate) − E[ON]` and `b_off = E[OFF](α_off − 1)/α_off`.
 
 use super::Arrival;
+use super::config::{RATE_PPS, SizeDist};
 use crate::error::Error;
 use crate::rng::Stream;
-use crate::scenario::{OnOffConfig, SizeDist};
 use crate::schema::Params;
 use crate::time::{PS_PER_S, SimTime};
+use crate::warnings::{Warnings, no_effect};
+
+/// Its name (`traffic.kind`).
+pub const KIND: &str = "pareto-onoff";
+pub const SOURCES: &str = "traffic.sources";
+pub const ALPHA_ON: &str = "traffic.alpha_on";
+pub const ALPHA_OFF: &str = "traffic.alpha_off";
+pub const ON_MIN_BYTES: &str = "traffic.on_min_bytes";
+pub const LINE_RATE_GBPS: &str = "traffic.line_rate_gbps";
+/// What only the on/off sources use.
+pub const KEYS: &[&str] = &[SOURCES, ALPHA_ON, ALPHA_OFF, ON_MIN_BYTES, LINE_RATE_GBPS];
+
+/// Aggregated Pareto ON/OFF sources (Taqqu, Willinger & Sherman 1997; Salah §5.1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OnOffConfig {
+    pub sources: usize,
+    pub alpha_on: f64,
+    pub alpha_off: f64,
+    /// Pareto locations (shortest periods), ps.
+    pub b_on_ps: f64,
+    pub b_off_ps: f64,
+    /// Wire time per byte at the line rate, ps.
+    pub ps_per_byte: f64,
+}
 
 /// Bytes of wire time per frame besides the frame: 8 of preamble, 12 of inter-frame gap.
 pub const WIRE_OVERHEAD_BYTES: u32 = 20;
@@ -77,22 +101,22 @@ pub fn expected_frames_per_on(sizes: &SizeDist, ps_per_byte: f64, b_on: f64, alp
 /// Derives the sources' parameters from the scenario, checking that the target rate is
 /// reachable (each source below the line rate).
 pub fn configure(p: &Params, rate_pps: f64, sizes: &SizeDist) -> Result<OnOffConfig, Error> {
-    let sources = p.u64("traffic.sources") as usize;
-    let alpha_on = p.f64("traffic.alpha_on");
-    let alpha_off = p.f64("traffic.alpha_off");
-    let ps_per_byte = 8.0 * 1000.0 / p.f64("traffic.line_rate_gbps");
-    let b_on = p.u64("traffic.on_min_bytes") as f64 * ps_per_byte;
+    let sources = p.u64(SOURCES) as usize;
+    let alpha_on = p.f64(ALPHA_ON);
+    let alpha_off = p.f64(ALPHA_OFF);
+    let ps_per_byte = 8.0 * 1000.0 / p.f64(LINE_RATE_GBPS);
+    let b_on = p.u64(ON_MIN_BYTES) as f64 * ps_per_byte;
     let mean_wire_ps = (sizes.mean() + WIRE_OVERHEAD_BYTES as f64) * ps_per_byte;
     let per_source_pps = rate_pps / sources as f64;
     let cycle_frames = per_source_pps * mean_wire_ps / PS_PER_S as f64;
     if cycle_frames >= 1.0 {
         let max = sources as f64 * PS_PER_S as f64 / mean_wire_ps;
         return Err(Error::Inconsistent {
-            key: "traffic.rate_pps".into(),
-            value: p.get("traffic.rate_pps").to_string(),
+            key: RATE_PPS.into(),
+            value: p.get(RATE_PPS).to_string(),
             reason: format!(
                 "pareto-onoff: {sources} sources at {} Gbit/s with frames of {:.0} bytes on average carry less than {max:.0} packets/s",
-                p.f64("traffic.line_rate_gbps"),
+                p.f64(LINE_RATE_GBPS),
                 sizes.mean()
             ),
         });
@@ -107,6 +131,13 @@ pub fn configure(p: &Params, rate_pps: f64, sizes: &SizeDist) -> Result<OnOffCon
         b_off_ps: mean_off * (alpha_off - 1.0) / alpha_off,
         ps_per_byte,
     })
+}
+
+/// The sources' settings without them.
+pub fn warnings(w: &mut Warnings, chosen: bool) {
+    w.rule(KEYS, !chosen, || {
+        no_effect("only traffic.kind = \"pareto-onoff\" uses it")
+    });
 }
 
 #[derive(Clone, Debug)]

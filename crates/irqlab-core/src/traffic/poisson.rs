@@ -4,6 +4,9 @@ use crate::dist::round_ps;
 use crate::rng::Stream;
 use crate::time::{PS_PER_S, SimDuration, SimTime};
 
+/// Its name (`traffic.kind`).
+pub const KIND: &str = "poisson";
+
 #[derive(Clone, Debug)]
 pub struct Poisson {
     mean_gap_ps: f64,

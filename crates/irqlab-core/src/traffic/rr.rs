@@ -13,10 +13,81 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::config::{FLOW_ZIPF_S, FLOWS, RATE_PPS};
 use super::{Arrival, Poisson};
-use crate::busypoll::RrConfig;
+use crate::dist::{Cost, Dist};
+use crate::error::Error;
 use crate::rng::Stream;
-use crate::time::SimTime;
+use crate::schema::Params;
+use crate::time::{SimDuration, SimTime};
+use crate::warnings::Warnings;
+
+/// Its name (`traffic.kind`).
+pub const KIND: &str = "rr";
+pub const CLIENTS: &str = "rr.clients";
+pub const OUTSTANDING: &str = "rr.outstanding";
+pub const REMOTE: [&str; 2] = ["rr.remote_us", "rr.remote_dist"];
+pub const RATE_RPS: &str = "rr.rate_rps";
+pub const RESPONSE_BYTES: &str = "rr.response_bytes";
+pub const TIMEOUT_US: &str = "rr.timeout_us";
+/// The keys of the request/response workload, which only `traffic.kind = "rr"` reads.
+pub const KEYS: &[&str] = &[
+    CLIENTS,
+    OUTSTANDING,
+    REMOTE[0],
+    REMOTE[1],
+    RATE_RPS,
+    RESPONSE_BYTES,
+    TIMEOUT_US,
+];
+
+/// The request/response workload (`traffic.kind = "rr"`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RrConfig {
+    pub clients: usize,
+    pub outstanding: usize,
+    pub remote: Cost,
+    /// 0: closed loop.
+    pub rate_rps: f64,
+    pub response_bytes: u32,
+    pub timeout: SimDuration,
+}
+
+/// The request/response workload of `p`.
+pub fn configure(p: &Params) -> Result<RrConfig, Error> {
+    let mean = SimDuration::from_us(p.f64(REMOTE[0]));
+    Ok(RrConfig {
+        clients: p.u64(CLIENTS) as usize,
+        outstanding: p.u64(OUTSTANDING) as usize,
+        remote: Cost::of(mean, Dist::read(p, REMOTE[1])?),
+        rate_rps: p.f64(RATE_RPS),
+        response_bytes: p.u64(RESPONSE_BYTES) as u32,
+        timeout: SimDuration::from_us(p.f64(TIMEOUT_US)),
+    })
+}
+
+/// The workload's settings without it, and what it takes the place of.
+pub fn warnings(w: &mut Warnings, chosen: bool) {
+    if !chosen {
+        for k in KEYS {
+            w.changed(k, "has no effect: traffic.kind is not \"rr\"".into());
+        }
+        return;
+    }
+    for k in [RATE_PPS, FLOWS, FLOW_ZIPF_S] {
+        w.changed(
+            k,
+            "has no effect: traffic.kind = \"rr\" takes its requests from rr.* (one flow per client)"
+                .into(),
+        );
+    }
+    if w.p.f64(RATE_RPS) > 0.0 {
+        w.changed(
+            OUTSTANDING,
+            "has no effect: rr.rate_rps > 0 is an open loop".into(),
+        );
+    }
+}
 
 #[derive(Debug)]
 pub struct Rr {
@@ -92,7 +163,6 @@ impl Rr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{Cost, Dist};
     use crate::time::SimDuration;
 
     fn cfg(clients: usize, outstanding: usize) -> RrConfig {

@@ -1,0 +1,195 @@
+//! The kernel's settings for the receive path (`kernel.*`): NAPI and `net_rx_action`'s
+//! budgets and time limit, software IRQ coalescing, the thread level's scheduler and the
+//! ksoftirqd policy, the timer tick; and the settings among them without effect.
+
+use crate::error::Error;
+use crate::schema::{Params, Value, registry};
+use crate::time::{PS_PER_S, SimDuration};
+use crate::warnings::{Warnings, no_effect};
+
+pub const NAPI_WEIGHT: &str = "kernel.napi_weight";
+pub const NETDEV_BUDGET: &str = "kernel.netdev_budget";
+pub const NETDEV_BUDGET_USECS: &str = "kernel.netdev_budget_usecs";
+pub const HZ: &str = "kernel.hz";
+pub const MAX_SOFTIRQ_RESTART: &str = "kernel.max_softirq_restart";
+pub const MAX_SOFTIRQ_TIME_MS: &str = "kernel.max_softirq_time_ms";
+pub const NAPI_DEFER_HARD_IRQS: &str = "kernel.napi_defer_hard_irqs";
+pub const GRO_FLUSH_TIMEOUT_NS: &str = "kernel.gro_flush_timeout_ns";
+/// The thread level's time slice (0: EEVDF's base slice for the cores).
+pub const SCHED_SLICE_US: &str = "kernel.sched_slice_us";
+pub const KSOFTIRQD_POLICY: &str = "kernel.ksoftirqd_policy";
+pub const NET_RX_ACTION: &str = "kernel.net_rx_action";
+pub const TIMER_TICK: &str = "kernel.timer_tick";
+pub const SOFTIRQ_TIME_LIMIT: &str = "kernel.softirq_time_limit";
+
+/// The kernel's keys (busy polling's are `busypoll`'s).
+pub const KEYS: &[&str] = &[
+    NAPI_WEIGHT,
+    NETDEV_BUDGET,
+    NETDEV_BUDGET_USECS,
+    HZ,
+    MAX_SOFTIRQ_RESTART,
+    MAX_SOFTIRQ_TIME_MS,
+    NAPI_DEFER_HARD_IRQS,
+    GRO_FLUSH_TIMEOUT_NS,
+    SCHED_SLICE_US,
+    KSOFTIRQD_POLICY,
+    NET_RX_ACTION,
+    TIMER_TICK,
+    SOFTIRQ_TIME_LIMIT,
+];
+/// The kernel's softirq and NAPI, which Salah's polling loop replaces.
+pub const SOFTIRQ_KEYS: &[&str] = &[
+    NAPI_WEIGHT,
+    NETDEV_BUDGET,
+    NETDEV_BUDGET_USECS,
+    HZ,
+    MAX_SOFTIRQ_RESTART,
+    MAX_SOFTIRQ_TIME_MS,
+    NAPI_DEFER_HARD_IRQS,
+    GRO_FLUSH_TIMEOUT_NS,
+];
+/// Software IRQ coalescing (`napi_defer_hard_irqs` with `gro_flush_timeout`).
+pub const SOFT_COALESCING_KEYS: &[&str] = &[NAPI_DEFER_HARD_IRQS, GRO_FLUSH_TIMEOUT_NS];
+
+registry! {
+    key: KSOFTIRQD_POLICY;
+    /// Whether a waiting app takes the core from ksoftirqd.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum KsoftirqdPolicy {
+        /// ksoftirqd and the apps share the core under the scheduler.
+        Fair = "fair",
+        /// ksoftirqd at nice 19 (Linux 2.6.18): a waiting app takes the core after each of its
+        /// `handle_softirqs` runs.
+        BelowApps = "below-apps",
+    }
+}
+
+registry! {
+    key: NET_RX_ACTION;
+    /// Which `net_rx_action` runs.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum NetRxAction {
+        /// Today's: a poll cleans up to its weight.
+        V6_13 = "6.13",
+        /// 2.6.18's: a poll cleans at most what is left of the budget, and a NAPI that used it
+        /// is polled again in the same pass.
+        V2_6_18 = "2.6.18",
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelConfig {
+    pub napi_weight: u64,
+    pub netdev_budget: i64,
+    /// Length of one jiffy.
+    pub jiffy: SimDuration,
+    /// `usecs_to_jiffies(netdev_budget_usecs)`.
+    pub budget_jiffies: u64,
+    pub max_softirq_restart: u64,
+    /// `msecs_to_jiffies(MAX_SOFTIRQ_TIME)`.
+    pub max_softirq_jiffies: u64,
+    /// `napi_defer_hard_irqs`.
+    pub defer_hard_irqs: u64,
+    /// `gro_flush_timeout`.
+    pub gro_flush_timeout: SimDuration,
+    /// Time slice of the threads sharing a core (resolved).
+    pub sched_slice: SimDuration,
+    /// `kernel.ksoftirqd_policy = "below-apps"`: a waiting app takes the core from ksoftirqd
+    /// after each of its `handle_softirqs` runs (Linux 2.6.18, ksoftirqd at nice 19).
+    pub ksoftirqd_below_apps: bool,
+    /// `kernel.net_rx_action = "2.6.18"`: a poll cleans at most what is left of the
+    /// `net_rx_action` budget, not its whole weight, and a NAPI that used it is polled again
+    /// in the same pass.
+    pub poll_budget_left: bool,
+    /// `kernel.timer_tick`: a tick every jiffy whose exit runs pending softirqs inline.
+    pub timer_tick: bool,
+}
+
+/// A softirq deadline no run reaches (`kernel.softirq_time_limit = false`), with room to add.
+const NO_LIMIT_JIFFIES: u64 = 1 << 62;
+
+/// `ceil(units * hz / per_second)`: the kernel's rounding of a time to jiffies.
+fn to_jiffies(value: f64, per_second: f64, hz: u64) -> u64 {
+    (value * hz as f64 / per_second).ceil().max(0.0) as u64
+}
+
+/// The kernel of `p` on a host of `cores` cores. The time slice is resolved (EEVDF's base
+/// slice for the cores, unless given), so that the result says which was used.
+pub fn configure(p: &mut Params, cores: usize) -> Result<KernelConfig, Error> {
+    let hz = p.u64(HZ);
+    let min_budget_us = 2_000_000 / hz;
+    let budget_us = match p.u64(NETDEV_BUDGET_USECS) {
+        0 => min_budget_us,
+        us if us < min_budget_us => {
+            return Err(Error::Inconsistent {
+                key: NETDEV_BUDGET_USECS.into(),
+                value: us.to_string(),
+                reason: format!(
+                    "below the kernel's minimum of 2 jiffies ({min_budget_us} us at kernel.hz = {hz}); use 0 for the default"
+                ),
+            });
+        }
+        us => us,
+    };
+    let slice_us = match p.f64(SCHED_SLICE_US) {
+        0.0 => {
+            // EEVDF: sysctl_sched_base_slice = 0.75 ms x (1 + ilog2(min(cpus, 8)))
+            let us = 750.0 * f64::from(1 + cores.min(8).ilog2());
+            p.set(SCHED_SLICE_US, Value::Float(us));
+            us
+        }
+        us => us,
+    };
+    // no time limit: a deadline no run reaches
+    let limits = p.bool(SOFTIRQ_TIME_LIMIT);
+    let jiffies = |value: f64, per_second: f64| {
+        if limits {
+            to_jiffies(value, per_second, hz)
+        } else {
+            NO_LIMIT_JIFFIES
+        }
+    };
+    Ok(KernelConfig {
+        napi_weight: p.u64(NAPI_WEIGHT),
+        netdev_budget: p.u64(NETDEV_BUDGET) as i64,
+        jiffy: SimDuration(PS_PER_S / hz),
+        budget_jiffies: jiffies(budget_us as f64, 1e6),
+        max_softirq_restart: p.u64(MAX_SOFTIRQ_RESTART),
+        max_softirq_jiffies: jiffies(p.f64(MAX_SOFTIRQ_TIME_MS), 1e3),
+        ksoftirqd_below_apps: KsoftirqdPolicy::of(p)? == KsoftirqdPolicy::BelowApps,
+        poll_budget_left: NetRxAction::of(p)? == NetRxAction::V2_6_18,
+        timer_tick: p.bool(TIMER_TICK),
+        defer_hard_irqs: p.u64(NAPI_DEFER_HARD_IRQS),
+        gro_flush_timeout: SimDuration::from_ns(p.f64(GRO_FLUSH_TIMEOUT_NS)),
+        sched_slice: SimDuration::from_us(slice_us),
+    })
+}
+
+/// Software IRQ coalescing is on: `napi_defer_hard_irqs` and `gro_flush_timeout` both set.
+pub fn soft_coalescing(p: &Params) -> bool {
+    p.u64(NAPI_DEFER_HARD_IRQS) > 0 && p.f64(GRO_FLUSH_TIMEOUT_NS) > 0.0
+}
+
+/// The key of software IRQ coalescing that is missing (the first, if both are).
+pub fn missing_soft_coalescing(p: &Params) -> &'static str {
+    if p.u64(NAPI_DEFER_HARD_IRQS) == 0 {
+        NAPI_DEFER_HARD_IRQS
+    } else {
+        GRO_FLUSH_TIMEOUT_NS
+    }
+}
+
+/// One of the two keys of software IRQ coalescing without the other.
+pub fn warnings(w: &mut Warnings) {
+    let defer = w.p.u64(NAPI_DEFER_HARD_IRQS) > 0;
+    let gro = w.p.f64(GRO_FLUSH_TIMEOUT_NS) > 0.0;
+    w.rule(&[NAPI_DEFER_HARD_IRQS], !gro, || {
+        no_effect(
+            "it needs kernel.gro_flush_timeout_ns > 0, the timer that polls instead of the interrupt",
+        )
+    });
+    w.rule(&[GRO_FLUSH_TIMEOUT_NS], !defer, || {
+        no_effect("it needs kernel.napi_defer_hard_irqs > 0 (no GRO is modelled)")
+    });
+}

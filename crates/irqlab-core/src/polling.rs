@@ -1,0 +1,107 @@
+//! Salah's polling loop and the hybrid scheme's switch: their settings (`poll.*`,
+//! `hybrid.*`) and those without effect. The loop itself runs in `host::polling`.
+
+use crate::error::Error;
+use crate::platform::{PlatformConfig, cliff_point_pps};
+use crate::schema::{Params, Value};
+use crate::scheme::Scheme;
+use crate::time::SimDuration;
+use crate::warnings::{Warnings, no_effect};
+
+/// T_poll.
+pub const PERIOD_US: &str = "poll.period_us";
+/// Q.
+pub const QUOTA: &str = "poll.quota";
+/// The switching throughput (0: 95 % of the cliff point).
+pub const SWITCH_PPS: &str = "hybrid.switch_pps";
+pub const WINDOW_US: &str = "hybrid.window_us";
+pub const HYSTERESIS: &str = "hybrid.hysteresis";
+
+const POLL_KEYS: &[&str] = &[PERIOD_US, QUOTA];
+const HYBRID_KEYS: &[&str] = &[SWITCH_PPS, WINDOW_US, HYSTERESIS];
+/// The polling loop's and the hybrid switch's keys.
+pub const KEYS: &[&str] = &[PERIOD_US, QUOTA, SWITCH_PPS, WINDOW_US, HYSTERESIS];
+
+/// Salah's polling parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PollConfig {
+    /// T_poll.
+    pub period: SimDuration,
+    /// Q.
+    pub quota: u64,
+}
+
+/// The hybrid scheme's switch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HybridConfig {
+    /// Throughput at which disable-enable hands over to polling (resolved), packets/s.
+    pub switch_pps: f64,
+    pub window: SimDuration,
+    pub hysteresis: f64,
+}
+
+/// The polling loop of `p`.
+pub fn configure_poll(p: &Params) -> Result<PollConfig, Error> {
+    let poll = PollConfig {
+        period: SimDuration::from_us(p.f64(PERIOD_US)),
+        quota: p.u64(QUOTA),
+    };
+    if poll.period.is_zero() {
+        return Err(at_least_a_picosecond(p, PERIOD_US));
+    }
+    Ok(poll)
+}
+
+/// The switching point `hybrid.switch_pps = 0` resolves to: 95 % of the cliff point of the
+/// platform's costs for frames of `mean_size` bytes (free protocol processing has no cliff:
+/// the largest rate the key allows).
+pub fn auto_switch_pps(platform: &PlatformConfig, mean_size: f64) -> f64 {
+    (0.95 * cliff_point_pps(platform, mean_size)).min(1e9)
+}
+
+/// The hybrid switch of `p`; a switching point of 0 is resolved to `auto_switch_pps`, so that
+/// the result says which was used.
+pub fn configure_hybrid(p: &mut Params, auto_switch_pps: f64) -> Result<HybridConfig, Error> {
+    let switch_pps = match p.f64(SWITCH_PPS) {
+        0.0 => {
+            p.set(SWITCH_PPS, Value::Float(auto_switch_pps));
+            auto_switch_pps
+        }
+        x => x,
+    };
+    let hybrid = HybridConfig {
+        switch_pps,
+        window: SimDuration::from_us(p.f64(WINDOW_US)),
+        hysteresis: p.f64(HYSTERESIS),
+    };
+    if hybrid.window.is_zero() {
+        return Err(at_least_a_picosecond(p, WINDOW_US));
+    }
+    Ok(hybrid)
+}
+
+fn at_least_a_picosecond(p: &Params, key: &str) -> Error {
+    Error::OutOfRange {
+        key: key.into(),
+        value: p.get(key).to_string(),
+        allowed: "must be at least one picosecond".into(),
+    }
+}
+
+/// A switching point given at the value 0 resolves to is the echo of a resolved value.
+pub fn echo(w: &mut Warnings, auto_switch_pps: f64) {
+    if w.p.f64(SWITCH_PPS) == auto_switch_pps {
+        w.echo(SWITCH_PPS);
+    }
+}
+
+/// The polling loop's settings outside the polling schemes, the switch's outside hybrid.
+pub fn warnings(w: &mut Warnings, scheme: Scheme) {
+    let polling = matches!(scheme, Scheme::Poll | Scheme::NapiPoll | Scheme::Hybrid);
+    w.rule(POLL_KEYS, !polling, || {
+        no_effect("only the polling schemes use it (poll, napi-poll, hybrid)")
+    });
+    w.rule(HYBRID_KEYS, scheme != Scheme::Hybrid, || {
+        no_effect("only scheme \"hybrid\" uses it")
+    });
+}

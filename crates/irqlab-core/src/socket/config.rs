@@ -1,0 +1,138 @@
+//! The sockets' and the applications' settings: the socket defaults (`socket.*`) and each app
+//! (`[[app]]`, `app.N.*`: its core, its cost per packet, the flows it reads, its receive
+//! buffer, how it waits). Busy polling from sockets and epoll is `busypoll`'s.
+
+use crate::dist::{Cost, Dist};
+use crate::error::Error;
+use crate::schema::{Params, field_key, registry};
+
+pub const RCVBUF_BYTES: &str = "socket.rcvbuf_bytes";
+/// The truesize charged per packet (0: as the driver builds it, [`truesize_of_frame`]).
+pub const TRUESIZE_BYTES: &str = "socket.truesize_bytes";
+/// The sockets' keys.
+pub const KEYS: &[&str] = &[RCVBUF_BYTES, TRUESIZE_BYTES];
+
+/// The apps, numbered entries (`app.N.field`), and their fields.
+pub const APP: &str = "app";
+pub const APP_CORE: &str = "core";
+pub const APP_COST_NS: &str = "cost_ns";
+pub const APP_COST_DIST: &str = "cost_dist";
+pub const APP_COST_NS_PER_BYTE: &str = "cost_ns_per_byte";
+pub const APP_FLOWS: &str = "flows";
+pub const APP_RCVBUF_BYTES: &str = "rcvbuf_bytes";
+pub const APP_IO: &str = "io";
+
+registry! {
+    /// How an app waits for packets (`app.N.io`); busy polling (`busypoll`) runs in
+    /// either.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Io {
+        /// A blocking `recv` loop.
+        Recv = "recv",
+        /// An `epoll_wait` loop.
+        Epoll = "epoll",
+    }
+}
+
+/// Socket defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SocketConfig {
+    pub rcvbuf_bytes: u64,
+    /// Truesize charged per packet; 0: [`truesize_of_frame`].
+    pub truesize_bytes: u64,
+    /// The largest frame exceeds the standard MTU: the driver uses 3 KiB buffers.
+    pub jumbo: bool,
+}
+
+impl SocketConfig {
+    /// The truesize a frame of `size_bytes` is charged in a socket.
+    #[inline]
+    pub fn truesize(&self, size_bytes: u32) -> u64 {
+        if self.truesize_bytes > 0 {
+            self.truesize_bytes
+        } else {
+            truesize_of_frame(size_bytes, self.jumbo)
+        }
+    }
+}
+
+/// The largest frame of the standard 1500-byte MTU (with its Ethernet header and FCS).
+pub const STANDARD_MAX_FRAME: u32 = 1518;
+/// `SKB_DATA_ALIGN(sizeof(struct sk_buff))` on x86-64.
+pub const SK_BUFF_BYTES: u64 = 256;
+
+/// The skb truesize of a received frame as ixgbe builds it (`build_skb`, 4 KiB pages): at the
+/// standard MTU every frame sits in a 2 KiB half page, `2048 + 256` = 2304 bytes whatever its
+/// length; with a larger MTU (`jumbo`) the driver uses 3 KiB buffers in 4 KiB halves of 8 KiB
+/// pages: `4096 + 256` for the first 3 KiB of a frame, and 4096 for each further buffer.
+pub fn truesize_of_frame(size_bytes: u32, jumbo: bool) -> u64 {
+    if !jumbo {
+        return 2048 + SK_BUFF_BYTES;
+    }
+    u64::from(size_bytes).div_ceil(3072).max(1) * 4096 + SK_BUFF_BYTES
+}
+
+/// An application: a thread on a core reading its socket with blocking `recv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppConfig {
+    pub core: usize,
+    /// Per packet: fixed part and per-byte part (ps per frame byte).
+    pub cost: Cost,
+    pub cost_ps_per_byte: f64,
+    /// Its socket's receive buffer, bytes.
+    pub rcvbuf_bytes: u64,
+    /// `recv` or `epoll_wait` loop.
+    pub io: Io,
+}
+
+/// The socket defaults of `p`, for frames of at most `largest` bytes.
+pub fn configure(p: &Params, largest: u32) -> Result<SocketConfig, Error> {
+    Ok(SocketConfig {
+        rcvbuf_bytes: p.u64(RCVBUF_BYTES),
+        truesize_bytes: p.u64(TRUESIZE_BYTES),
+        jumbo: largest > STANDARD_MAX_FRAME,
+    })
+}
+
+/// The apps of `p`, each with a socket that holds at least one frame of `largest` bytes.
+pub fn configure_apps(
+    p: &Params,
+    socket: &SocketConfig,
+    largest: u32,
+) -> Result<Vec<AppConfig>, Error> {
+    let mut apps = Vec::with_capacity(p.entries(APP));
+    for i in 0..p.entries(APP) {
+        let key = |f: &str| field_key(APP, i, f);
+        let rcvbuf_bytes = match p.u64(&key(APP_RCVBUF_BYTES)) {
+            0 => socket.rcvbuf_bytes,
+            b => b,
+        };
+        // a packet must fit an empty socket
+        let need = socket.truesize(largest);
+        if rcvbuf_bytes < need {
+            let k = if p.u64(&key(APP_RCVBUF_BYTES)) == 0 {
+                RCVBUF_BYTES.to_string()
+            } else {
+                key(APP_RCVBUF_BYTES)
+            };
+            return Err(Error::Inconsistent {
+                value: p.get(&k).to_string(),
+                key: k,
+                reason: format!(
+                    "smaller than one packet: a {largest}-byte frame is charged {need} bytes of truesize"
+                ),
+            });
+        }
+        apps.push(AppConfig {
+            core: p.u64(&key(APP_CORE)) as usize,
+            cost: Cost {
+                dist: Dist::read(p, &key(APP_COST_DIST))?,
+                ..Cost::of_ns(p.f64(&key(APP_COST_NS)))
+            },
+            cost_ps_per_byte: p.f64(&key(APP_COST_NS_PER_BYTE)) * 1000.0,
+            rcvbuf_bytes,
+            io: Io::read(p, &key(APP_IO))?,
+        });
+    }
+    Ok(apps)
+}

@@ -1,0 +1,341 @@
+//! The traffic's settings (`traffic.*`): the kind of source (a registry: each kind's file
+//! declares its name), the rate, the frame sizes, the flows and their popularity, the traffic
+//! classes; and the settings without effect. Each kind's own settings are in its file:
+//! [`onoff`](super::onoff), [`pcap`](super::pcap), [`rr`](super::rr).
+
+use std::sync::Arc;
+
+use super::replay::ReplayConfig;
+use super::{cbr, onoff, pcap, poisson, rr};
+use crate::error::Error;
+use crate::schema::{Params, Value, field_key, registry};
+use crate::warnings::{Warnings, no_effect};
+
+/// The key that chooses the kind of source ([`TrafficKind`]).
+pub const KIND: &str = "traffic.kind";
+pub const RATE_PPS: &str = "traffic.rate_pps";
+pub const SIZE_BYTES: &str = "traffic.size_bytes";
+pub const SIZES: &str = "traffic.sizes";
+pub const FLOWS: &str = "traffic.flows";
+pub const FLOW_ZIPF_S: &str = "traffic.flow_zipf_s";
+/// The traffic classes, numbered entries (`traffic.classes.N.name`, `.share`).
+pub const CLASSES: &str = "traffic.classes";
+pub const CLASS_NAME: &str = "name";
+pub const CLASS_SHARE: &str = "share";
+
+/// The keys of every kind of traffic.
+pub const KEYS: &[&str] = &[KIND, RATE_PPS, SIZE_BYTES, SIZES, FLOWS, FLOW_ZIPF_S];
+
+registry! {
+    key: KIND;
+    /// The arrival process: one line per kind, its name from its file.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum TrafficKind {
+        Poisson = poisson::KIND,
+        Cbr = cbr::KIND,
+        ParetoOnOff = onoff::KIND,
+        /// A capture replayed (`traffic::replay`).
+        Pcap = pcap::KIND,
+        /// Requests answered by the apps (`traffic::rr`).
+        Rr = rr::KIND,
+    }
+}
+
+/// Frame sizes: one size, or an empirical table sampled by its cumulative weights.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SizeDist {
+    Fixed(u32),
+    Table {
+        sizes: Vec<u32>,
+        /// Cumulative probabilities, the last exactly 1.
+        cum: Vec<f64>,
+    },
+}
+
+impl SizeDist {
+    /// Mean frame size, bytes.
+    pub fn mean(&self) -> f64 {
+        self.pmf().iter().map(|(s, p)| *s as f64 * p).sum()
+    }
+
+    /// The largest frame size, bytes.
+    pub fn largest(&self) -> u32 {
+        self.pmf().iter().map(|(s, _)| *s).max().unwrap_or(1)
+    }
+
+    /// `(size, probability)` pairs.
+    pub fn pmf(&self) -> Vec<(u32, f64)> {
+        match self {
+            SizeDist::Fixed(s) => vec![(*s, 1.0)],
+            SizeDist::Table { sizes, cum } => {
+                let mut prev = 0.0;
+                sizes
+                    .iter()
+                    .zip(cum)
+                    .map(|(s, c)| {
+                        let p = c - prev;
+                        prev = *c;
+                        (*s, p)
+                    })
+                    .collect()
+            }
+        }
+    }
+}
+
+/// `traffic.sizes = "fixed"`: every frame `traffic.size_bytes`.
+pub const FIXED: &str = "fixed";
+
+/// The built-in frame-size tables (`bytes:weight` pairs; see docs/traffic.md for sources).
+pub const SIZE_TABLES: &[(&str, &str)] = &[
+    (
+        "salah2007",
+        "64:36, 90:3, 128:4, 256:3, 300:2, 400:2, 512:2, 570:11, 594:12, 800:1, 1000:1.5, 1300:2, 1518:20.5",
+    ),
+    ("imix", "64:7, 594:4, 1518:1"),
+];
+
+fn parse_sizes(p: &Params) -> Result<SizeDist, Error> {
+    let text = p.str(SIZES);
+    if text == FIXED {
+        return Ok(SizeDist::Fixed(p.u64(SIZE_BYTES) as u32));
+    }
+    let table = SIZE_TABLES
+        .iter()
+        .find(|(name, _)| *name == text)
+        .map_or(text, |(_, t)| t);
+    let bad = |reason: String| Error::OutOfRange {
+        key: SIZES.into(),
+        value: Value::Str(text.to_string()).to_string(),
+        allowed: reason,
+    };
+    let mut sizes = Vec::new();
+    let mut weights = Vec::new();
+    for item in table.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let shown = Value::Str(item.to_string());
+        let (b, w) = item.split_once(':').ok_or_else(|| {
+            let names: Vec<&str> = SIZE_TABLES.iter().map(|(n, _)| *n).collect();
+            bad(format!(
+                "expected \"fixed\", a table name ({}) or \"bytes:weight, ...\" pairs; {shown} has no ':'",
+                names.join(", ")
+            ))
+        })?;
+        let b: u32 = b
+            .trim()
+            .parse()
+            .ok()
+            .filter(|b| (1..=65_535).contains(b))
+            .ok_or_else(|| {
+                bad(format!(
+                    "{shown}: the size must be an integer in 1 … 65535 bytes"
+                ))
+            })?;
+        let w: f64 = w
+            .trim()
+            .parse()
+            .ok()
+            .filter(|w: &f64| w.is_finite() && *w >= 0.0)
+            .ok_or_else(|| bad(format!("{shown}: the weight must be a number >= 0")))?;
+        sizes.push(b);
+        weights.push(w);
+    }
+    let total: f64 = weights.iter().sum();
+    if sizes.is_empty() || total <= 0.0 {
+        return Err(bad(
+            "the table needs at least one size with a positive weight".into(),
+        ));
+    }
+    let mut acc = 0.0;
+    let mut cum: Vec<f64> = weights
+        .iter()
+        .map(|w| {
+            acc += w;
+            acc / total
+        })
+        .collect();
+    *cum.last_mut().expect("non-empty") = 1.0;
+    Ok(SizeDist::Table { sizes, cum })
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrafficConfig {
+    pub kind: TrafficKind,
+    pub rate_pps: f64,
+    pub sizes: SizeDist,
+    /// Pareto ON/OFF parameters (for `ParetoOnOff`).
+    pub onoff: Option<onoff::OnOffConfig>,
+    /// The capture and how it is replayed (for `Pcap`).
+    pub replay: Option<ReplayConfig>,
+    /// Number of flows.
+    pub flows: usize,
+    /// Cumulative flow popularity (Zipf); `None`: uniform.
+    pub flow_cum: Option<Arc<[f64]>>,
+    /// The traffic classes, at least one.
+    pub classes: Vec<ClassConfig>,
+    /// Cumulative class shares, the last exactly 1.
+    pub class_cum: Vec<f64>,
+}
+
+/// A traffic class: its own Rx ring in every vector.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassConfig {
+    pub name: String,
+    pub share: f64,
+}
+
+/// The arrivals of `p` (kind `kind`; `replay`, its capture for `pcap`): their rate, frame
+/// sizes, on/off sources and flows. The classes are the default one until [`classes`] reads
+/// them (after QoS, which may make its own).
+pub fn configure(
+    p: &Params,
+    kind: TrafficKind,
+    replay: Option<ReplayConfig>,
+) -> Result<TrafficConfig, Error> {
+    let mut rate_pps = p.f64(RATE_PPS);
+    let sizes = match &replay {
+        Some(r) => {
+            // the capture's own rate (resolved at the end of the build, once the warnings
+            // have read what was given)
+            if let Some(rate) = r.rate_pps() {
+                rate_pps = rate.clamp(1e-3, 1e9);
+            }
+            pcap::sizes_of(&r.scan)
+        }
+        None => parse_sizes(p)?,
+    };
+    let onoff = if kind == TrafficKind::ParetoOnOff {
+        Some(onoff::configure(p, rate_pps, &sizes)?)
+    } else {
+        None
+    };
+    // traffic.rate_pps ≤ 1e9 keeps a CBR spacing at 1000 ps or more
+    let (flows, flow_cum) = match &replay {
+        Some(r) => (r.scan.flows.len(), None),
+        None if kind == TrafficKind::Rr => (p.u64(rr::CLIENTS) as usize, None),
+        None => {
+            let flows = p.u64(FLOWS) as usize;
+            let zipf_s = p.f64(FLOW_ZIPF_S);
+            let cum = (zipf_s > 0.0 && flows > 1).then(|| Arc::from(zipf_cum(flows, zipf_s)));
+            (flows, cum)
+        }
+    };
+    Ok(TrafficConfig {
+        kind,
+        rate_pps,
+        sizes,
+        onoff,
+        replay,
+        flows,
+        flow_cum,
+        classes: vec![ClassConfig {
+            name: DEFAULT_CLASS.into(),
+            share: 1.0,
+        }],
+        class_cum: vec![1.0],
+    })
+}
+
+/// The class of a scenario without `traffic.classes`.
+const DEFAULT_CLASS: &str = "default";
+
+/// The settings of the kinds not chosen, and of sizes and flows that cannot vary.
+pub fn warnings(w: &mut Warnings, kind: TrafficKind) {
+    onoff::warnings(w, kind == TrafficKind::ParetoOnOff);
+    pcap::warnings(w, kind == TrafficKind::Pcap);
+    let sizes = w.p.str(SIZES).to_string();
+    w.rule(&[SIZE_BYTES], sizes != FIXED, || {
+        no_effect(&format!(
+            "traffic.sizes = \"{sizes}\" gives the frame sizes"
+        ))
+    });
+    let one_flow = w.p.u64(FLOWS) == 1;
+    w.rule(&[FLOW_ZIPF_S], one_flow, || {
+        no_effect("there is one flow (traffic.flows = 1)")
+    });
+}
+
+/// Cumulative Zipf popularity of `n` flows: flow `k` has weight `1 / (k + 1)^s`.
+fn zipf_cum(n: usize, s: f64) -> Vec<f64> {
+    let w: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
+    let total: f64 = w.iter().sum();
+    let mut acc = 0.0;
+    let mut cum: Vec<f64> = w
+        .iter()
+        .map(|x| {
+            acc += x;
+            acc / total
+        })
+        .collect();
+    *cum.last_mut().expect("at least one flow") = 1.0;
+    cum
+}
+
+/// The traffic classes (default: one, named "default") and their cumulative shares; resolves
+/// empty names to `c0`, `c1`, … and all-zero shares to equal shares.
+pub fn classes(p: &mut Params) -> Result<(Vec<ClassConfig>, Vec<f64>), Error> {
+    let n = p.entries(CLASSES);
+    if n == 0 {
+        return Ok((
+            vec![ClassConfig {
+                name: DEFAULT_CLASS.into(),
+                share: 1.0,
+            }],
+            vec![1.0],
+        ));
+    }
+    let mut classes = Vec::with_capacity(n);
+    for i in 0..n {
+        let key = field_key(CLASSES, i, CLASS_NAME);
+        let mut name = p.str(&key).to_string();
+        if name.is_empty() {
+            name = format!("c{i}");
+            p.set(&key, Value::Str(name.clone()));
+        }
+        let valid = name.len() <= 32
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !valid {
+            return Err(Error::OutOfRange {
+                key,
+                value: Value::Str(name).to_string(),
+                allowed: "must be at most 32 letters, digits, '-' and '_'".into(),
+            });
+        }
+        if classes.iter().any(|c: &ClassConfig| c.name == name) {
+            return Err(Error::Inconsistent {
+                key,
+                value: Value::Str(name).to_string(),
+                reason: "class names must be unique; another class has this name".into(),
+            });
+        }
+        let share = p.f64(&field_key(CLASSES, i, CLASS_SHARE));
+        classes.push(ClassConfig { name, share });
+    }
+    let total: f64 = classes.iter().map(|c| c.share).sum();
+    if total == 0.0 {
+        for (i, c) in classes.iter_mut().enumerate() {
+            c.share = 1.0 / n as f64;
+            p.set(&field_key(CLASSES, i, CLASS_SHARE), Value::Float(c.share));
+        }
+    } else if (total - 1.0).abs() > 1e-9 {
+        let key = field_key(CLASSES, 0, CLASS_SHARE);
+        return Err(Error::Inconsistent {
+            value: p.get(&key).to_string(),
+            key,
+            reason: format!(
+                "the class shares sum to {total}; they must sum to 1 (or all be 0 for equal shares)"
+            ),
+        });
+    }
+    let mut acc = 0.0;
+    let mut cum: Vec<f64> = classes
+        .iter()
+        .map(|c| {
+            acc += c.share;
+            acc
+        })
+        .collect();
+    *cum.last_mut().expect("at least one class") = 1.0;
+    Ok((classes, cum))
+}
