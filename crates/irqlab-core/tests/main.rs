@@ -8,4 +8,5 @@ mod model;
 mod qos;
 #[path = "rules/main.rs"]
 mod rules;
+mod structure;
 mod topology;
