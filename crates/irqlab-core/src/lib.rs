@@ -27,11 +27,18 @@
 //! ```
 //!
 //! Modules mirror the parts of the real system: [`traffic`], [`nic`] (rings, interrupt logic,
-//! Tx, RSS), [`cpu`], [`kernel`] (softirq, NAPI), [`sched`] (the thread level), [`socket`],
-//! [`moderation`] (the drivers' policies), [`qos`] (ingress QoS: ring disciplines), [`topology`] (what runs where) and [`metrics`];
-//! `host` puts them together as the model the engine runs. [`params`] and [`scenario`] hold
-//! the validated configuration; `engine`, `queue`, [`time`] and [`rng`] are the simulation
-//! machinery; [`trace`] observes a run.
+//! Tx, RSS), [`cpu`], [`kernel`] (softirq, NAPI), [`sched`] (the thread level), [`socket`]
+//! (and the apps), [`moderation`] (the drivers' policies), [`adapt`] (receive-load
+//! controllers), [`busypoll`], [`polling`] (Salah's polling loop), [`qos`] (ingress QoS: ring
+//! disciplines), [`platform`] (the costs), [`topology`] (what runs where) and [`metrics`];
+//! `host` puts them together as the model the engine runs.
+//!
+//! Each part owns its configuration: its config type, `configure` and `warnings`, in the part
+//! (a `config.rs` in its folder, or its file), reading its own keys. [`params`] is the key
+//! table (data), written in the types of [`schema`] (the validated values, [`Params`]);
+//! [`scheme`] is the scheme, a preset of the parts; [`scenario`] calls the parts in order and
+//! assembles the [`Scenario`]; [`warnings`] collects the settings without effect. `engine`,
+//! `queue`, [`time`] and [`rng`] are the simulation machinery; [`trace`] observes a run.
 
 pub mod adapt;
 pub mod busypoll;

@@ -133,3 +133,53 @@ pub fn cliff_point_pps(platform: &PlatformConfig, mean_size: f64) -> f64 {
     let x = 4.0 * mu / r;
     r / 2.0 * x / ((1.0 + x).sqrt() + 1.0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::test_support::*;
+    use crate::schema::Value;
+    use crate::time::SimDuration;
+
+    #[test]
+    fn the_cliff_point_is_salah_eq_13() {
+        let platform = |irq: f64, proto: f64, per_byte: f64| {
+            build(&[
+                ("platform.irq_ns", Value::Float(irq)),
+                ("platform.proto_ns", Value::Float(proto)),
+                ("platform.proto_ns_per_byte", Value::Float(per_byte)),
+            ])
+            .unwrap()
+            .platform
+        };
+        // 1/r = 1 us, 1/mu = 2 us + 1000 bytes x 1 ns = 3 us
+        let (r, mu): (f64, f64) = (1e6, 1.0 / 3e-6);
+        let want = r / 2.0 * ((1.0 + 4.0 * mu / r).sqrt() - 1.0);
+        let got = cliff_point_pps(&platform(1000.0, 2000.0, 1.0), 1000.0);
+        assert!((got - want).abs() < 1e-6 * want, "{got} {want}");
+        assert!((got - 263_762.6).abs() < 0.1, "{got}");
+        // free interrupts: the protocol's rate
+        let got = cliff_point_pps(&platform(0.0, 2000.0, 1.0), 1000.0);
+        assert!((got - mu).abs() < 1e-6 * mu, "{got}");
+        // free protocol processing: no cliff
+        assert_eq!(
+            cliff_point_pps(&platform(1000.0, 0.0, 0.0), 1000.0),
+            f64::INFINITY
+        );
+    }
+
+    #[test]
+    fn a_cost_of_zero_ns_is_free_and_a_positive_one_is_not() {
+        let sc = build(&[
+            ("platform.irq_ns", Value::Int(1000)),
+            ("platform.unmask_ns", Value::Int(0)),
+            ("platform.wakeup_ns", Value::Int(0)),
+        ])
+        .unwrap();
+        // a zero cost takes no time and draws no random number (a wake-up of 0 ns: never)
+        assert!(sc.platform.unmask.is_zero());
+        assert!(sc.platform.wakeup.is_zero());
+        assert!(!sc.platform.irq.is_zero());
+        assert_eq!(sc.platform.irq.mean, SimDuration(1_000_000));
+    }
+}

@@ -105,3 +105,30 @@ pub fn warnings(w: &mut Warnings, scheme: Scheme) {
         no_effect("only scheme \"hybrid\" uses it")
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::test_support::*;
+    use crate::schema::Value;
+
+    #[test]
+    fn hybrid_switches_at_95_percent_of_the_cliff_point_unless_given() {
+        let platform = [
+            ("scheme", s("hybrid")),
+            ("platform.irq_ns", Value::Int(1000)),
+            ("platform.proto_ns", Value::Int(2000)),
+            ("platform.proto_ns_per_byte", Value::Int(1)),
+            ("traffic.size_bytes", Value::Int(1000)),
+        ];
+        let sc = build(&platform).unwrap();
+        // the cliff point of these costs is 263762.6 packets/s (the_cliff_point_is_salah_eq_13)
+        let want = 0.95 * cliff_point_pps(&sc.platform, 1000.0);
+        assert!((want - 250_574.5).abs() < 0.1, "{want}");
+        assert_eq!(sc.hybrid.switch_pps, want);
+        assert_eq!(sc.params.f64("hybrid.switch_pps"), want);
+        let mut given = platform.to_vec();
+        given.push(("hybrid.switch_pps", Value::Float(2e5)));
+        assert_eq!(build(&given).unwrap().hybrid.switch_pps, 2e5);
+    }
+}

@@ -10,7 +10,7 @@
 //!
 //! This module knows no key: the table is in `params`, the parts read their own keys. Closed
 //! sets of names chosen by a key (schemes, policies, strategies, …) are declared with
-//! [`registry!`](crate::schema::registry), which gives their names to the table and rejects
+//! `registry!`, which gives their names to the table and rejects
 //! an unknown name with the same error the table gives.
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -62,3 +62,17 @@ impl Scheme {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::test_support::*;
+
+    #[test]
+    fn every_scheme_is_built_from_its_name_and_named_by_it() {
+        for name in crate::params::SCHEMES {
+            let sc = build(&[("scheme", s(name))]).unwrap();
+            assert_eq!(sc.scheme.name(), *name);
+        }
+        assert_eq!(build(&[]).unwrap().scheme.name(), "napi");
+    }
+}

@@ -178,3 +178,69 @@ pub fn warnings(w: &mut Warnings, cfg: &AdaptConfig) {
         no_effect("only a receive-load controller uses it (adapt.scheme)")
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::test_support::*;
+    use crate::schema::Value;
+
+    #[test]
+    fn aic_decreases_once_per_interval_unless_per_packet() {
+        let sc = build(&[]).unwrap();
+        assert!(sc.adapt.aic_once_per_interval);
+        let sc = build(&[("adapt.aic_decrease", s("per-packet"))]).unwrap();
+        assert!(!sc.adapt.aic_once_per_interval);
+        let sc = build(&[("adapt.aic_decrease", s("per-interval"))]).unwrap();
+        assert!(sc.adapt.aic_once_per_interval);
+    }
+
+    #[test]
+    fn an_adapt_lower_bound_may_equal_its_upper_bound_but_not_exceed_it() {
+        let sc = build(&[
+            ("adapt.budget_min", Value::Int(300)),
+            ("adapt.buflow", Value::Float(0.5)),
+            ("adapt.aic_min_rate", Value::Int(100_000)),
+        ])
+        .unwrap();
+        assert_eq!((sc.adapt.budget_min, sc.adapt.budget_max), (300, 300));
+        assert_eq!((sc.adapt.buflow, sc.adapt.bufupper), (0.5, 0.5));
+        assert_eq!(
+            (sc.adapt.aic_min_rate, sc.adapt.aic_max_rate),
+            (100_000.0, 100_000.0)
+        );
+        for (key, value, message) in [
+            (
+                "adapt.budget_min",
+                Value::Int(301),
+                "adapt.budget_min = 301: must not exceed adapt.budget_max (300)",
+            ),
+            (
+                "adapt.buflow",
+                Value::Float(0.75),
+                "adapt.buflow = 0.75: must not exceed adapt.bufupper (0.5)",
+            ),
+            (
+                "adapt.aic_min_rate",
+                Value::Int(100_001),
+                "adapt.aic_min_rate = 100001.0: must not exceed adapt.aic_max_rate (100000.0)",
+            ),
+        ] {
+            let e = build(&[(key, value)]).unwrap_err();
+            assert_eq!(e.key(), key);
+            assert_eq!(e.to_string(), message);
+        }
+    }
+
+    #[test]
+    fn adapt_steps_on_the_utilisation_trend_unless_micro_is_none() {
+        assert!(build(&[]).unwrap().adapt.micro);
+        assert!(!build(&[("adapt.micro", s("none"))]).unwrap().adapt.micro);
+    }
+
+    #[test]
+    fn adapt_settings_without_a_controller_are_named() {
+        let alpha = ("adapt.alpha", Value::Float(4.0));
+        assert_eq!(warned(std::slice::from_ref(&alpha)), ["adapt.alpha"]);
+        assert!(warned(&[("adapt.scheme", s("qapolling")), alpha]).is_empty());
+    }
+}

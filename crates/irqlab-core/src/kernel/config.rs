@@ -193,3 +193,97 @@ pub fn warnings(w: &mut Warnings) {
         no_effect("it needs kernel.napi_defer_hard_irqs > 0 (no GRO is modelled)")
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::test_support::*;
+    use crate::scenario::*;
+    use crate::schema::{Params, Value};
+    use crate::time::SimDuration;
+
+    #[test]
+    fn default_scenario_builds_with_kernel_rounding() {
+        let s = Scenario::build(Params::defaults()).unwrap();
+        assert_eq!(s.scheme, Scheme::Napi);
+        assert_eq!(s.kernel.jiffy, SimDuration(1_000_000_000));
+        assert_eq!(s.kernel.budget_jiffies, 2);
+        assert_eq!(s.kernel.max_softirq_jiffies, 2);
+        assert_eq!(s.platform.irq.mean, SimDuration(3_730_000));
+        assert_eq!(s.run.end.ps() - s.run.warmup.ps(), 100_000_000_000);
+    }
+
+    #[test]
+    fn hz_250_rounds_up_like_the_kernel() {
+        let s = Scenario::from_pairs([("kernel.hz", Value::Int(250))]).unwrap();
+        assert_eq!(s.kernel.budget_jiffies, 2); // default: 2 jiffies = 8000 us
+        assert_eq!(s.kernel.max_softirq_jiffies, 1); // 2 ms at 4 ms per jiffy, rounded up
+        let e = Scenario::from_pairs([
+            ("kernel.hz", Value::Int(250)),
+            ("kernel.netdev_budget_usecs", Value::Int(2000)),
+        ])
+        .unwrap_err();
+        assert_eq!(e.key(), "kernel.netdev_budget_usecs");
+        assert!(e.to_string().contains("8000 us"), "{e}");
+    }
+
+    #[test]
+    fn netdev_budget_usecs_may_be_exactly_the_two_jiffy_minimum() {
+        let budget = |hz: i128, us: i128| {
+            build(&[
+                ("kernel.hz", Value::Int(hz)),
+                ("kernel.netdev_budget_usecs", Value::Int(us)),
+            ])
+        };
+        assert_eq!(budget(1000, 2000).unwrap().kernel.budget_jiffies, 2);
+        assert_eq!(budget(250, 8000).unwrap().kernel.budget_jiffies, 2);
+        let e = budget(1000, 1999).unwrap_err();
+        assert_eq!(e.key(), "kernel.netdev_budget_usecs");
+        assert!(e.to_string().contains("2000 us"), "{e}");
+    }
+
+    #[test]
+    fn the_default_time_slice_is_eevdf_s_base_slice_for_the_cores() {
+        // 0.75 ms x (1 + ilog2(min(cores, 8))), resolved into the params
+        for (cores, us) in [
+            (1, 750.0),
+            (2, 1500.0),
+            (4, 2250.0),
+            (8, 3000.0),
+            (16, 3000.0),
+        ] {
+            let sc = build(&[("host.cores", Value::Int(cores))]).unwrap();
+            assert_eq!(sc.kernel.sched_slice, SimDuration::from_us(us), "{cores}");
+            assert_eq!(sc.params.f64("kernel.sched_slice_us"), us, "{cores}");
+        }
+        let sc = build(&[
+            ("host.cores", Value::Int(4)),
+            ("kernel.sched_slice_us", Value::Int(100)),
+        ])
+        .unwrap();
+        assert_eq!(sc.kernel.sched_slice, SimDuration::from_us(100.0));
+    }
+
+    #[test]
+    fn software_irq_coalescing_with_one_of_its_two_keys_is_a_warning_not_an_error() {
+        let defer = ("kernel.napi_defer_hard_irqs", Value::Int(10));
+        let gro = ("kernel.gro_flush_timeout_ns", Value::Int(20_000));
+        // even on the ideal host: without the other key there is no timer interrupt
+        for scheme in ["ideal", "napi"] {
+            let sc = build(&[("scheme", s(scheme)), defer.clone()]).unwrap();
+            let w: Vec<String> = sc.warnings.iter().map(|w| w.to_string()).collect();
+            assert_eq!(
+                w,
+                [
+                    "kernel.napi_defer_hard_irqs = 10: has no effect: it needs kernel.gro_flush_timeout_ns > 0, the timer that polls instead of the interrupt"
+                ],
+                "{scheme}"
+            );
+            assert_eq!(
+                warned(&[("scheme", s(scheme)), gro.clone()]),
+                ["kernel.gro_flush_timeout_ns"],
+                "{scheme}"
+            );
+        }
+        assert!(warned(&[defer, gro]).is_empty());
+    }
+}

@@ -35,7 +35,7 @@ const KEYS: &[&str] = &[
     external::POLICY,
 ];
 
-/// The moderation's keys: [`KEYS`], then any key of a registered policy not among them.
+/// The moderation's keys: `KEYS` (in the order the warnings list them), then any key of a registered policy not among them.
 pub fn keys() -> Vec<&'static str> {
     let mut out = KEYS.to_vec();
     for k in VARIANTS.iter().flat_map(|v| v.keys) {
@@ -175,6 +175,8 @@ fn itr_warnings(w: &mut Warnings, m: &Moderation) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::test_support::*;
+    use crate::schema::{Params, Value};
 
     #[test]
     fn the_listed_keys_are_the_policies_keys_and_the_choice() {
@@ -191,5 +193,182 @@ mod tests {
     #[test]
     fn the_link_speed_is_read_by_ixgbe_and_i40e() {
         assert_eq!(link_readers(), "ixgbe and i40e");
+    }
+
+    #[test]
+    fn the_adaptive_policies_are_those_the_registry_marks() {
+        for name in crate::moderation::NAMES {
+            let m = Moderation::named(name, &Params::defaults()).unwrap();
+            assert_eq!(m.kind(), *name);
+        }
+        let adaptive = |name: &str| {
+            Moderation::named(name, &Params::defaults())
+                .unwrap()
+                .adaptive()
+        };
+        for name in ADAPTIVE {
+            assert!(adaptive(name), "{name}");
+        }
+        for name in ["off", "static", "python"] {
+            assert!(!adaptive(name), "{name}");
+        }
+        // an unknown name: the error the key table gives
+        let e = Moderation::named("nope", &Params::defaults()).unwrap_err();
+        let table = Params::from_pairs([("driver.moderation", s("nope"))]).unwrap_err();
+        assert_eq!(e, table);
+        assert!(
+            e.to_string().starts_with(
+                "driver.moderation = \"nope\": must be one of \"off\", \"static\", \"ixgbe-legacy\", \"linear\", \"ixgbe\", \"i40e\", \"dim\", \"python\""
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_driver_reads_the_nic_link_speed_unless_given_its_own() {
+        let sc = build(&[
+            ("driver.moderation", s("ixgbe")),
+            ("nic.link_gbps", Value::Int(25)),
+        ])
+        .unwrap();
+        assert_eq!(
+            sc.moderation,
+            Moderation::Ixgbe(crate::moderation::ixgbe::Config { link_gbps: 25.0 })
+        );
+        assert_eq!(sc.params.f64("driver.link_gbps"), 25.0);
+        let sc = build(&[
+            ("driver.moderation", s("i40e")),
+            ("nic.link_gbps", Value::Int(25)),
+            ("driver.link_gbps", Value::Int(40)),
+        ])
+        .unwrap();
+        assert_eq!(
+            sc.moderation,
+            Moderation::I40e(crate::moderation::i40e::Config { link_gbps: 40.0 })
+        );
+        assert_eq!(sc.params.f64("driver.link_gbps"), 40.0);
+    }
+
+    #[test]
+    fn moderation_off_and_the_linear_elapsed_mode_are_built_as_named() {
+        let sc = build(&[("driver.moderation", s("off"))]).unwrap();
+        assert_eq!(sc.moderation, Moderation::Off(()));
+        let sc = build(&[("driver.moderation", s("static"))]).unwrap();
+        assert_eq!(sc.moderation, Moderation::Static(sc.nic.itr));
+        let nsec_only = |elapsed: &str| match build(&[
+            ("driver.moderation", s("linear")),
+            ("driver.linear_elapsed", s(elapsed)),
+        ])
+        .unwrap()
+        .moderation
+        {
+            Moderation::Linear(c) => c.nsec_only,
+            m => panic!("{m:?}"),
+        };
+        assert!(nsec_only("nsec-only"));
+        assert!(!nsec_only("measured"));
+    }
+
+    #[test]
+    fn driver_itr_rate_is_named_unless_the_moderation_is_static() {
+        assert!(warned(&[("driver.itr_rate", Value::Int(8000))]).is_empty());
+        let sc = build(&[
+            ("driver.moderation", s("ixgbe")),
+            ("driver.itr_rate", Value::Int(8000)),
+        ])
+        .unwrap();
+        let w: Vec<String> = sc.warnings.iter().map(|w| w.to_string()).collect();
+        assert_eq!(
+            w,
+            [
+                "driver.itr_rate = 8000.0: has no effect: only driver.moderation = \"static\" uses it"
+            ]
+        );
+    }
+
+    #[test]
+    fn ixgbe_legacy_and_dim_are_built_with_their_own_settings() {
+        let moderation = |more: &[(&str, Value)]| build(more).unwrap().moderation;
+        assert_eq!(
+            moderation(&[("driver.moderation", s("ixgbe-legacy"))]),
+            Moderation::IxgbeLegacy(crate::moderation::ixgbe_legacy::Config {
+                bulk_rate: 8000,
+                elapsed: crate::moderation::ixgbe_legacy::Elapsed::Itr,
+            })
+        );
+        assert_eq!(
+            moderation(&[
+                ("driver.moderation", s("ixgbe-legacy")),
+                ("driver.legacy_bulk_rate", Value::Int(12_000)),
+                ("driver.legacy_elapsed", s("measured")),
+            ]),
+            Moderation::IxgbeLegacy(crate::moderation::ixgbe_legacy::Config {
+                bulk_rate: 12_000,
+                elapsed: crate::moderation::ixgbe_legacy::Elapsed::Measured,
+            })
+        );
+        assert_eq!(
+            moderation(&[("driver.moderation", s("dim"))]),
+            Moderation::Dim(crate::moderation::dim::Config { cqe: false })
+        );
+        assert_eq!(
+            moderation(&[
+                ("driver.moderation", s("dim")),
+                ("driver.dim_mode", s("cqe"))
+            ]),
+            Moderation::Dim(crate::moderation::dim::Config { cqe: true })
+        );
+    }
+
+    #[test]
+    fn the_first_packet_setting_is_named_outside_disable_enable_and_hybrid() {
+        assert_eq!(
+            warned(&[("driver.first_packet", s("isr"))]),
+            ["driver.first_packet"]
+        );
+        for scheme in ["disable-enable", "hybrid"] {
+            assert!(
+                warned(&[("scheme", s(scheme)), ("driver.first_packet", s("softirq"))]).is_empty(),
+                "{scheme}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_policy_s_settings_are_named_unless_that_policy_runs() {
+        let bulk = ("driver.legacy_bulk_rate", Value::Int(12_000));
+        assert_eq!(
+            warned(std::slice::from_ref(&bulk)),
+            ["driver.legacy_bulk_rate"]
+        );
+        assert!(warned(&[("driver.moderation", s("ixgbe-legacy")), bulk]).is_empty());
+        let cqe = ("driver.dim_mode", s("cqe"));
+        assert_eq!(warned(std::slice::from_ref(&cqe)), ["driver.dim_mode"]);
+        assert!(warned(&[("driver.moderation", s("dim")), cqe]).is_empty());
+    }
+
+    #[test]
+    fn what_overrides_nic_itr_us_is_named_in_its_warning() {
+        let itr = ("nic.itr_us", Value::Int(20));
+        let reason = |more: &[(&str, Value)]| {
+            let mut pairs = vec![itr.clone()];
+            pairs.extend_from_slice(more);
+            let sc = build(&pairs).unwrap();
+            let w: Vec<String> = sc.warnings.iter().map(|w| w.to_string()).collect();
+            assert_eq!(w.len(), 1, "{w:?}");
+            w[0].clone()
+        };
+        assert_eq!(
+            reason(&[("driver.moderation", s("off"))]),
+            "nic.itr_us = 20.0: has no effect: driver.moderation = \"off\" runs without an ITR (nic.itr_us is the ITR of \"static\")"
+        );
+        assert_eq!(
+            reason(&[("driver.moderation", s("i40e"))]),
+            "nic.itr_us = 20.0: has no effect: driver.moderation = \"i40e\" programs the ITR itself (nic.itr_us is the ITR of \"static\")"
+        );
+        assert_eq!(
+            reason(&[("driver.itr_rate", Value::Int(8000))]),
+            "nic.itr_us = 20.0: has no effect: driver.itr_rate sets the ITR instead"
+        );
     }
 }

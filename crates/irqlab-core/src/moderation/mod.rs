@@ -15,7 +15,7 @@
 //! One file per policy: [`off`], [`static_itr`] (`static`), [`ixgbe_legacy`], [`linear`],
 //! [`ixgbe`], [`i40e`], [`dim`], and [`external`] for policies written outside the core
 //! (Python). Each implements [`Variant`] (its name, keys and settings) and has one line in the
-//! registry ([`policies!`]), which makes the closed enum the engine dispatches on
+//! registry (`policies!`), which makes the closed enum the engine dispatches on
 //! ([`AnyPolicy`]) and the names the key table allows. The driver's settings around the
 //! policy, and those without effect, are in [`config`].
 
@@ -122,7 +122,7 @@ pub enum Itr {
 
 /// A policy as the registry knows it: its name, its keys, its settings read from a scenario,
 /// the policy of one vector, and how it sits with the rest of the driver. Each policy's file
-/// implements it; one line in [`policies!`] registers it.
+/// implements it; one line in `policies!` registers it.
 pub trait Variant: Policy + Sized {
     /// Its name: `driver.moderation = KIND`.
     const KIND: &'static str;

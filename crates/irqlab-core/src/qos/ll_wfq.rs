@@ -1,5 +1,5 @@
 //! `ll-wfq`: one vector, a BE and an RT ring with ring budgets (4/60: the paper's
-//! `PRB`), served by the LL driver's procedure ([`Discipline::next`]): a weighted fair share, 60 RT packets to 4 BE under backlog.
+//! `PRB`), served by the LL driver's procedure ([`super::Discipline::next`]): a weighted fair share, 60 RT packets to 4 BE under backlog.
 
 use super::config::{Context, QosConfig, RING_BUDGETS, RING_ORDER, RT_SHARE};
 use crate::error::Error;

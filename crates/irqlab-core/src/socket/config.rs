@@ -136,3 +136,69 @@ pub fn configure_apps(
     }
     Ok(apps)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::test_support::*;
+    use crate::scenario::*;
+    use crate::schema::Value;
+    use crate::time::SimDuration;
+
+    #[test]
+    fn a_socket_charges_the_configured_truesize_or_the_frame_s_own() {
+        let configured = SocketConfig {
+            rcvbuf_bytes: 212_992,
+            truesize_bytes: 1000,
+            jumbo: false,
+        };
+        assert_eq!(configured.truesize(64), 1000);
+        assert_eq!(configured.truesize(9000), 1000);
+        let standard = SocketConfig {
+            truesize_bytes: 0,
+            ..configured.clone()
+        };
+        assert_eq!(standard.truesize(64), 2304);
+        let jumbo = SocketConfig {
+            truesize_bytes: 0,
+            jumbo: true,
+            ..configured
+        };
+        // 3 buffers of 3 KiB in 4 KiB halves, and the sk_buff
+        assert_eq!(jumbo.truesize(9000), 3 * 4096 + 256);
+    }
+
+    #[test]
+    fn frames_above_1518_bytes_are_jumbo_and_1518_is_not() {
+        let sc = build(&[("traffic.size_bytes", Value::Int(1518))]).unwrap();
+        assert!(!sc.socket.jumbo);
+        assert_eq!(sc.socket.truesize(1518), 2304);
+        let sc = build(&[("traffic.size_bytes", Value::Int(1519))]).unwrap();
+        assert!(sc.socket.jumbo);
+        assert_eq!(sc.socket.truesize(1519), 4096 + 256);
+    }
+
+    #[test]
+    fn an_app_s_cost_is_drawn_from_its_distribution_and_charged_per_byte_in_ps() {
+        let app = |more: &[(&str, Value)]| {
+            let mut pairs = vec![("app.0.core", Value::Int(0))];
+            pairs.extend_from_slice(more);
+            build(&pairs).unwrap().apps[0].clone()
+        };
+        // the default: 1 us, exponential
+        let a = app(&[]);
+        assert_eq!(a.cost.mean, SimDuration(1_000_000));
+        assert_eq!(a.cost.dist, Dist::Exponential);
+        assert_eq!(a.cost_ps_per_byte, 0.0);
+        let a = app(&[
+            ("app.0.cost_dist", s("deterministic")),
+            ("app.0.cost_ns", Value::Int(2000)),
+            ("app.0.cost_ns_per_byte", Value::Float(2.5)),
+        ]);
+        assert_eq!(a.cost.mean, SimDuration(2_000_000));
+        assert_eq!(a.cost.dist, Dist::Deterministic);
+        assert_eq!(a.cost_ps_per_byte, 2500.0);
+        let a = app(&[("app.0.cost_dist", s("exponential"))]);
+        assert_eq!(a.cost.dist, Dist::Exponential);
+    }
+}

@@ -1,7 +1,7 @@
 //! The traffic's settings (`traffic.*`): the kind of source (a registry: each kind's file
 //! declares its name), the rate, the frame sizes, the flows and their popularity, the traffic
 //! classes; and the settings without effect. Each kind's own settings are in its file:
-//! [`onoff`](super::onoff), [`pcap`](super::pcap), [`rr`](super::rr).
+//! [`super::onoff`], [`super::pcap`], [`super::rr`].
 
 use std::sync::Arc;
 
@@ -338,4 +338,122 @@ pub fn classes(p: &mut Params) -> Result<(Vec<ClassConfig>, Vec<f64>), Error> {
         .collect();
     *cum.last_mut().expect("at least one class") = 1.0;
     Ok((classes, cum))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::test_support::*;
+    use crate::schema::Value;
+
+    #[test]
+    fn zipf_popularity_needs_s_above_0_and_more_than_one_flow() {
+        let sc = build(&[
+            ("traffic.flows", Value::Int(4)),
+            ("traffic.flow_zipf_s", Value::Int(1)),
+        ])
+        .unwrap();
+        // weights 1, 1/2, 1/3, 1/4 of 25/12
+        let cum = sc.traffic.flow_cum.expect("zipf");
+        let want = [12.0 / 25.0, 18.0 / 25.0, 22.0 / 25.0, 1.0];
+        assert_eq!(cum.len(), want.len());
+        for (c, w) in cum.iter().zip(want) {
+            assert!((c - w).abs() < 1e-12, "{cum:?}");
+        }
+        assert_eq!(cum[3], 1.0);
+        // s = 0: uniform
+        let sc = build(&[
+            ("traffic.flows", Value::Int(4)),
+            ("traffic.flow_zipf_s", Value::Int(0)),
+        ])
+        .unwrap();
+        assert_eq!(sc.traffic.flow_cum, None);
+        // one flow: nothing to choose
+        let sc = build(&[
+            ("traffic.flows", Value::Int(1)),
+            ("traffic.flow_zipf_s", Value::Int(1)),
+        ])
+        .unwrap();
+        assert_eq!(sc.traffic.flow_cum, None);
+    }
+
+    #[test]
+    fn a_size_table_has_cumulative_weights_and_its_weighted_mean() {
+        let sc = build(&[("traffic.sizes", s("imix"))]).unwrap();
+        assert_eq!(
+            sc.traffic.sizes,
+            SizeDist::Table {
+                sizes: vec![64, 594, 1518],
+                cum: vec![7.0 / 12.0, 11.0 / 12.0, 1.0],
+            }
+        );
+        let mean = (64.0 * 7.0 + 594.0 * 4.0 + 1518.0) / 12.0;
+        assert!((sc.traffic.sizes.mean() - mean).abs() < 1e-9);
+        assert_eq!(SizeDist::Fixed(100).mean(), 100.0);
+    }
+
+    #[test]
+    fn a_size_weight_must_be_a_finite_number_at_least_0() {
+        for (table, item) in [("64:-1", "64:-1"), ("64:1, 128:inf", "128:inf")] {
+            let e = build(&[("traffic.sizes", s(table))]).unwrap_err();
+            assert_eq!(e.key(), "traffic.sizes");
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "traffic.sizes = \"{table}\": \"{item}\": the weight must be a number >= 0"
+                )
+            );
+        }
+        let sc = build(&[("traffic.sizes", s("64:0, 128:2"))]).unwrap();
+        assert_eq!(sc.traffic.sizes.mean(), 128.0);
+    }
+
+    #[test]
+    fn class_names_are_at_most_32_letters_digits_dashes_and_underscores() {
+        let name = |n: &str| {
+            build(&[("traffic.classes.0.name", s(n))]).map(|sc| sc.traffic.classes[0].name.clone())
+        };
+        assert_eq!(name("rt-1_A").unwrap(), "rt-1_A");
+        let longest = "a".repeat(32);
+        assert_eq!(name(&longest).unwrap(), longest);
+        for bad in ["a.b", "a b", &"a".repeat(33)] {
+            let e = name(bad).unwrap_err();
+            assert_eq!(e.key(), "traffic.classes.0.name");
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "traffic.classes.0.name = \"{bad}\": must be at most 32 letters, digits, '-' and '_'"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_size_table_whose_weights_are_all_0_is_refused() {
+        let e = build(&[("traffic.sizes", s("64:0, 128:0"))]).unwrap_err();
+        assert_eq!(e.key(), "traffic.sizes");
+        assert_eq!(
+            e.to_string(),
+            "traffic.sizes = \"64:0, 128:0\": the table needs at least one size with a positive weight"
+        );
+    }
+
+    #[test]
+    fn classes_without_shares_split_the_packets_equally() {
+        let sc = build(&[
+            ("traffic.classes.0.name", s("a")),
+            ("traffic.classes.1.name", s("b")),
+            ("traffic.classes.2.name", s("c")),
+        ])
+        .unwrap();
+        let shares: Vec<f64> = sc.traffic.classes.iter().map(|c| c.share).collect();
+        assert_eq!(shares, [1.0 / 3.0; 3]);
+        let cum = &sc.traffic.class_cum;
+        assert_eq!(cum.len(), 3);
+        assert!((cum[0] - 1.0 / 3.0).abs() < 1e-12, "{cum:?}");
+        assert!((cum[1] - 2.0 / 3.0).abs() < 1e-12, "{cum:?}");
+        assert_eq!(cum[2], 1.0);
+        // resolved, so that the result says the shares used
+        assert_eq!(sc.params.f64("traffic.classes.1.share"), 1.0 / 3.0);
+    }
 }
