@@ -19,6 +19,8 @@
 //!   runs the same loop at thread priority.
 //! - A hard IRQ's exit runs pending softirqs inline unless the core is already inside softirq
 //!   processing (inline, or in ksoftirqd); post-v6.5 behaviour, no "let ksoftirqd do its job".
+//!
+//! The kernel's settings (`kernel.*`) are read in [`config`].
 
 pub mod config;
 
