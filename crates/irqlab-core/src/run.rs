@@ -1,6 +1,7 @@
 //! The run's settings (`run.*`): its seed and replication (the random streams), and the
 //! measured window: the warm-up, then `run.duration_ms` (or, for a replay without a duration,
-//! the replay's length). Every one of these settings takes effect: there are no warnings here.
+//! the replay's length). None of these settings is reported as having no effect (no
+//! `warnings` here).
 
 use crate::error::Error;
 use crate::schema::{Kind, Params, Value};

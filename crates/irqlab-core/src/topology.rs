@@ -1,7 +1,8 @@
 //! The host's shape (`host.*`: its cores, whether it forwards) and where everything is: which
 //! core serves each queue vector, which queue RSS steers each flow to, and which app reads
-//! each flow. Built and checked once, with the scenario. Every one of these settings takes
-//! effect (what a scheme cannot place is an error, `scenario::check_placement`).
+//! each flow. Built and checked once, with the scenario. None of these settings is reported
+//! as having no effect (no `warnings` here; what a scheme cannot place is an error,
+//! `scenario::check_placement`).
 
 use std::sync::Arc;
 

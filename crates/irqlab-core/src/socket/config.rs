@@ -1,7 +1,7 @@
 //! The sockets' and the applications' settings: the socket defaults (`socket.*`) and each app
 //! (`[[app]]`, `app.N.*`: its core, its cost per packet, the flows it reads, its receive
-//! buffer, how it waits). Busy polling from sockets and epoll is `busypoll`'s. Every one of
-//! these settings takes effect: there are no warnings here.
+//! buffer, how it waits). Busy polling from sockets and epoll is `busypoll`'s. None of these
+//! settings is reported as having no effect (no `warnings` here).
 
 use crate::dist::{Cost, Dist};
 use crate::error::Error;
