@@ -363,7 +363,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 then,
             );
         } else {
-            self.dispatch(c, then);
+            self.work_done(c, then);
         }
     }
 

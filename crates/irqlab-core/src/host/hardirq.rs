@@ -95,24 +95,14 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
     }
 
-    pub(super) fn on_timer_event(&mut self, timer: Timer) {
-        match timer {
-            Timer::NicModeration(v) => {
-                let v = v as usize;
-                let irq = &mut self.l.vector_mut(v).irq;
-                if irq.timer_at == Some(self.now) {
-                    irq.timer_at = None;
-                }
-                self.nic_check(v);
-            }
-            Timer::PollTick(v) => self.on_poll_tick(v as usize),
-            Timer::HybridWindow(v) => self.on_hybrid_window(v as usize),
-            Timer::NapiWatchdog(v) => self.on_napi_watchdog(v as usize),
-            Timer::TxDone(v) => self.on_tx_done(v as usize),
-            Timer::AdaptInterval(c) => self.on_adapt_interval(c as usize),
-            Timer::Tick(c) => self.on_tick(c as usize),
-            Timer::BusyDeadline(a) => self.on_busy_deadline(a as usize),
+    /// Vector `v`'s moderation timer expires: the interrupt logic decides again.
+    #[inline]
+    pub(super) fn on_moderation_timer(&mut self, v: usize) {
+        let irq = &mut self.l.vector_mut(v).irq;
+        if irq.timer_at == Some(self.now) {
+            irq.timer_at = None;
         }
+        self.nic_check(v);
     }
 
     fn issue_irq(&mut self, v: usize) {
@@ -219,7 +209,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     }
 
     /// The NAPI hrtimer fires (`napi_watchdog`): its interrupt schedules the NAPI.
-    fn on_napi_watchdog(&mut self, v: usize) {
+    pub(super) fn on_napi_watchdog(&mut self, v: usize) {
         let napi = &mut self.l.vector_mut(v).napi;
         if napi.watchdog_at != Some(self.now) {
             return; // stale
@@ -315,7 +305,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     }
 
     /// A transmitted packet has left: its write-back raises the cause.
-    fn on_tx_done(&mut self, v: usize) {
+    pub(super) fn on_tx_done(&mut self, v: usize) {
         let vec = &mut self.l.vector_mut(v);
         if vec.tx_signal_at != Some(self.now) {
             return; // superseded

@@ -23,6 +23,7 @@
 
 mod adapt;
 pub(crate) mod busypoll;
+mod dispatch;
 mod driver;
 mod feed;
 mod hardirq;
@@ -52,80 +53,13 @@ use crate::socket::Socket;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::Tracer;
 
+pub(crate) use dispatch::{Timer, Work};
 pub(crate) use feed::{Buffer, Feed, Generator, Routed};
 pub(crate) use layout::{Layout, Many, One};
 pub(crate) use polling::PollLoop;
 
 /// Priority of timers in the event queue (the CPU's completion ranks 0 and an arrival 2).
 const PRIO_TIMER: u8 = 1;
-
-/// What a CPU job is doing; its completion continues the corresponding step. Which vector or
-/// thread it belongs to is kept by its core (`Core::hardirq`, `Kernel::polling`,
-/// `RunQueue::current`): a core runs at most one job per priority level.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Work {
-    /// The NIC's hard interrupt handler (entry, ISR, exit; masking for NAPI).
-    Isr,
-    /// Entry overhead of a `net_rx_action` run.
-    NetRxEntry,
-    /// Entry overhead of one call of the driver's poll function.
-    PollEntry,
-    /// Cleaning completed Tx descriptors at the start of a poll.
-    TxClean,
-    /// Protocol processing of the packet at the head of the ring being cleaned (and its
-    /// transmit, when forwarded).
-    Packet,
-    /// Waking the app whose socket just got a packet (softirq; then the poll goes on).
-    Wakeup,
-    /// Re-enabling the vector after `napi_complete_done`.
-    Unmask,
-    /// The LL driver's poll starts a visit of an Rx ring (`qos`, `rings`).
-    RingVisit,
-    /// A context switch into the core's current thread (ksoftirqd or an app).
-    ThreadSwitch,
-    /// An app reading and handling one packet.
-    AppPacket,
-    /// The polling timer's interrupt handler (`polling`).
-    PollTimer,
-    /// Protocol processing of one packet in Salah's polling loop (`polling`).
-    LoopPacket,
-    /// Waking an app from Salah's polling loop.
-    LoopWakeup,
-    /// Re-enabling packet interrupts at the end of the polling loop (`polling`).
-    LoopUnmask,
-    /// The NAPI hrtimer's interrupt (software IRQ coalescing).
-    NapiWatchdog,
-    /// A busy loop's iterations that find nothing (`busypoll`).
-    BusySpin,
-    /// A busy loop goes on after the softirqs its `local_bh_enable` ran.
-    BusyCheck,
-    /// `busy_poll_stop` returns, after the softirqs its `local_bh_enable` ran.
-    BusyStopped,
-    /// `epoll_wait` returns ready events, or nothing (a zero timeout).
-    EpollReturn,
-    EpollEmpty,
-}
-
-/// Timers in the event queue, each for one vector.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Timer {
-    /// The NIC's moderation timer (ITR throttle or absolute timeout) expires.
-    NicModeration(u16),
-    /// The periodic polling timer (`polling`).
-    PollTick(u16),
-    /// The hybrid scheme's throughput measurement window ends (`polling`).
-    HybridWindow(u16),
-    /// The NAPI hrtimer of software IRQ coalescing (`gro_flush_timeout`).
-    NapiWatchdog(u16),
-    /// A transmitted packet leaves the wire: its descriptor write-back raises the cause.
-    TxDone(u16),
-    /// A receive-load controller's sampling interval of a core ends (`adapt`).
-    AdaptInterval(u16),
-    /// A core's timer tick (`tick`).
-    Tick(u16),
-    /// An app's busy loop reaches its deadline (`busypoll`).
-    BusyDeadline(u16),
-}
 
 /// One core.
 #[derive(Debug)]
@@ -490,32 +424,6 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
         let a = cpu.account();
         a[Category::Ksoftirqd as usize] + a[Category::App as usize] + a[Category::BusyPoll as usize]
     }
-
-    #[inline(always)]
-    fn dispatch(&mut self, c: usize, work: Work) {
-        match work {
-            Work::Isr => self.isr_done(c),
-            Work::NetRxEntry => self.net_rx_start(c),
-            Work::PollEntry => self.driver_poll_begin(c),
-            Work::TxClean => self.tx_clean_done(c),
-            Work::Packet => self.packet_done(c),
-            Work::Wakeup => self.driver_poll_step(c),
-            Work::Unmask => self.unmask_done(c),
-            Work::RingVisit => self.ring_visit_done(c),
-            Work::ThreadSwitch => self.thread_switched_in(c),
-            Work::AppPacket => self.app_packet_done(c),
-            Work::PollTimer => self.tick_done(c),
-            Work::NapiWatchdog => self.watchdog_done(c),
-            Work::LoopPacket => self.loop_packet_done(c),
-            Work::LoopWakeup => self.loop_wakeup_done(c),
-            Work::LoopUnmask => self.loop_unmask_done(c),
-            Work::BusySpin => self.busy_spin_done(c),
-            Work::BusyCheck => self.busy_check_current(c),
-            Work::BusyStopped => self.busy_stopped(c),
-            Work::EpollReturn => self.epoll_events(c),
-            Work::EpollEmpty => self.epoll_again(c),
-        }
-    }
 }
 
 impl<T: Tracer, L: Layout, F: Feed> Model for Host<'_, T, L, F> {
@@ -548,7 +456,7 @@ impl<T: Tracer, L: Layout, F: Feed> Model for Host<'_, T, L, F> {
         } else {
             self.next_cpu_ps = cpu.next_completion_ps();
         }
-        self.dispatch(c, work);
+        self.work_done(c, work);
         if multi {
             self.core_finished_event(c);
         }
@@ -559,7 +467,7 @@ impl<T: Tracer, L: Layout, F: Feed> Model for Host<'_, T, L, F> {
         debug_assert!(now >= self.now, "event in the past: {now} < {}", self.now);
         self.now = now;
         let (_, timer) = self.timers.pop().expect("a timer is due");
-        self.on_timer_event(timer);
+        self.timer_fired(timer);
     }
 
     #[inline]
