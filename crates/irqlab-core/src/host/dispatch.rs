@@ -26,7 +26,7 @@ pub enum Work {
     Wakeup,
     /// Re-enabling the vector after `napi_complete_done`.
     Unmask,
-    /// The LL driver's poll starts a visit of an Rx ring (`qos`, `rings`).
+    /// The LL driver's poll starts a visit of an Rx ring (`qos`).
     RingVisit,
     /// A context switch into the core's current thread (ksoftirqd or an app).
     ThreadSwitch,

@@ -6,10 +6,11 @@
 //! The state is organised as the real system is: [`Core`]s (a CPU server, the kernel's softirq
 //! state and poll list, the thread level with ksoftirqd and the apps' threads), [`Vector`]s (an
 //! IRQ line, an Rx ring per class, a Tx ring, a NAPI and a moderation policy), sockets and
-//! [`App`]s. The behaviour is split by part: `hardirq` (the NIC's interrupt logic and hard IRQ
-//! handlers), `softirq` (`handle_softirqs`, `net_rx_action`), `driver` (the poll function, Tx,
-//! delivery, moderation), `threads` (ksoftirqd, apps, the run queue) and `polling` (Salah's
-//! loop).
+//! [`App`]s. The behaviour is split by part, each file named after the part whose state it
+//! changes: `nic` (arrivals, the interrupt logic), `irq` (the hard-IRQ level), `driver` (the
+//! ISR, the poll function, delivery, moderation), `kernel` (softirqs, `net_rx_action`, NAPI),
+//! `socket` (sockets and the apps' `recv` loop), `sched` (the thread level), `busypoll`, `qos`,
+//! `adapt`, `tick` and `polling` (Salah's loop); `dispatch` holds the continuation table.
 //!
 //! Scheme by scheme:
 //! - `ideal`: an accepted arrival schedules the NAPI and runs softirqs inline, for free.
@@ -26,13 +27,15 @@ pub(crate) mod busypoll;
 mod dispatch;
 mod driver;
 mod feed;
-mod hardirq;
+mod irq;
+mod kernel;
 mod layout;
+mod nic;
 pub(crate) mod partition;
 mod polling;
-mod rings;
-mod softirq;
-mod threads;
+mod qos;
+mod sched;
+mod socket;
 mod tick;
 
 use std::collections::VecDeque;

@@ -1,13 +1,13 @@
-//! The NIC side and the hard-IRQ level: an arrival is steered to its queue and ring, raises
-//! its vector's interrupt cause, and the interrupt logic decides when to interrupt the
-//! vector's core; the ISR, the polling timer's and the NAPI hrtimer's handlers run there one
-//! at a time, the others waiting (packet IRQs first, in order).
+//! The NIC's behaviour (its state is in `crate::nic`: rings, interrupt line, Tx ring): an
+//! arrival is DMA'd into the ring of its class on the vector RSS chose (`feed`) and raises the
+//! vector's interrupt cause; the interrupt logic (ITR throttle, `rx-usecs` / `rx-frames`
+//! coalescing, its moderation timer) decides when the vector interrupts its core, which
+//! `irq` then handles; the driver's register writes reprogram it; a transmitted frame's
+//! descriptor write-back raises the cause again.
 
-use super::{Feed, Host, Layout, Routed, Timer, Work};
-use crate::cpu::{Category, Level};
+use super::{Feed, Host, Layout, Routed, Timer};
 use crate::moderation::Write;
 use crate::nic::{IrqDecision, Packet};
-use crate::rng::StreamId;
 use crate::scenario::Scheme;
 use crate::trace::Tracer;
 
@@ -105,6 +105,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.nic_check(v);
     }
 
+    /// Vector `v` issues its IRQ (the throttle reloads; NAPI schemes mask the vector).
     fn issue_irq(&mut self, v: usize) {
         let vec = &mut self.l.vector_mut(v);
         vec.irq.issue(self.now, self.s.scheme.masks_on_irq());
@@ -117,141 +118,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 self.metrics.busy.irqs_while_owned += 1;
             }
         }
-        if self.is_busy(c, Level::HardIrq) {
-            self.l.core_mut(c).pending_isr.push_back(v as u16);
-        } else {
-            self.start_isr(v);
-        }
-    }
-
-    pub(super) fn start_isr(&mut self, v: usize) {
-        let s = self.s;
-        let c = self.l.vector_mut(v).core;
-        self.l.core_mut(c).hardirq = v as u16;
-        let d = if s.first_packet_in_isr && self.isr_takes_first_packet(v) {
-            self.isr_with_first_packet(v)
-        } else {
-            let p = &s.platform;
-            let mut d = self.draw(c, p.irq, StreamId::IrqCost);
-            if s.scheme.masks_on_irq() && !p.mask.is_zero() {
-                d = d + self.draw(c, p.mask, StreamId::MaskCost);
-            }
-            d
-        };
-        self.start(c, Level::HardIrq, d, Category::Irq, Work::Isr);
-    }
-
-    /// The ISR has run: it schedules the NAPI; `irq_exit` then runs softirqs. (Schemes with
-    /// Salah's polling loop start a poll instead.)
-    pub(super) fn isr_done(&mut self, c: usize) {
-        let v = self.l.core_mut(c).hardirq as usize;
-        self.l.vector_mut(v).irq.isr_done();
-        self.cause_cleared(v);
-        if self.s.scheme.uses_poll_loop() {
-            self.poll_loop_isr_done(v);
-            self.next_hardirq(c);
-        } else {
-            self.napi_schedule(v);
-            self.next_hardirq(c);
-            self.irq_exit(c);
-        }
-        self.nic_check(v);
-    }
-
-    /// Hard IRQ exit: pending softirqs run inline unless softirq processing is already in
-    /// progress on this core (it will see them).
-    #[inline]
-    pub(super) fn irq_exit(&mut self, c: usize) {
-        let k = &self.l.core_mut(c).kernel;
-        if k.softirq_pending && k.ctx.is_none() {
-            self.handle_softirqs(c, crate::kernel::SoftirqCtx::Inline);
-        }
-    }
-
-    /// Starts the next waiting hard-IRQ job on core `c`, if the level is free: a packet ISR
-    /// first, then a polling-timer, then a NAPI-timer interrupt.
-    pub(super) fn next_hardirq(&mut self, c: usize) {
-        if self.is_busy(c, Level::HardIrq) {
-            return;
-        }
-        if let Some(v) = self.l.core_mut(c).pending_isr.pop_front() {
-            self.start_isr(v as usize);
-            return;
-        }
-        let l = &self.l;
-        let core = l.core(c);
-        if let Some(&v) = core
-            .vectors
-            .iter()
-            .find(|&&v| l.vector(v as usize).pending_ticks > 0)
-        {
-            self.l.vector_mut(v as usize).pending_ticks -= 1;
-            self.start_tick_handler(v as usize);
-        } else if let Some(&v) = core
-            .vectors
-            .iter()
-            .find(|&&v| l.vector(v as usize).napi.watchdog_pending)
-        {
-            self.l.vector_mut(v as usize).napi.watchdog_pending = false;
-            self.start_watchdog(v as usize);
-        }
-    }
-
-    /// `napi_schedule` of vector `v` on its core.
-    #[inline]
-    pub(super) fn napi_schedule(&mut self, v: usize) {
-        let c = self.l.vector(v).core;
-        let (core, vec) = self.l.both(c, v);
-        if vec.napi.in_busy_poll {
-            vec.napi.missed = true;
-        }
-        core.kernel.napi_schedule(&mut vec.napi, v as u16);
-    }
-
-    /// The NAPI hrtimer fires (`napi_watchdog`): its interrupt schedules the NAPI.
-    pub(super) fn on_napi_watchdog(&mut self, v: usize) {
-        let napi = &mut self.l.vector_mut(v).napi;
-        if napi.watchdog_at != Some(self.now) {
-            return; // stale
-        }
-        napi.watchdog_at = None;
-        if self.is_busy(self.l.vector(v).core, Level::HardIrq) {
-            self.l.vector_mut(v).napi.watchdog_pending = true;
-        } else {
-            self.start_watchdog(v);
-        }
-    }
-
-    pub(super) fn start_watchdog(&mut self, v: usize) {
-        let c = self.l.vector_mut(v).core;
-        self.l.core_mut(c).hardirq = v as u16;
-        let cost = self.s.platform.poll_timer;
-        if cost.is_zero() {
-            self.watchdog_done(c);
-        } else {
-            let d = self.draw(c, cost, StreamId::PollTimerCost);
-            self.start(c, Level::HardIrq, d, Category::Irq, Work::NapiWatchdog);
-        }
-    }
-
-    pub(super) fn watchdog_done(&mut self, c: usize) {
-        let v = self.l.core_mut(c).hardirq as usize;
-        if self.measuring() {
-            self.metrics.vectors[v].timer_ticks += 1;
-        }
-        // `napi_watchdog`: an idle NAPI is scheduled and the prefer pledge revoked; an owned
-        // one loses the expiry
-        let napi = &mut self.l.vector_mut(v).napi;
-        if napi.sched {
-            if self.measuring() {
-                self.metrics.busy.watchdog_lost += 1;
-            }
-        } else {
-            napi.prefer = false;
-        }
-        self.napi_schedule(v);
-        self.next_hardirq(c);
-        self.irq_exit(c);
+        self.do_irq(c, v);
     }
 
     /// The driver programs new moderation into vector `v`'s interrupt logic.
