@@ -119,9 +119,19 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.softirq_pass_done(c);
     }
 
-    /// `napi_poll`: call the driver's poll function of vector `v` with the NAPI weight.
+    /// `napi_poll` from `net_rx_action`: the driver's poll function of vector `v` with the
+    /// NAPI weight, its ring discipline's pass (if any) starting afresh.
     #[inline(always)]
     fn napi_poll(&mut self, c: usize, v: usize) {
+        self.l.vector_mut(v).napi.rings = crate::qos::PollState::default();
+        self.poll_call(c, v, self.ring_budget);
+    }
+
+    /// `__napi_poll`'s call of vector `v`'s poll function on core `c`, each Rx ring allowed
+    /// `ring_budget` packets: the one setup of a poll, for the softirq's (`napi_poll`) and a
+    /// busy loop's (`busypoll`). The poll function starts once the poll's entry cost is paid.
+    #[inline(always)]
+    pub(super) fn poll_call(&mut self, c: usize, v: usize, ring_budget: u64) {
         self.l.core_mut(c).kernel.polling = v as u16;
         if self.measuring() {
             self.metrics.vectors[v].polls += 1;
@@ -131,8 +141,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         napi.ring = 0;
         napi.ring_work = 0;
         napi.clean_complete = true;
-        napi.rings = crate::qos::PollState::default();
-        napi.ring_budget = self.ring_budget;
+        napi.ring_budget = ring_budget;
         let cost = self.s.platform.poll;
         if cost.is_zero() {
             self.driver_poll_begin(c);
