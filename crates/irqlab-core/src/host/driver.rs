@@ -128,8 +128,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// allows, then the next ring.
     #[inline]
     pub(super) fn driver_poll_step(&mut self, c: usize) {
-        if self.disciplined {
-            self.ring_discipline_step(c);
+        if self.ring_order_step(c) {
             return;
         }
         let v = self.l.core_mut(c).kernel.polling as usize;
@@ -336,12 +335,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// scheduled and goes to the repoll list (even if the rings happen to be empty).
     pub(super) fn driver_poll_done(&mut self, c: usize) {
         let v = self.l.core_mut(c).kernel.polling as usize;
-        if self.l.core(c).kernel.ctx == Some(crate::kernel::SoftirqCtx::BusyPoll) {
-            let napi = &self.l.vector(v).napi;
-            if napi.in_busy_poll || !napi.clean_complete {
-                self.busy_driver_poll_done(c, v);
-                return;
-            }
+        if self.busy_poll_done(c, v) {
+            return;
         }
         let weight = self.s.kernel.napi_weight;
         let napi = &mut self.l.vector_mut(v).napi;
@@ -358,9 +353,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             let napi = &mut self.l.vector_mut(v).napi;
             napi.sched = false;
             napi.prefer = false;
-            if self.apps_extended {
-                self.napi_released(v);
-            }
+            self.busy_on_napi_complete(v);
             if !self.napi_complete_done(v) {
                 // software IRQ coalescing: the vector stays masked, a timer will poll again
                 self.after_napi_poll(c);
@@ -388,10 +381,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 self.l.vector_mut(v).irq.masked = false;
                 self.nic_check(v);
             }
-        } else if self.l.vector(v).napi.prefer {
-            // a preferring busy poller waits: hand the NAPI over (`__napi_poll`)
-            self.prefer_handover(c, v);
-        } else {
+        } else if !self.busy_prefer_handover(c, v) {
             self.l.core_mut(c).kernel.repoll.push_back(v as u16);
         }
         self.after_napi_poll(c);

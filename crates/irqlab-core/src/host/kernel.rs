@@ -154,8 +154,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// Back in `net_rx_action` after one `napi_poll`, which reported `napi_ret`.
     #[inline]
     pub(super) fn after_napi_poll(&mut self, c: usize) {
-        if self.l.core(c).kernel.ctx == Some(SoftirqCtx::BusyPoll) {
-            self.busy_stop_returned(c);
+        if self.busy_after_poll(c) {
             return;
         }
         let now = self.now;

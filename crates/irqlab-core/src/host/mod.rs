@@ -27,6 +27,7 @@ pub(crate) mod busypoll;
 mod dispatch;
 mod driver;
 mod feed;
+mod hooks;
 mod irq;
 mod kernel;
 mod layout;

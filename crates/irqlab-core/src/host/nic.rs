@@ -74,9 +74,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 self.nic_check(v);
             }
         }
-        if self.apps_extended {
-            self.arrival_seen(v, flow, accepted, spinner);
-        }
+        self.busy_on_arrival(v, flow, accepted, spinner);
     }
 
     /// Asks vector `v`'s interrupt logic whether to issue an IRQ now, later, or not.

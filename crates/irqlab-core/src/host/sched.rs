@@ -25,9 +25,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         } else {
             *self.state_mut(c, t) = ThreadState::Runnable;
             self.l.core_mut(c).threads.queue.push_back(t);
-            if self.apps_extended {
-                self.need_resched(c);
-            }
+            self.busy_on_wakeup(c);
         }
     }
 

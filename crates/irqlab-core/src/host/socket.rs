@@ -22,16 +22,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     pub(super) fn socket_enqueue(&mut self, v: usize, a: usize, pkt: Packet) -> SimDuration {
         let now = self.now;
         let truesize = self.s.socket.truesize(u32::from(pkt.size_bytes));
-        if !self.adapt.is_empty() {
-            self.adapt_on_enqueue(self.l.vector(v).core, a);
-        }
+        self.adapt_on_enqueue(self.l.vector(v).core, a);
         if self.apps[a].socket.enqueue(pkt, truesize) {
             self.metrics
                 .on_ring_exit(now, v, pkt.class, pkt.arrival, RingExit::Socket);
             self.tracer.delivered(pkt.id, pkt.arrival, now);
-            if self.apps_extended {
-                self.socket_data_ready(a, v);
-            }
+            self.busy_on_data_ready(a, v);
             if self.apps[a].state == ThreadState::Sleeping {
                 // the waker pays, on the vector's core
                 let c = self.l.vector(v).core;
@@ -44,12 +40,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             self.metrics
                 .on_ring_exit(now, v, pkt.class, pkt.arrival, RingExit::DroppedSocket);
             self.metrics.on_socket_drop(now, a, pkt.class);
-            if !self.adapt.is_empty() {
-                self.adapt[self.l.vector(v).core].overflowed = true;
-            }
-            if self.s.rr.is_some() {
-                self.feed.respond(pkt.flow, now, true);
-            }
+            self.adapt_on_overflow(self.l.vector(v).core);
+            self.rr_on_request_lost(pkt.flow);
         }
         SimDuration::ZERO
     }
@@ -57,8 +49,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// An app's `recv` loop: take the next packet, or sleep on an empty socket. (epoll, busy
     /// polling and responses: `busypoll`.)
     pub(super) fn app_next(&mut self, c: usize, a: usize) {
-        if self.apps_extended {
-            self.app_wait(c, a);
+        if self.busy_app_wait(c, a) {
             return;
         }
         let Some(pkt) = self.apps[a].socket.dequeue() else {
@@ -73,15 +64,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.apps[a].holding = Some(pkt);
         let cfg = &self.s.apps[a];
         let (cost, per_byte) = (cfg.cost, cfg.cost_ps_per_byte);
-        let mut d = plus_bytes(
+        let d = plus_bytes(
             self.draw(c, cost, StreamId::AppCost),
             pkt.size_bytes,
             per_byte,
         );
-        if self.s.rr.is_some() {
-            // sending the response
-            d = d + self.draw_or_zero(c, self.s.platform.tx, StreamId::TxCost);
-        }
+        let d = self.rr_with_response_cost(c, d);
         self.start(c, Level::Thread, d, Category::App, Work::AppPacket);
     }
 
@@ -99,9 +87,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             u32::from(pkt.size_bytes),
         );
         self.tracer.consumed(a, pkt.id, self.now);
-        if self.s.rr.is_some() {
-            self.send_response(a, pkt);
-        }
+        self.rr_on_consumed(a, pkt);
         let rq = &self.l.core_mut(c).threads;
         if !rq.queue.is_empty() {
             let thread_ps = self.thread_ps(c);
