@@ -1,7 +1,8 @@
 //! The continuation table: what happens when a CPU job ends ([`Work`]) and when a timer fires
 //! ([`Timer`]). Every step of the model that waits (for CPU time, or for a time) names its
-//! continuation here, and each continuation is one function of the file that owns its part.
-//! Both tables are `match`es: static dispatch, inlined into the engine's event loop.
+//! continuation here, and each continuation is one function of the file that owns its part
+//! (named at the end of its arm). Both tables are `match`es: static dispatch, inlined into the
+//! engine's event loop.
 
 use super::{Feed, Host, Layout};
 use crate::trace::Tracer;
@@ -79,40 +80,40 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     #[inline(always)]
     pub(super) fn work_done(&mut self, c: usize, work: Work) {
         match work {
-            Work::Isr => self.isr_done(c),
-            Work::NetRxEntry => self.net_rx_start(c),
-            Work::PollEntry => self.driver_poll_begin(c),
-            Work::TxClean => self.tx_clean_done(c),
-            Work::Packet => self.packet_done(c),
-            Work::Wakeup => self.driver_poll_step(c),
-            Work::Unmask => self.unmask_done(c),
-            Work::RingVisit => self.ring_visit_done(c),
-            Work::ThreadSwitch => self.thread_switched_in(c),
-            Work::AppPacket => self.app_packet_done(c),
-            Work::PollTimer => self.tick_done(c),
-            Work::NapiWatchdog => self.watchdog_done(c),
-            Work::LoopPacket => self.loop_packet_done(c),
-            Work::LoopWakeup => self.loop_wakeup_done(c),
-            Work::LoopUnmask => self.loop_unmask_done(c),
-            Work::BusySpin => self.busy_spin_done(c),
-            Work::BusyCheck => self.busy_check_current(c),
-            Work::BusyStopped => self.busy_stopped(c),
-            Work::EpollReturn => self.epoll_events(c),
-            Work::EpollEmpty => self.epoll_again(c),
+            Work::Isr => self.isr_done(c),                    // driver
+            Work::NetRxEntry => self.net_rx_start(c),         // kernel
+            Work::PollEntry => self.driver_poll_begin(c),     // driver
+            Work::TxClean => self.tx_clean_done(c),           // driver
+            Work::Packet => self.packet_done(c),              // driver
+            Work::Wakeup => self.driver_poll_step(c),         // driver
+            Work::Unmask => self.unmask_done(c),              // driver
+            Work::RingVisit => self.ring_visit_done(c),       // qos
+            Work::ThreadSwitch => self.thread_switched_in(c), // sched
+            Work::AppPacket => self.app_packet_done(c),       // socket
+            Work::PollTimer => self.tick_done(c),             // polling
+            Work::NapiWatchdog => self.watchdog_done(c),      // kernel
+            Work::LoopPacket => self.loop_packet_done(c),     // polling
+            Work::LoopWakeup => self.loop_wakeup_done(c),     // polling
+            Work::LoopUnmask => self.loop_unmask_done(c),     // polling
+            Work::BusySpin => self.busy_spin_done(c),         // busypoll
+            Work::BusyCheck => self.busy_check_current(c),    // busypoll
+            Work::BusyStopped => self.busy_stopped(c),        // busypoll
+            Work::EpollReturn => self.epoll_events(c),        // busypoll
+            Work::EpollEmpty => self.epoll_again(c),          // busypoll
         }
     }
 
     /// `timer` fires now: its continuation.
     pub(super) fn timer_fired(&mut self, timer: Timer) {
         match timer {
-            Timer::NicModeration(v) => self.on_moderation_timer(v as usize),
-            Timer::PollTick(v) => self.on_poll_tick(v as usize),
-            Timer::HybridWindow(v) => self.on_hybrid_window(v as usize),
-            Timer::NapiWatchdog(v) => self.on_napi_watchdog(v as usize),
-            Timer::TxDone(v) => self.on_tx_done(v as usize),
-            Timer::AdaptInterval(c) => self.on_adapt_interval(c as usize),
-            Timer::Tick(c) => self.on_tick(c as usize),
-            Timer::BusyDeadline(a) => self.on_busy_deadline(a as usize),
+            Timer::NicModeration(v) => self.on_moderation_timer(v as usize), // nic
+            Timer::PollTick(v) => self.on_poll_tick(v as usize),             // polling
+            Timer::HybridWindow(v) => self.on_hybrid_window(v as usize),     // polling
+            Timer::NapiWatchdog(v) => self.on_napi_watchdog(v as usize),     // kernel
+            Timer::TxDone(v) => self.on_tx_done(v as usize),                 // nic
+            Timer::AdaptInterval(c) => self.on_adapt_interval(c as usize),   // adapt
+            Timer::Tick(c) => self.on_tick(c as usize),                      // tick
+            Timer::BusyDeadline(a) => self.on_busy_deadline(a as usize),     // busypoll
         }
     }
 }

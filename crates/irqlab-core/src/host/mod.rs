@@ -1,16 +1,69 @@
 //! The host model: how an arrival becomes an interrupt, a softirq, a NAPI poll, protocol
 //! processing on a core, and then a socket and an app, a Tx ring, or the stack. Every
 //! transition happens at one instant; time passes only inside CPU jobs (tagged with a
-//! [`Work`]) and until timers fire.
+//! [`Work`]) and until timers fire ([`Timer`]).
 //!
 //! The state is organised as the real system is: [`Core`]s (a CPU server, the kernel's softirq
 //! state and poll list, the thread level with ksoftirqd and the apps' threads), [`Vector`]s (an
 //! IRQ line, an Rx ring per class, a Tx ring, a NAPI and a moderation policy), sockets and
-//! [`App`]s. The behaviour is split by part, each file named after the part whose state it
-//! changes: `nic` (arrivals, the interrupt logic), `irq` (the hard-IRQ level), `driver` (the
-//! ISR, the poll function, delivery, moderation), `kernel` (softirqs, `net_rx_action`, NAPI),
-//! `socket` (sockets and the apps' `recv` loop), `sched` (the thread level), `busypoll`, `qos`,
-//! `adapt`, `tick` and `polling` (Salah's loop); `dispatch` holds the continuation table.
+//! [`App`]s; their types are the top-level modules' (`crate::nic`, `crate::kernel`,
+//! `crate::cpu`, `crate::sched`, `crate::socket`, …), which hold the state and its rules. The
+//! behaviour is one `impl Host` per file, each file named after the part whose state it
+//! changes. A packet goes through them in this order: `feed` → `nic` → `irq` → `driver` (ISR)
+//! → `kernel` (softirq, `net_rx_action`) → `driver` (poll) → `socket` → `sched` → `socket`
+//! (app); every CPU job and timer comes back through `dispatch`, and the optional mechanisms
+//! join through `hooks`.
+//!
+//! Where each kernel and driver function lives (file `::` function):
+//!
+//! | kernel / driver | here |
+//! |---|---|
+//! | the NIC: DMA into the Rx ring, the interrupt cause | `nic::arrival` |
+//! | the NIC's interrupt logic: ITR throttle, coalescing, their timer | `nic::nic_check`, `nic::on_moderation_timer`, `nic::issue_irq` |
+//! | Tx descriptor write-back raising the cause | `nic::tx_queued`, `nic::cause_cleared`, `nic::on_tx_done` |
+//! | `do_IRQ` (one hard-IRQ handler at a time per core) | `irq::do_irq`, `irq::next_hardirq` |
+//! | the ISR (`ixgbe_msix_clean_rings`) | `driver::start_isr`, `driver::isr_done` |
+//! | `irq_exit` → `invoke_softirq` | `irq::irq_exit` |
+//! | `__napi_schedule` | `kernel::napi_schedule` (the list: `crate::kernel::Kernel::napi_schedule`) |
+//! | `handle_softirqs` (restarts, hand-off) | `kernel::handle_softirqs`, `softirq_pass`, `softirq_pass_done` |
+//! | `net_rx_action` | `kernel::net_rx_start`, `net_rx_loop`, `after_napi_poll`, `net_rx_finish` |
+//! | `napi_poll`, `__napi_poll` (one setup for softirq and busy polls) | `kernel::napi_poll`, `kernel::poll_call` |
+//! | the driver's poll (`ixgbe_poll`): Tx clean, Rx clean | `driver::driver_poll_begin`, `tx_clean_done`, `driver_poll_step`, `packet_done` |
+//! | protocol processing's end: socket, `ndo_start_xmit` or the stack | `driver::deliver`, `deliver_to_sink` |
+//! | the poll's return, `napi_complete_done`, re-enabling the IRQ | `driver::driver_poll_done`, `kernel::napi_complete_done`, `driver::unmask_done` |
+//! | the moderation policy (`ixgbe_update_itr`, `net_dim`, …) and its register write | `driver::moderate`, `nic::apply_moderation` |
+//! | `napi_watchdog` (the NAPI hrtimer) | `kernel::on_napi_watchdog`, `start_watchdog`, `watchdog_done` |
+//! | `wakeup_softirqd`, ksoftirqd's thread loop | `kernel::wakeup_softirqd`, `kernel::ksoftirqd_loop` |
+//! | `try_to_wake_up`, `schedule`, `cond_resched` | `sched::wake_thread`, `switch_to`, `schedule_next`, `yield_thread` |
+//! | `__udp_enqueue_schedule_skb`, `sk_data_ready` | `socket::socket_enqueue` |
+//! | `udp_recvmsg` and the app's work | `socket::app_next`, `app_take`, `app_packet_done` |
+//! | `napi_busy_loop` | `busypoll::busy_loop_start`, `busy_iteration`, `busy_poll_call`, `busy_check` |
+//! | `busy_poll_stop` | `busypoll::busy_leave`, `busy_stop_returned`, `busy_stopped` |
+//! | `ep_poll`, `ep_send_events`, `napi_suspend_irqs`, `napi_resume_irqs` | `busypoll::epoll_wait`, `epoll_send_events`, `after_busy_loop` |
+//! | the LL driver's ring order (ingress QoS) | `qos::ring_discipline_step` |
+//! | the timer tick's `irq_exit` | `tick::on_tick` |
+//!
+//! Every file, and the data it changes:
+//!
+//! | file | holds | data |
+//! |---|---|---|
+//! | `mod` (this file) | the host's state, starting CPU jobs, the engine's events | [`Host`], [`Core`], [`Vector`], [`App`] |
+//! | `dispatch` | the continuation table of CPU jobs and timers | [`Work`], [`Timer`] |
+//! | `feed` | the arrivals as the NIC classifies them (RSS, class) | `Generator`, `Buffer` |
+//! | `nic` | the NIC | `Vector::rings`, `irq`, `tx_signal_at`, `irq_events` (`crate::nic`) |
+//! | `irq` | the hard-IRQ level | `Core::pending_isr`, `Core::hardirq` |
+//! | `driver` | the ISR, the poll function, delivery, moderation | `Vector::napi_ret`, `tx_cleaning`, `tx`, `policy`, its counters (`crate::moderation`) |
+//! | `kernel` | softirqs, `net_rx_action`, NAPI, ksoftirqd | `Core::kernel`, `Vector::napi` (`crate::kernel`) |
+//! | `sched` | the thread level | `Core::threads`, `Core::ksoftirqd`, `App::state` (`crate::sched`) |
+//! | `socket` | sockets and the apps' `recv` loop | `App::socket`, `App::holding` (`crate::socket`) |
+//! | `busypoll` | busy polling, epoll, request/response | `App::session`, `napi_id`, `epoll_left`; `Vector::spinner`, `waiting`; `Napi`'s busy-poll bits (`crate::busypoll`) |
+//! | `qos` | the Rx loop under a ring discipline | `Napi::rings` (`crate::qos`) |
+//! | `adapt` | receive-load controllers | `Host::adapt` (`CoreAdapt`; `crate::adapt`) |
+//! | `hooks` | where the optional mechanisms join the main path | — |
+//! | `tick` | the timer tick | — |
+//! | `polling` | Salah's polling loop (the `disable-enable`, `poll`, `napi-poll`, `hybrid` schemes) | `Vector::poll_loop` (`PollLoop`), `Vector::pending_ticks` |
+//! | `layout` | where the cores and vectors are kept (one core inline, or several) | `One`, `Many` |
+//! | `partition` | a host whose cores do not interact, run core by core | — |
 //!
 //! Scheme by scheme:
 //! - `ideal`: an accepted arrival schedules the NAPI and runs softirqs inline, for free.
