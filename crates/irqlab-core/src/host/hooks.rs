@@ -179,3 +179,38 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_hook_is_in_the_table_and_called_where_it_says() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/host");
+        let read = |file: &str| std::fs::read_to_string(format!("{dir}/{file}.rs")).unwrap();
+        let own = read("hooks");
+        let rows: Vec<&str> = own
+            .lines()
+            .map_while(|l| l.strip_prefix("//!"))
+            .map(str::trim)
+            .filter(|l| l.starts_with("| `"))
+            .collect();
+        assert!(rows.len() > 10);
+        let mut hooks = 0;
+        for row in rows {
+            let cells: Vec<&str> = row.split('`').skip(1).step_by(2).collect();
+            let (hook, site) = (cells[0], cells[1]);
+            let (file, _) = site.split_once("::").expect("file::function");
+            assert!(own.contains(&format!("fn {hook}(")), "no hook {hook}");
+            assert!(
+                read(file).contains(&format!("self.{hook}(")),
+                "{hook} is not called in host/{file}.rs"
+            );
+            hooks += 1;
+        }
+        // every hook of this file is in the table
+        let defined = own
+            .lines()
+            .filter(|l| l.starts_with("    pub(super) fn "))
+            .count();
+        assert_eq!(defined, hooks);
+    }
+}

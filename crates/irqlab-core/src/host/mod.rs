@@ -561,6 +561,85 @@ mod tests {
     use crate::Value;
     use crate::trace::NoTrace;
 
+    /// The lines of this module's doc, without their `//! `.
+    fn module_doc() -> Vec<&'static str> {
+        include_str!("mod.rs")
+            .lines()
+            .map_while(|l| l.strip_prefix("//!"))
+            .map(str::trim)
+            .collect()
+    }
+
+    /// The code spans (between backticks) of a table cell.
+    fn spans(cell: &str) -> Vec<&str> {
+        cell.split('`').skip(1).step_by(2).collect()
+    }
+
+    #[test]
+    fn the_module_doc_lists_every_file_of_host_and_no_other() {
+        let doc = module_doc();
+        let from = doc
+            .iter()
+            .position(|l| l.starts_with("Every file, and the data it changes"))
+            .expect("the file table");
+        let mut listed: Vec<String> = doc[from..]
+            .iter()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .skip(2)
+            .map(|row| spans(row.split('|').nth(1).unwrap())[0].to_string())
+            .collect();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/host");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        listed.sort();
+        files.sort();
+        assert_eq!(listed, files);
+    }
+
+    #[test]
+    fn every_function_the_module_doc_places_is_in_its_file() {
+        // rows of the first table: `file::function`, then functions of the same file
+        let doc = module_doc();
+        let from = doc
+            .iter()
+            .position(|l| l.starts_with("Where each kernel and driver function lives"))
+            .expect("the function table");
+        let rows: Vec<&str> = doc[from..]
+            .iter()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .skip(2)
+            .copied()
+            .collect();
+        assert!(rows.len() > 20);
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/host");
+        for row in rows {
+            let mut file = "";
+            for span in spans(row.split('|').nth(2).unwrap()) {
+                if span.starts_with("crate::") {
+                    continue;
+                }
+                let name = match span.split_once("::") {
+                    Some((f, name)) => {
+                        file = f;
+                        name
+                    }
+                    None => span,
+                };
+                let src = std::fs::read_to_string(format!("{dir}/{file}.rs")).unwrap();
+                assert!(
+                    src.contains(&format!("fn {name}(")),
+                    "the module doc places `{name}` in host/{file}.rs: {row}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn the_snapshot_counts_each_vectors_packets_in_its_own_slots_per_class() {
         // two vectors, two classes: slot `vector * 2 + class` of `in_ring` (every packet a
