@@ -382,6 +382,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 self.nic_check(v);
             }
         } else if !self.busy_prefer_handover(c, v) {
+            // (unless a preferring busy poller waits and takes it over: `__napi_poll`)
             self.l.core_mut(c).kernel.repoll.push_back(v as u16);
         }
         self.after_napi_poll(c);
