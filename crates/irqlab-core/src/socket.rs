@@ -10,6 +10,8 @@
 //!   released in batches: it is added to a deficit, and the deficit is returned to
 //!   `sk_rmem_alloc` only once it reaches a quarter of the buffer (`forward_threshold`) or the
 //!   reader queue is empty. Until then packets already read still count against the buffer.
+//!
+//! Queuing a packet and the app's reads happen in `host::socket`.
 
 use std::collections::VecDeque;
 

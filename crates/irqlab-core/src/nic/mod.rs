@@ -1,5 +1,6 @@
 //! The NIC: queue vectors, each with an Rx ring per traffic class, a Tx ring ([`tx`]) and the
-//! interrupt logic of its IRQ line; RSS ([`rss`]) steers each flow to a queue.
+//! interrupt logic of its IRQ line; RSS ([`rss`]) steers each flow to a queue. This module holds
+//! their state and rules; the transitions that touch the CPU live in `host::nic`.
 //!
 //! **Ring.** `ring_descriptors` slots. A packet takes a slot when it arrives (DMA is taken as
 //! instantaneous) and gives it back when its protocol processing completes; an arrival that
