@@ -841,18 +841,6 @@ def report(results: Path, out: Path | None, title: str | None) -> None:
     click.echo(f"wrote {target} ({kind}, {size / 1e6:.1f} MB)")
 
 
-#: The tables `irqlab reproduce` prints, as a study returns them: (its name, the study's
-#: function that writes it as Markdown). Every study returns at least one.
-STUDY_TABLES = (
-    ("headline", "headline_markdown"),
-    ("policies", "policy_markdown"),
-    ("table2", "table2_markdown"),
-    ("paper", "paper_markdown"),
-    ("paper_vs_irqlab", "paper_markdown"),
-    ("conclusions", "conclusions_markdown"),
-)
-
-
 def _parse_rates(text: str) -> list[float]:
     """``FROM:TO:NUM`` (geometric) or ``FROM:TO:NUM:lin``, or a comma-separated list: at most
     :data:`irqlab.analytic.limits.MAX_RATES` rates, counted before any is made."""
@@ -1031,13 +1019,15 @@ def reproduce(
 
     The sweeps are resumable: rerunning the command reuses the runs already in --out.
     """
+    from irqlab.studies import reproduce as run_study
     from irqlab.studies import study as find
 
-    module = find(study)
+    found = find(study)
     target = out or Path("results") / (f"{study}-quick" if quick else study)
     console = Console(stderr=True)
-    console.print(f"{module.TITLE}\n→ {target}", highlight=False)
-    tables = module.reproduce(
+    console.print(f"{found.TITLE}\n→ {target}", highlight=False)
+    tables = run_study(
+        found,
         target,
         quick=quick,
         executor=executor,
@@ -1045,7 +1035,7 @@ def reproduce(
         scheduler=scheduler,
         progress=console.is_terminal if progress is None else progress,
     )
-    printed = [getattr(module, md)(tables[name]) for name, md in STUDY_TABLES if name in tables]
+    printed = [markdown(tables[name]) for name, markdown in found.TABLES.items()]
     click.echo("\n".join(printed), nl=False)
     click.echo(f"wrote {target}/README.md and the figures and tables it lists")
 

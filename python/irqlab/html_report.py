@@ -1593,8 +1593,9 @@ def _reproduction_page(path: Path, title: str | None) -> Page:
 
     csvs = [f for f in readme.files if f.endswith(".csv")]
     csvs += sorted(p.name for p in path.glob("*.csv") if p.name not in csvs)
-    # the headline tables (those the study also writes as Markdown) first
-    csvs.sort(key=lambda f: not (path / f).with_suffix(".md").exists())
+    # the study's headline tables first
+    headlines = _headline_tables(readme.study)
+    csvs.sort(key=lambda f: Path(f).stem not in headlines)
     tables = Section("tables", "Tables")
     listed = []
     for name in csvs:
@@ -1602,7 +1603,7 @@ def _reproduction_page(path: Path, title: str | None) -> Page:
         if len(df.columns) > MAX_TABLE_COLUMNS:
             listed.append(f"{name}: {len(df)} rows × {len(df.columns)} columns")
             continue
-        headline = (path / name).with_suffix(".md").exists()
+        headline = Path(name).stem in headlines
         tables.items.append(_csv_table(name, df, open_=headline or len(df) <= 25))
     if listed:
         tables.p("Too wide to show here, in the folder: " + "; ".join(listed) + ".")
@@ -1635,6 +1636,14 @@ def _reproduction_page(path: Path, title: str | None) -> Page:
             )
         )
     return Page(title or readme.title, "reproduction", str(path), lede, [what, figs, tables, rerun])
+
+
+def _headline_tables(name: str) -> set[str]:
+    """The headline tables of study ``name``, as the study names them (none if irqlab has no
+    such study: a README of an older or another version)."""
+    from irqlab.studies import STUDIES, study
+
+    return set(study(name).TABLES) if name in STUDIES else set()
 
 
 def _csv_table(name: str, df: Any, *, open_: bool) -> Table:
