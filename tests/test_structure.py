@@ -12,6 +12,6 @@ from irqlab.studies import STUDIES, Study, study
 def test_every_study_provides_the_protocol_under_its_own_name(name):
     s = study(name)
     assert isinstance(s, Study)
-    assert s.NAME == name
+    assert name == s.NAME
     assert s.TABLES, "a study has at least one headline table"
     assert all(callable(markdown) for markdown in s.TABLES.values())

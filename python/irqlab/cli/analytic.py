@@ -116,7 +116,7 @@ def analytic(
       irqlab analytic poll --set poll.quota=4 --format csv > poll.csv
     """
     from irqlab.analytic import SCHEMES_WITH_MODEL, curve
-    from irqlab.layout import fit
+    from irqlab.report.layout import fit
     from irqlab.scenario import resolve
 
     if scheme not in SCHEMES_WITH_MODEL:

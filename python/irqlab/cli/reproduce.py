@@ -118,7 +118,7 @@ def report(results: Path, out: Path | None, title: str | None) -> None:
       irqlab report results/tune -o tune.html --title "eth0 at 1 Mpps"
       irqlab report results/emmerich2015 -o emmerich2015.html
     """
-    from irqlab.html_report import default_out, detect, write_report
+    from irqlab.report.html import default_out, detect, write_report
 
     kind = detect(results)  # before anything is written: a damaged folder is one line
     target = out or default_out(results)

@@ -125,8 +125,8 @@ def keys(prefix: str) -> None:
     """
     from rich.markup import escape
 
-    from irqlab.layout import fit, min_width
     from irqlab.report import template
+    from irqlab.report.layout import fit, min_width
     from irqlab.scenario import schema, tables
 
     wanted = template(prefix)  # app.0 → app.N

@@ -103,7 +103,7 @@ def sweep(
     from irqlab.executors import WorkersLost
     from irqlab.experiments import execute, parse_sweep, summary_table
     from irqlab.files import own_folder, writable_folder
-    from irqlab.report import count
+    from irqlab.formatting import count
 
     spec = parse_sweep(sweep_file, parse_sets(sets))
     spec.override(replications=replications, seed=seed, warmup=warmup)
@@ -159,7 +159,7 @@ SUMMARY_COLUMNS = (
 
 def _print_summary(summary: Any, axes: list[str], limit: int = 40) -> None:
     """The sweep's points as a table: axes, n, and key metrics as mean ±95% half-width."""
-    from irqlab.layout import fit
+    from irqlab.report.layout import fit
 
     t = Table(show_header=True, header_style="bold", caption="mean ±95% confidence half-width")
     for a in axes:
