@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import run_benchmarks as rb  # noqa: E402
+import run_benchmarks as rb
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "target" / "profiling" / "examples" / "run"
@@ -109,9 +109,9 @@ def main() -> int:
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("instructions: needs valgrind (apt-get install valgrind)")
+    build = "cargo build --quiet --profile profiling -p irqlab-core --example run"
     subprocess.run(
-        ["cargo", "build", "--quiet", "--profile", "profiling", "-p", "irqlab-core"]
-        + ["--example", "run"],
+        build.split(),
         cwd=ROOT,
         check=True,
     )

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from irqlab.studies import busypoll2013, irq_suspend
+from irqlab.studies import busypoll2013, reproduce
 
 
 @pytest.fixture(scope="module")
 def letter(tmp_path_factory):
     out = tmp_path_factory.mktemp("busypoll2013")
-    return busypoll2013.reproduce(out, quick=True, executor="inline"), out
+    return reproduce(busypoll2013, out, quick=True, executor="inline"), out
 
 
 @pytest.fixture(scope="module")
 def suspend(tmp_path_factory):
     out = tmp_path_factory.mktemp("irq-suspend")
-    return irq_suspend.reproduce(out, quick=True, executor="inline"), out
+    return reproduce("irq-suspend", out, quick=True, executor="inline"), out
 
 
 def row(t, busy, cstates, rx):

@@ -66,7 +66,8 @@ def test_the_toml_examples_are_valid_scenarios():
 
 
 @pytest.mark.parametrize(
-    "module", ["irqlab", "irqlab.experiments", "irqlab.scenario", "irqlab.html_report"]
+    "module",
+    ["irqlab", "irqlab.experiments", "irqlab.scenario", "irqlab.formatting", "irqlab.toml_writer"],
 )
 def test_docstring_examples_hold(module):
     import doctest

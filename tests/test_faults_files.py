@@ -315,7 +315,7 @@ def test_plot_and_rerun_refuse_a_pipe_at_once(small_sweep, tmp_path, args, membe
 
 
 def test_the_python_readers_refuse_a_pipe_at_once(small_sweep, tmp_path):
-    from irqlab.html_report import write_report
+    from irqlab.report import write_report
     from irqlab.trace import trace_info
 
     folder = copy_with_fifo(small_sweep, "summary.parquet", tmp_path)
@@ -559,7 +559,7 @@ HYPOTHESIS = settings(max_examples=60, deadline=None, suppress_health_check=[Hea
 @HYPOTHESIS
 @given(data=st.data())
 def test_a_run_report_with_any_field_edited_is_a_page_or_one_line(run_report, data):
-    from irqlab.html_report import render_report
+    from irqlab.report import render_report
 
     field = data.draw(st.sampled_from(json_paths(run_report)))
     report = edited(run_report, field, data.draw(EDITS))
@@ -571,7 +571,7 @@ def test_a_run_report_with_any_field_edited_is_a_page_or_one_line(run_report, da
 @HYPOTHESIS
 @given(data=st.data())
 def test_a_run_reports_scenario_with_any_key_edited_is_a_page_or_one_line(run_report, data):
-    from irqlab.html_report import render_report
+    from irqlab.report import render_report
 
     scenario = dict(run_report["scenario"])
     key = data.draw(st.sampled_from(sorted(scenario)))
@@ -662,7 +662,7 @@ def edit_table(table: pd.DataFrame, data: Any) -> tuple[pd.DataFrame, str]:
 @given(data=st.data())
 def test_a_sweep_with_any_cell_or_field_edited_is_a_page_a_figure_or_one_line(small_sweep, data):
     from irqlab.figures import plot
-    from irqlab.html_report import render_report
+    from irqlab.report import render_report
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "sweep"
@@ -693,7 +693,7 @@ def test_a_sweep_with_any_cell_or_field_edited_is_a_page_a_figure_or_one_line(sm
 @HYPOTHESIS
 @given(data=st.data())
 def test_a_tune_with_any_cell_or_field_edited_is_a_page_or_one_line(small_tune, data):
-    from irqlab.html_report import render_report
+    from irqlab.report import render_report
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "tune"

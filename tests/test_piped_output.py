@@ -1,7 +1,7 @@
 """The tables the commands print, piped (80 columns, as into a file, a pager or ``| cat``):
 no value is cut to "…", no line is wider than the output, and the numbers printed are the
 report's, to the digits printed. A table too wide for 80 columns wraps its headers, then is
-printed as several tables repeating the column that names the row (irqlab.layout)."""
+printed as several tables repeating the column that names the row (irqlab.report.layout)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pytest
 from rich.console import Console
 from rich.table import Table
 
-from irqlab.layout import fit
+from irqlab.report.layout import fit
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -30,7 +30,9 @@ import pytest
 from click.testing import CliRunner
 
 from irqlab.cli import main
-from irqlab.html_report import number, render_report, toml_text
+from irqlab.formatting import page_number as number
+from irqlab.report import render_report
+from irqlab.toml_writer import document as toml_text
 
 ROOT = Path(__file__).resolve().parents[1]
 NAPI = ROOT / "examples" / "napi.toml"

@@ -127,7 +127,7 @@ def render(info: Mapping[str, Any]) -> Any:
     from rich.console import Group
     from rich.table import Table
 
-    from irqlab.layout import fit
+    from irqlab.report.layout import fit
 
     n = info["packets"]
     t = Table(title=f"irqlab trace-info — {info['path']}", show_header=False)

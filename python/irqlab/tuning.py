@@ -864,7 +864,7 @@ def write_outputs(result: TuneResult, base: Mapping[str, Any], out: Path) -> Non
 
 def summary_text(result: TuneResult) -> str:
     """The recommendation as Markdown: the commands, the margins, the runners-up."""
-    from irqlab.report import count
+    from irqlab.formatting import count
 
     lines = ["# irqlab tune", ""]
     lines.append(f"SLOs: {', '.join(str(s) for s in result.slos)}; minimise {result.objective}; ")

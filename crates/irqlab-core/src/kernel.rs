@@ -2,7 +2,7 @@
 //! ksoftirqd thread (reference §6); and the NAPI instance of a queue vector.
 //!
 //! This module holds the state and its small invariants; the transitions that touch the NIC
-//! and the CPU live in `host`. The model follows v6.13 `net/core/dev.c` and
+//! and the CPU live in `host::kernel`. The model follows v6.13 `net/core/dev.c` and
 //! `kernel/softirq.c`:
 //!
 //! - `napi_schedule` sets SCHED, appends the NAPI to its core's poll list and raises

@@ -518,69 +518,289 @@ impl Metrics {
         self.vectors[vector].tx_cleaned += 1;
     }
 
-    /// The report of the run.
+    /// The report of the run, assembled from its sections (each computed by one function of
+    /// `Sections`, in the order of the report's fields).
     pub fn report(&self, s: &Scenario, snap: &Snapshot) -> Report {
-        let measured = self.end - self.warmup;
-        let secs = measured.as_secs_f64();
-        let ghz = s.platform.cpu_ghz;
-        let classes = self.classes;
-        let queues = s.nic.queues;
-        let topo = &s.topology;
-        let per_rate = |n: u64| n as f64 / secs;
+        let r = Sections::new(self, s, snap);
+        let all = r.all_paths();
+        let all_app = r.all_apps();
+        let traffic = r.traffic(&all);
+        let cpu = r.cpu(&all, traffic.throughput_pps);
+        let interrupts = r.interrupts();
+        let rr = r.request_response();
+        Report {
+            scheme: s.scheme.name().to_string(),
+            seed: s.run.seed,
+            replication: s.run.replication,
+            measured_s: r.secs,
+            packets: r.packets(&all, &all_app),
+            offered_pps: traffic.offered_pps,
+            offered_gbps: traffic.offered_gbps,
+            frame_bytes: traffic.frame_bytes,
+            throughput_pps: traffic.throughput_pps,
+            loss_ratio: traffic.loss_ratio,
+            latency_us: all.latency.report(),
+            cpu: cpu.share,
+            cpu_ps: cpu.ps,
+            irq_per_s: interrupts.irq_per_s,
+            polls_per_s: interrupts.polls_per_s,
+            packets_per_poll: interrupts.packets_per_poll,
+            cycles_per_packet: cpu.cycles_per_packet,
+            load_latency_product: cpu.load_latency_product,
+            counts: interrupts.counts,
+            scenario: r.scenario(),
+            app_latency_us: all_app.latency.report(),
+            goodput_bps: r.rate(all_app.ip_bytes),
+            per_core: r.per_core(),
+            per_queue: r.per_queue(),
+            per_class: r.per_class(),
+            per_app: r.per_app(),
+            replay: None,
+            notes: r.notes(),
+            transactions_per_s: rr.transactions_per_s,
+            rtt_us: rr.rtt_us,
+            responses_dropped: rr.responses_dropped,
+            busy_poll: r.busy_poll(),
+        }
+    }
+}
 
-        // Per queue, per class, per core, and the whole host, from the (queue, class) parts.
-        let queue_path = |q: usize| {
-            let mut p = PathStats::default();
-            for c in 0..classes {
-                p.add(&self.path[q * classes + c]);
-            }
-            p
-        };
-        let class_path = |c: usize| {
-            let mut p = PathStats::default();
-            for q in 0..queues {
-                p.add(&self.path[q * classes + c]);
-            }
-            p
-        };
-        let app_of = |a: usize| {
-            let mut x = AppStats::default();
-            for c in 0..classes {
-                x.add(&self.app[a * classes + c]);
-            }
-            x
-        };
-        let class_app = |c: usize| {
-            let mut x = AppStats::default();
-            for a in 0..s.apps.len() {
-                x.add(&self.app[a * classes + c]);
-            }
-            x
-        };
-        let sum_ring = |f: &dyn Fn(usize) -> bool, v: &[u64]| -> u64 {
-            (0..v.len()).filter(|&i| f(i)).map(|i| v[i]).sum()
-        };
+/// The report's sections, from a run's counters, its scenario and its end state.
+struct Sections<'a> {
+    m: &'a Metrics,
+    s: &'a Scenario,
+    snap: &'a Snapshot,
+    /// The measured window, in seconds and in picoseconds.
+    secs: f64,
+    measured_ps: u64,
+    classes: usize,
+    queues: usize,
+}
 
+/// Traffic section: what was offered, delivered and lost, per second.
+struct TrafficSection {
+    offered_pps: f64,
+    offered_gbps: f64,
+    frame_bytes: FrameBytes,
+    throughput_pps: f64,
+    loss_ratio: f64,
+}
+
+/// CPU section: time by category, and the cycles each delivered packet cost.
+struct CpuSection {
+    share: CpuShare,
+    ps: CpuPs,
+    cycles_per_packet: Option<f64>,
+    load_latency_product: Option<f64>,
+}
+
+/// Interrupts section: IRQ and poll rates, and the event counts.
+struct InterruptSection {
+    irq_per_s: f64,
+    polls_per_s: f64,
+    packets_per_poll: Option<f64>,
+    counts: Counts,
+}
+
+/// Request/response section (`traffic.kind = "rr"` only).
+struct RrSection {
+    transactions_per_s: Option<f64>,
+    rtt_us: Option<Latency>,
+    responses_dropped: Option<u64>,
+}
+
+/// Busy CPU cycles per delivered packet: `busy` of `cores` cores at `ghz`, delivering `pps`
+/// (`n` packets in all).
+fn cycles_per_packet(busy: f64, cores: f64, ghz: f64, pps: f64, n: u64) -> Option<f64> {
+    (n > 0).then(|| busy * cores * ghz * 1e9 / pps)
+}
+
+/// Packets per poll, if any poll was made.
+fn per_poll(packets: u64, polls: u64) -> Option<f64> {
+    (polls > 0).then(|| packets as f64 / polls as f64)
+}
+
+impl<'a> Sections<'a> {
+    fn new(m: &'a Metrics, s: &'a Scenario, snap: &'a Snapshot) -> Sections<'a> {
+        let measured = m.end - m.warmup;
+        Sections {
+            m,
+            s,
+            snap,
+            secs: measured.as_secs_f64(),
+            measured_ps: measured.ps(),
+            classes: m.classes,
+            queues: s.nic.queues,
+        }
+    }
+
+    /// Events per second of the window.
+    fn rate(&self, n: u64) -> f64 {
+        n as f64 / self.secs
+    }
+
+    // ----- the (queue, class) and (app, class) parts, summed ------------------------------
+
+    fn queue_path(&self, q: usize) -> PathStats {
+        let mut p = PathStats::default();
+        for c in 0..self.classes {
+            p.add(&self.m.path[q * self.classes + c]);
+        }
+        p
+    }
+
+    fn class_path(&self, c: usize) -> PathStats {
+        let mut p = PathStats::default();
+        for q in 0..self.queues {
+            p.add(&self.m.path[q * self.classes + c]);
+        }
+        p
+    }
+
+    fn all_paths(&self) -> PathStats {
         let mut all = PathStats::default();
-        for p in &self.path {
+        for p in &self.m.path {
             all.add(p);
         }
-        let mut all_app = AppStats::default();
-        for a in &self.app {
-            all_app.add(a);
+        all
+    }
+
+    fn app_of(&self, a: usize) -> AppStats {
+        let mut x = AppStats::default();
+        for c in 0..self.classes {
+            x.add(&self.m.app[a * self.classes + c]);
         }
-        let in_flight: u64 = snap.in_ring.iter().sum();
-        let cpu_total = {
-            let mut t = [0u64; N_CATEGORIES];
-            for c in &snap.cpu_ps {
-                for (x, y) in t.iter_mut().zip(c) {
-                    *x += y;
-                }
+        x
+    }
+
+    fn class_app(&self, c: usize) -> AppStats {
+        let mut x = AppStats::default();
+        for a in 0..self.s.apps.len() {
+            x.add(&self.m.app[a * self.classes + c]);
+        }
+        x
+    }
+
+    fn all_apps(&self) -> AppStats {
+        let mut all = AppStats::default();
+        for a in &self.m.app {
+            all.add(a);
+        }
+        all
+    }
+
+    /// Packets in the rings at the end, of the (queue, class) slots `slot` picks.
+    fn in_ring(&self, slot: impl Fn(usize) -> bool) -> u64 {
+        let v = &self.snap.in_ring;
+        (0..v.len()).filter(|&i| slot(i)).map(|i| v[i]).sum()
+    }
+
+    // ----- CPU time -------------------------------------------------------------------------
+
+    /// CPU shares of `cores` cores together: each counts 1/cores.
+    fn shares(&self, ps: &[u64; N_CATEGORIES], cores: f64) -> CpuShare {
+        let share = |c: Category| ps[c as usize] as f64 / (self.measured_ps as f64 * cores);
+        let idle = share(Category::Idle);
+        CpuShare {
+            busy: 1.0 - idle,
+            irq: share(Category::Irq),
+            softirq: share(Category::Softirq),
+            ksoftirqd: share(Category::Ksoftirqd),
+            app: share(Category::App),
+            idle,
+            busy_poll: share(Category::BusyPoll),
+        }
+    }
+
+    fn cpu_ps(&self, ps: &[u64; N_CATEGORIES], cores: u64) -> CpuPs {
+        CpuPs {
+            irq: ps[Category::Irq as usize],
+            softirq: ps[Category::Softirq as usize],
+            ksoftirqd: ps[Category::Ksoftirqd as usize],
+            app: ps[Category::App as usize],
+            idle: ps[Category::Idle as usize],
+            busy_poll: ps[Category::BusyPoll as usize],
+            measured: self.measured_ps * cores,
+        }
+    }
+
+    // ----- the sections -----------------------------------------------------------------------
+
+    /// Where the packets are: counted in the window, and in the host at its ends.
+    fn packets(&self, all: &PathStats, all_app: &AppStats) -> Packets {
+        let (m, snap) = (self.m, self.snap);
+        Packets {
+            offered: all.offered,
+            delivered: all.delivered,
+            dropped_nic: all.dropped_nic,
+            dropped_socket: all.dropped_socket,
+            in_flight: snap.in_ring.iter().sum(),
+            in_flight_at_warmup: m.accepted_before - m.ring_exits_before,
+            dropped_tx: all.dropped_tx,
+            in_poll: snap.in_poll.iter().sum(),
+            consumed: all_app.consumed,
+            transmitted: all.transmitted,
+            to_stack: all.to_stack,
+            in_socket: snap.in_socket.iter().sum(),
+            in_app: snap.in_app.iter().sum(),
+            in_tx_ring: snap.in_tx_ring.iter().sum(),
+            in_host_at_warmup: m.accepted_before - m.host_exits_before,
+        }
+    }
+
+    fn traffic(&self, all: &PathStats) -> TrafficSection {
+        // offered frames by size: counted, or all of the one size
+        let sizes = match self.m.fixed_size {
+            Some(size) => {
+                let mut v = vec![0; size as usize + 1];
+                v[size as usize] = all.offered;
+                v
             }
-            t
+            None => self.m.sizes.clone(),
         };
+        let bytes: u64 = sizes.iter().enumerate().map(|(b, n)| b as u64 * n).sum();
+        let dropped = all.dropped_nic + all.dropped_socket + all.dropped_tx;
+        TrafficSection {
+            offered_pps: self.rate(all.offered),
+            offered_gbps: bytes as f64 * 8.0 / self.secs / 1e9,
+            frame_bytes: frame_bytes(&sizes),
+            throughput_pps: self.rate(all.delivered),
+            loss_ratio: if all.offered > 0 {
+                dropped as f64 / all.offered as f64
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// The whole host's CPU time, and the cycles per packet delivered at `throughput_pps`.
+    fn cpu(&self, all: &PathStats, throughput_pps: f64) -> CpuSection {
+        let mut total = [0u64; N_CATEGORIES];
+        for c in &self.snap.cpu_ps {
+            for (x, y) in total.iter_mut().zip(c) {
+                *x += y;
+            }
+        }
+        let cores = self.s.host.cores;
+        let share = self.shares(&total, cores as f64);
+        let cycles = cycles_per_packet(
+            share.busy,
+            cores as f64,
+            self.s.platform.cpu_ghz,
+            throughput_pps,
+            all.delivered,
+        );
+        CpuSection {
+            ps: self.cpu_ps(&total, cores as u64),
+            share,
+            cycles_per_packet: cycles,
+            load_latency_product: cycles.zip(all.latency.mean_us()).map(|(c, t)| c * t),
+        }
+    }
+
+    fn interrupts(&self) -> InterruptSection {
         let mut vc = VectorCounts::default();
-        for v in &self.vectors {
+        for v in &self.m.vectors {
             vc.irqs += v.irqs;
             vc.polls += v.polls;
             vc.polled_packets += v.polled_packets;
@@ -590,210 +810,16 @@ impl Metrics {
             vc.tx_cleaned += v.tx_cleaned;
         }
         let mut cc = CoreCounts::default();
-        for c in &self.cores {
+        for c in &self.m.cores {
             cc.softirq_runs += c.softirq_runs;
             cc.ksoftirqd_wakeups += c.ksoftirqd_wakeups;
             cc.time_squeeze += c.time_squeeze;
             cc.context_switches += c.context_switches;
         }
-
-        // CPU shares of all cores together: each core counts 1/cores of the host.
-        let n_cores = s.host.cores as f64;
-        let shares = |ps: &[u64; N_CATEGORIES], cores: f64| {
-            let share = |c: Category| ps[c as usize] as f64 / (measured.ps() as f64 * cores);
-            let idle = share(Category::Idle);
-            CpuShare {
-                busy: 1.0 - idle,
-                irq: share(Category::Irq),
-                softirq: share(Category::Softirq),
-                ksoftirqd: share(Category::Ksoftirqd),
-                app: share(Category::App),
-                idle,
-                busy_poll: share(Category::BusyPoll),
-            }
-        };
-        let cpu_ps_of = |ps: &[u64; N_CATEGORIES], cores: u64| CpuPs {
-            irq: ps[Category::Irq as usize],
-            softirq: ps[Category::Softirq as usize],
-            ksoftirqd: ps[Category::Ksoftirqd as usize],
-            app: ps[Category::App as usize],
-            idle: ps[Category::Idle as usize],
-            busy_poll: ps[Category::BusyPoll as usize],
-            measured: measured.ps() * cores,
-        };
-        let cpu = shares(&cpu_total, n_cores);
-        let throughput_pps = per_rate(all.delivered);
-        // Busy cycles of the whole host per delivered packet.
-        let cycles = |busy: f64, cores: f64, pps: f64, n: u64| {
-            (n > 0).then(|| busy * cores * ghz * 1e9 / pps)
-        };
-        let cycles_per_packet = cycles(cpu.busy, n_cores, throughput_pps, all.delivered);
-        let latency_us = all.latency.report();
-
-        let per_queue = (0..queues)
-            .map(|q| {
-                let p = queue_path(q);
-                let v = &self.vectors[q];
-                let in_fl = sum_ring(&|i| i / classes == q, &snap.in_ring);
-                QueueReport {
-                    queue: q,
-                    core: topo.vector_core[q] as usize,
-                    flows: topo.queue_flows[q],
-                    path: path_report(&p, in_fl, secs),
-                    in_tx_ring: snap.in_tx_ring[q],
-                    irq_per_s: per_rate(v.irqs),
-                    polls_per_s: per_rate(v.polls),
-                    packets_per_poll: (v.polls > 0)
-                        .then(|| v.polled_packets as f64 / v.polls as f64),
-                    counts: v.clone(),
-                }
-            })
-            .collect();
-
-        let per_core = (0..s.host.cores)
-            .map(|c| {
-                let vectors: Vec<usize> =
-                    topo.core_vectors[c].iter().map(|&v| v as usize).collect();
-                let mut p = PathStats::default();
-                let mut v = VectorCounts::default();
-                let mut in_fl = 0;
-                for &q in &vectors {
-                    p.add(&queue_path(q));
-                    let x = &self.vectors[q];
-                    v.irqs += x.irqs;
-                    v.polls += x.polls;
-                    v.polled_packets += x.polled_packets;
-                    v.timer_ticks += x.timer_ticks;
-                    in_fl += sum_ring(&|i| i / classes == q, &snap.in_ring);
-                }
-                let mut app = AppStats::default();
-                for (a, cfg) in s.apps.iter().enumerate() {
-                    if cfg.core == c {
-                        app.add(&app_of(a));
-                    }
-                }
-                let ps = &snap.cpu_ps[c];
-                let cpu = shares(ps, 1.0);
-                let thr = per_rate(p.delivered);
-                let k = &self.cores[c];
-                CoreReport {
-                    core: c,
-                    vectors,
-                    path: path_report(&p, in_fl, secs),
-                    app_latency_us: app.latency.report(),
-                    goodput_bps: per_rate(app.ip_bytes),
-                    cycles_per_packet: cycles(cpu.busy, 1.0, thr, p.delivered),
-                    cpu,
-                    cpu_ps: cpu_ps_of(ps, 1),
-                    irq_per_s: per_rate(v.irqs),
-                    polls_per_s: per_rate(v.polls),
-                    packets_per_poll: (v.polls > 0)
-                        .then(|| v.polled_packets as f64 / v.polls as f64),
-                    counts: CoreReportCounts {
-                        irqs: v.irqs,
-                        polls: v.polls,
-                        polled_packets: v.polled_packets,
-                        timer_ticks: v.timer_ticks,
-                        softirq_runs: k.softirq_runs,
-                        ksoftirqd_wakeups: k.ksoftirqd_wakeups,
-                        time_squeeze: k.time_squeeze,
-                        context_switches: k.context_switches,
-                    },
-                }
-            })
-            .collect();
-
-        let per_class = (0..classes)
-            .map(|c| {
-                let p = class_path(c);
-                let a = class_app(c);
-                let in_fl = sum_ring(&|i| i % classes == c, &snap.in_ring);
-                ClassReport {
-                    class: s.traffic.classes[c].name.clone(),
-                    share: s.traffic.classes[c].share,
-                    path: path_report(&p, in_fl, secs),
-                    consumed: a.consumed,
-                    goodput_bps: per_rate(a.ip_bytes),
-                    app_latency_us: a.latency.report(),
-                }
-            })
-            .collect();
-
-        let per_app = (0..s.apps.len())
-            .map(|i| {
-                let a = app_of(i);
-                AppReport {
-                    app: i,
-                    core: s.apps[i].core,
-                    flows: topo.app_flows[i],
-                    consumed: a.consumed,
-                    dropped_socket: a.dropped_socket,
-                    in_socket: snap.in_socket[i],
-                    in_app: snap.in_app[i],
-                    consumed_pps: per_rate(a.consumed),
-                    goodput_bps: per_rate(a.ip_bytes),
-                    app_latency_us: a.latency.report(),
-                }
-            })
-            .collect();
-
-        let in_socket: u64 = snap.in_socket.iter().sum();
-        let in_app: u64 = snap.in_app.iter().sum();
-        let in_tx_ring: u64 = snap.in_tx_ring.iter().sum();
-        let dropped = all.dropped_nic + all.dropped_socket + all.dropped_tx;
-        // offered frames by size: counted, or all of the one size
-        let sizes = match self.fixed_size {
-            Some(size) => {
-                let mut v = vec![0; size as usize + 1];
-                v[size as usize] = all.offered;
-                v
-            }
-            None => self.sizes.clone(),
-        };
-        Report {
-            scheme: s.scheme.name().to_string(),
-            seed: s.run.seed,
-            replication: s.run.replication,
-            measured_s: secs,
-            packets: Packets {
-                offered: all.offered,
-                delivered: all.delivered,
-                dropped_nic: all.dropped_nic,
-                dropped_socket: all.dropped_socket,
-                in_flight,
-                in_flight_at_warmup: self.accepted_before - self.ring_exits_before,
-                dropped_tx: all.dropped_tx,
-                in_poll: snap.in_poll.iter().sum(),
-                consumed: all_app.consumed,
-                transmitted: all.transmitted,
-                to_stack: all.to_stack,
-                in_socket,
-                in_app,
-                in_tx_ring,
-                in_host_at_warmup: self.accepted_before - self.host_exits_before,
-            },
-            offered_pps: per_rate(all.offered),
-            offered_gbps: {
-                let bytes: u64 = sizes.iter().enumerate().map(|(b, n)| b as u64 * n).sum();
-                bytes as f64 * 8.0 / secs / 1e9
-            },
-            frame_bytes: frame_bytes(&sizes),
-            throughput_pps,
-            loss_ratio: if all.offered > 0 {
-                dropped as f64 / all.offered as f64
-            } else {
-                0.0
-            },
-            latency_us,
-            cpu,
-            cpu_ps: cpu_ps_of(&cpu_total, s.host.cores as u64),
-            irq_per_s: per_rate(vc.irqs),
-            polls_per_s: per_rate(vc.polls),
-            packets_per_poll: (vc.polls > 0).then(|| vc.polled_packets as f64 / vc.polls as f64),
-            cycles_per_packet,
-            load_latency_product: cycles_per_packet
-                .zip(all.latency.mean_us())
-                .map(|(c, t)| c * t),
+        InterruptSection {
+            irq_per_s: self.rate(vc.irqs),
+            polls_per_s: self.rate(vc.polls),
+            packets_per_poll: per_poll(vc.polled_packets, vc.polls),
             counts: Counts {
                 irqs: vc.irqs,
                 polls: vc.polls,
@@ -807,31 +833,173 @@ impl Metrics {
                 context_switches: cc.context_switches,
                 tx_cleaned: vc.tx_cleaned,
             },
-            scenario: s
-                .params
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-            app_latency_us: all_app.latency.report(),
-            goodput_bps: per_rate(all_app.ip_bytes),
-            per_core,
-            per_queue,
-            per_class,
-            per_app,
-            replay: None,
-            notes: s
-                .adapt
-                .scheme
-                .choice_note()
-                .map(str::to_string)
-                .into_iter()
-                .collect(),
-            transactions_per_s: s.rr.as_ref().map(|_| per_rate(self.rr.transactions)),
-            rtt_us: s.rr.as_ref().map(|_| self.rr.rtt.report()),
-            responses_dropped: s.rr.as_ref().map(|_| self.rr.responses_dropped),
-            busy_poll: (s.busy.any() || s.apps.iter().any(|a| a.io == crate::busypoll::Io::Epoll))
-                .then(|| self.busy.clone()),
         }
+    }
+
+    /// Every scenario key with the value the run used.
+    fn scenario(&self) -> BTreeMap<String, Value> {
+        self.s
+            .params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    fn per_core(&self) -> Vec<CoreReport> {
+        (0..self.s.host.cores).map(|c| self.core(c)).collect()
+    }
+
+    /// Core `c`: its vectors' receive path and counts, its apps, its CPU time.
+    fn core(&self, c: usize) -> CoreReport {
+        let (s, classes) = (self.s, self.classes);
+        let vectors: Vec<usize> = s.topology.core_vectors[c]
+            .iter()
+            .map(|&v| v as usize)
+            .collect();
+        let mut p = PathStats::default();
+        let mut v = VectorCounts::default();
+        let mut in_fl = 0;
+        for &q in &vectors {
+            p.add(&self.queue_path(q));
+            let x = &self.m.vectors[q];
+            v.irqs += x.irqs;
+            v.polls += x.polls;
+            v.polled_packets += x.polled_packets;
+            v.timer_ticks += x.timer_ticks;
+            in_fl += self.in_ring(|i| i / classes == q);
+        }
+        let mut app = AppStats::default();
+        for (a, cfg) in s.apps.iter().enumerate() {
+            if cfg.core == c {
+                app.add(&self.app_of(a));
+            }
+        }
+        let ps = &self.snap.cpu_ps[c];
+        let cpu = self.shares(ps, 1.0);
+        let thr = self.rate(p.delivered);
+        let k = &self.m.cores[c];
+        CoreReport {
+            core: c,
+            vectors,
+            path: path_report(&p, in_fl, self.secs),
+            app_latency_us: app.latency.report(),
+            goodput_bps: self.rate(app.ip_bytes),
+            cycles_per_packet: cycles_per_packet(
+                cpu.busy,
+                1.0,
+                s.platform.cpu_ghz,
+                thr,
+                p.delivered,
+            ),
+            cpu,
+            cpu_ps: self.cpu_ps(ps, 1),
+            irq_per_s: self.rate(v.irqs),
+            polls_per_s: self.rate(v.polls),
+            packets_per_poll: per_poll(v.polled_packets, v.polls),
+            counts: CoreReportCounts {
+                irqs: v.irqs,
+                polls: v.polls,
+                polled_packets: v.polled_packets,
+                timer_ticks: v.timer_ticks,
+                softirq_runs: k.softirq_runs,
+                ksoftirqd_wakeups: k.ksoftirqd_wakeups,
+                time_squeeze: k.time_squeeze,
+                context_switches: k.context_switches,
+            },
+        }
+    }
+
+    fn per_queue(&self) -> Vec<QueueReport> {
+        let (topo, classes) = (&self.s.topology, self.classes);
+        (0..self.queues)
+            .map(|q| {
+                let v = &self.m.vectors[q];
+                QueueReport {
+                    queue: q,
+                    core: topo.vector_core[q] as usize,
+                    flows: topo.queue_flows[q],
+                    path: path_report(
+                        &self.queue_path(q),
+                        self.in_ring(|i| i / classes == q),
+                        self.secs,
+                    ),
+                    in_tx_ring: self.snap.in_tx_ring[q],
+                    irq_per_s: self.rate(v.irqs),
+                    polls_per_s: self.rate(v.polls),
+                    packets_per_poll: per_poll(v.polled_packets, v.polls),
+                    counts: v.clone(),
+                }
+            })
+            .collect()
+    }
+
+    fn per_class(&self) -> Vec<ClassReport> {
+        let classes = self.classes;
+        (0..classes)
+            .map(|c| {
+                let a = self.class_app(c);
+                ClassReport {
+                    class: self.s.traffic.classes[c].name.clone(),
+                    share: self.s.traffic.classes[c].share,
+                    path: path_report(
+                        &self.class_path(c),
+                        self.in_ring(|i| i % classes == c),
+                        self.secs,
+                    ),
+                    consumed: a.consumed,
+                    goodput_bps: self.rate(a.ip_bytes),
+                    app_latency_us: a.latency.report(),
+                }
+            })
+            .collect()
+    }
+
+    fn per_app(&self) -> Vec<AppReport> {
+        let (s, snap) = (self.s, self.snap);
+        (0..s.apps.len())
+            .map(|i| {
+                let a = self.app_of(i);
+                AppReport {
+                    app: i,
+                    core: s.apps[i].core,
+                    flows: s.topology.app_flows[i],
+                    consumed: a.consumed,
+                    dropped_socket: a.dropped_socket,
+                    in_socket: snap.in_socket[i],
+                    in_app: snap.in_app[i],
+                    consumed_pps: self.rate(a.consumed),
+                    goodput_bps: self.rate(a.ip_bytes),
+                    app_latency_us: a.latency.report(),
+                }
+            })
+            .collect()
+    }
+
+    /// What the result depends on beyond the model's sources.
+    fn notes(&self) -> Vec<String> {
+        self.s
+            .adapt
+            .scheme
+            .choice_note()
+            .map(str::to_string)
+            .into_iter()
+            .collect()
+    }
+
+    fn request_response(&self) -> RrSection {
+        let (rr, on) = (&self.m.rr, self.s.rr.is_some());
+        RrSection {
+            transactions_per_s: on.then(|| self.rate(rr.transactions)),
+            rtt_us: on.then(|| rr.rtt.report()),
+            responses_dropped: on.then_some(rr.responses_dropped),
+        }
+    }
+
+    /// Busy polling's counts, when an app may busy-poll or waits with epoll.
+    fn busy_poll(&self) -> Option<BusyPollCounts> {
+        let s = self.s;
+        (s.busy.any() || s.apps.iter().any(|a| a.io == crate::busypoll::Io::Epoll))
+            .then(|| self.m.busy.clone())
     }
 }
 

@@ -8,7 +8,8 @@
 //! switched out only at a point where Linux could reschedule it: an app after a packet,
 //! ksoftirqd after a `handle_softirqs` run (its `cond_resched()`); the slice counts the CPU
 //! time the thread received (preemption by interrupts and softirqs does not use it up).
-//! Hard IRQs and softirqs preempt every thread (the CPU's priority levels).
+//! Hard IRQs and softirqs preempt every thread (the CPU's priority levels). The transitions
+//! live in `host::sched`.
 
 use std::collections::VecDeque;
 

@@ -11,7 +11,8 @@
 //!   `sk_rmem_alloc` only once it reaches a quarter of the buffer (`forward_threshold`) or the
 //!   reader queue is empty. Until then packets already read still count against the buffer.
 //!
-//! The sockets' and the apps' settings (`socket.*`, `[[app]]`) are read in [`config`].
+//! Queuing a packet and the app's reads happen in `host::socket`. The sockets' and the apps'
+//! settings (`socket.*`, `[[app]]`) are read in [`config`].
 
 pub mod config;
 

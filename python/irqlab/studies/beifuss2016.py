@@ -21,9 +21,8 @@ strategies SQ, RR, LL-RR and LL-WFQ (and the stock driver's equal split, VMDq, b
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,8 +31,9 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 from irqlab.analytic.beifuss import t_max
-from irqlab.studies.common import errorbar, planned_sweep, write_csvs
+from irqlab.studies.common import Sweeps, errorbar, mpps
 
+NAME = "beifuss2016"
 TITLE = "Beifuß et al. (2016): ingress QoS on the receive path (SQ, RR, LL-RR, LL-WFQ)"
 
 BASE = {
@@ -85,102 +85,75 @@ def _steps(lo: float, hi: float, step: float) -> tuple[float, ...]:
     return tuple(round(lo + i * step, 6) for i in range(n + 1))
 
 
-def _mpps(*x: float) -> tuple[float, ...]:
-    return tuple(float(round(1e6 * v)) for v in x)
-
-
 FULL = Plan(
     shares=_steps(0.0, 1.0, 0.05),
-    loads=_mpps(*_steps(0.05, 2.0, 0.05)),
+    loads=mpps(*_steps(0.05, 2.0, 0.05)),
     search_shares=_steps(0.0, 1.0, 0.05),
-    search_loads=_mpps(*_steps(1.45, 1.95, 0.05)),
+    search_loads=mpps(*_steps(1.45, 1.95, 0.05)),
     duration_ms=100.0,
     warmup_ms=10.0,
     replications=5,
 )
 QUICK = Plan(
     shares=(0.0, 0.1, 0.3, 0.5, 0.7, 1.0),
-    loads=_mpps(0.05, 0.2, 0.5, 0.75, 1.0, 1.25, 1.5, 1.7, 2.0),
+    loads=mpps(0.05, 0.2, 0.5, 0.75, 1.0, 1.25, 1.5, 1.7, 2.0),
     search_shares=(0.3, 0.7),
-    search_loads=_mpps(*_steps(1.5, 1.85, 0.05)),
+    search_loads=mpps(*_steps(1.5, 1.85, 0.05)),
     duration_ms=30.0,
     warmup_ms=5.0,
     replications=2,
 )
 
 
-def _sweep(
-    name: str,
-    out: Path,
-    base: Mapping[str, Any],
-    axes: Mapping[str, Sequence[Any]],
-    plan: Plan,
-    opts: Mapping[str, Any],
-) -> pd.DataFrame:
-    return planned_sweep(out, name, base, axes, plan, seed=SEED, run_opts=opts)
-
-
-def reproduce(
-    out: str | Path,
-    *,
-    quick: bool = False,
-    executor: str = "process",
-    workers: int | None = None,
-    scheduler: str | None = None,
-    progress: bool = False,
-) -> dict[str, pd.DataFrame]:
-    """Runs the study into ``out``; returns its tables by name (see the module docs)."""
-    import irqlab
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    plan = QUICK if quick else FULL
-    opts = {"executor": executor, "workers": workers, "scheduler": scheduler, "progress": progress}
-    shares = _sweep(
+def run(sweeps: Sweeps, plan: Plan) -> dict[str, pd.DataFrame]:
+    """The strategies against the RT share and the load, the maximum loss-free throughput
+    (Fig. 5a) and the paper's numbers beside irqlab's."""
+    shares = sweeps.planned(
         "shares",
-        out,
         {**BASE, "traffic.rate_pps": FIXED_LOAD_PPS},
         {"qos.strategy": STRATEGIES, "qos.rt_share": plan.shares},
         plan,
-        opts,
     )
-    loads = _sweep(
+    loads = sweeps.planned(
         "loads",
-        out,
         {**BASE, "qos.rt_share": FIXED_RT},
         {"qos.strategy": STRATEGIES, "traffic.rate_pps": plan.loads},
         plan,
-        opts,
     )
     # the search: every run of the grid, so that each replication is searched on its own
-    search_runs = irqlab.sweep(
-        base={**BASE, "run.duration_ms": plan.duration_ms},
-        axes={
-            "qos.strategy": list(PAPER),
-            "qos.rt_share": list(plan.search_shares),
-            "traffic.rate_pps": list(plan.search_loads),
+    search_runs = sweeps.runs(
+        "search",
+        BASE,
+        {
+            "qos.strategy": PAPER,
+            "qos.rt_share": plan.search_shares,
+            "traffic.rate_pps": plan.search_loads,
         },
+        duration_ms=plan.duration_ms,
         replications=plan.replications,
-        seed=SEED,
         warmup=plan.warmup_ms,
-        out=out / "search",
-        **opts,
     )
     offset = egress_offset(shares)
     maximum = max_throughput(search_runs)
-    tables = {
+    return {
         "shares": shares,
         "loads": loads,
         "max_throughput": maximum,
         "paper": paper_table(shares, loads, maximum, offset),
     }
-    write_csvs(out, tables)
-    plot_fig5(maximum, loads).savefig(out / "fig5.png")
-    plot_fig6(shares, loads).savefig(out / "fig6.png")
-    plot_fig7(shares, loads, offset).savefig(out / "fig7.png")
-    (out / "paper.md").write_text(paper_markdown(tables["paper"]), encoding="utf-8")
-    (out / "README.md").write_text(_readme(quick, tables["paper"], offset), encoding="utf-8")
-    return tables
+
+
+def figures(tables: Mapping[str, pd.DataFrame]) -> dict[str, Figure]:
+    shares, loads = tables["shares"], tables["loads"]
+    return {
+        "fig5.png": plot_fig5(tables["max_throughput"], loads),
+        "fig6.png": plot_fig6(shares, loads),
+        "fig7.png": plot_fig7(shares, loads, egress_offset(shares)),
+    }
+
+
+def documents(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    return {"paper.md": paper_markdown(tables["paper"])}
 
 
 # ----- analysis --------------------------------------------------------------------------------
@@ -412,10 +385,13 @@ def paper_markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _readme(quick: bool, table: pd.DataFrame, offset: float) -> str:
-    kind = "quick (coarse)" if quick else "full"
+#: The headline table: printed by `irqlab reproduce`, first in its report.
+TABLES = {"paper": paper_markdown}
+
+
+def readme(tables: Mapping[str, pd.DataFrame]) -> str:
+    offset = egress_offset(tables["shares"])
     return (
-        f"# {TITLE}\n\nA {kind} reproduction by `irqlab reproduce beifuss2016`.\n\n"
         "- `fig5.png`: (a) maximum loss-free throughput against the RT share, "
         "(b) CPU load against the load at 30 % RT.\n"
         "- `fig6.png`: IRQ rate (a) against the RT share at 1.5 Mpps, (b) against the load.\n"
@@ -425,7 +401,7 @@ def _readme(quick: bool, table: pd.DataFrame, offset: float) -> str:
         "- `paper.md`, `paper.csv`: the paper's numbers beside irqlab's.\n"
         "- `shares/`, `loads/`, `search/`: the sweeps (rerunning the command resumes them).\n\n"
         f"Latencies include the egress offset L0 = {offset:.2f} µs, fitted on SQ "
-        "(docs/qos.md).\n\n" + paper_markdown(table)
+        "(docs/qos.md).\n\n" + paper_markdown(tables["paper"])
     )
 
 

@@ -23,13 +23,14 @@ predictions.
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Mapping
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from irqlab.studies.common import SweepPlan, planned_sweep, write_csvs
+from irqlab.studies.common import SweepPlan, Sweeps
 
+NAME = "busypoll2013"
 TITLE = "Busy polling (netdev cover letter, 2013): TCP_RR with and without busy polling"
 
 LINK_US = 2.0
@@ -76,40 +77,28 @@ FULL = SweepPlan(duration_ms=200.0, warmup_ms=10.0, replications=3)
 QUICK = SweepPlan(duration_ms=20.0, warmup_ms=2.0, replications=2)
 
 
-def reproduce(
-    out: str | Path,
-    *,
-    quick: bool = False,
-    executor: str = "process",
-    workers: int | None = None,
-    scheduler: str | None = None,
-    progress: bool = False,
-) -> dict[str, pd.DataFrame]:
-    """Runs the study into ``out``; returns its tables by name (see the module docs)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    plan = QUICK if quick else FULL
-    opts = {"executor": executor, "workers": workers, "scheduler": scheduler, "progress": progress}
+def run(sweeps: Sweeps, plan: SweepPlan) -> dict[str, pd.DataFrame]:
+    """Every sweep point (``runs``) and the letter's table beside irqlab's (``headline``)."""
     parts = []
     for rx, settings in RX.items():
-        df = planned_sweep(
-            out,
+        df = sweeps.planned(
             f"rx-{rx}",
             {**BASE, **settings},
             {"socket.busy_read_us": [0, BUSY_READ_US], "platform.wakeup_ns": [0.0, WAKEUP_NS]},
             plan,
-            seed=SEED,
-            run_opts=opts,
         )
         df.insert(0, "rx_usecs", rx)
         parts.append(df)
     runs = pd.concat(parts, ignore_index=True)
-    table = headline_table(runs)
-    tables = {"runs": runs, "headline": table}
-    write_csvs(out, tables)
-    plot(table).savefig(out / "tps.png")
-    (out / "README.md").write_text(_readme(quick, table), encoding="utf-8")
-    return tables
+    return {"runs": runs, "headline": headline_table(runs)}
+
+
+def figures(tables: Mapping[str, pd.DataFrame]) -> dict[str, Figure]:
+    return {"tps.png": plot(tables["headline"])}
+
+
+def documents(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    return {}
 
 
 def mirrored_tps(rtt_mean_us: float) -> float:
@@ -163,6 +152,10 @@ def headline_markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The headline table: printed by `irqlab reproduce`, first in its report.
+TABLES = {"headline": headline_markdown}
+
+
 def plot(table: pd.DataFrame) -> Figure:
     fig = Figure(figsize=(9, 4.2), layout="constrained")
     ax = fig.subplots()
@@ -184,14 +177,12 @@ def plot(table: pd.DataFrame) -> Figure:
     return fig
 
 
-def _readme(quick: bool, table: pd.DataFrame) -> str:
-    kind = "quick (coarse)" if quick else "full"
+def readme(tables: Mapping[str, pd.DataFrame]) -> str:
     return (
-        f"# {TITLE}\n\nA {kind} reproduction by `irqlab reproduce busypoll2013`.\n\n"
         "- `tps.png`: transactions per second, the letter's beside irqlab's.\n"
         "- `headline.csv`, `runs.csv`: the table below and every sweep point.\n"
         "- `rx-0/`, `rx-adaptive/`, `rx-100/`: the sweeps (rerunning resumes them).\n\n"
         f"Peer = the host's mirror, {LINK_US:g} µs of link each way; C-states on = "
         f"{WAKEUP_NS / 1e3:g} µs wake-up after {WAKEUP_AFTER_US:g} µs idle.\n\n"
-        + headline_markdown(table)
+        + headline_markdown(tables["headline"])
     )

@@ -29,7 +29,6 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,8 +36,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from irqlab.analytic import chang as model
-from irqlab.studies.common import sweep_summary, write_csvs
+from irqlab.studies.common import Sweeps
 
+NAME = "chang2007"
 TITLE = "Chang et al. (2007): applications under receive load, QAPolling, AIC and RHIP"
 
 #: The application: a ``recv`` (system call and copy) plus 200 floating-point multiplications.
@@ -166,64 +166,54 @@ def scheme_keys(scheme: str) -> dict[str, Any]:
 
 
 def _sweep(
+    sweeps: Sweeps,
     name: str,
-    out: Path,
     base: Mapping[str, Any],
     axes: Mapping[str, Sequence[Any]],
     duration_ms: float,
     warmup_ms: float | None,
-    opts: Mapping[str, Any],
 ) -> pd.DataFrame:
-    return sweep_summary(
-        out,
+    return sweeps.summary(
         name,
         base,
         axes,
         duration_ms=duration_ms,
         replications=1,  # CBR and deterministic costs: every replication is the same run
-        seed=SEED,
         warmup=warmup_ms,
-        run_opts=opts,
     )
 
 
-def reproduce(
-    out: str | Path,
-    *,
-    quick: bool = False,
-    executor: str = "process",
-    workers: int | None = None,
-    scheduler: str | None = None,
-    progress: bool = False,
-) -> dict[str, pd.DataFrame]:
-    """Runs the study into ``out``; returns its tables by name (see the module docs)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    plan = QUICK if quick else FULL
-    opts = {"executor": executor, "workers": workers, "scheduler": scheduler, "progress": progress}
-    fig8 = fig8_table(out, plan, opts)
-    fig9 = schemes_by(out, "fig9", plan, opts, sizes=plan.sizes, mults=(MULTS,))
-    fig10 = schemes_by(out, "fig10", plan, opts, sizes=(1500,), mults=plan.mults)
-    fig11 = latency_over_time(out, plan, opts)
+def run(sweeps: Sweeps, plan: Plan) -> dict[str, pd.DataFrame]:
+    """Figs. 8-11, Table II and every number of the text beside irqlab's."""
+    fig8 = fig8_table(sweeps, plan)
+    fig9 = schemes_by(sweeps, "fig9", plan, sizes=plan.sizes, mults=(MULTS,))
+    fig10 = schemes_by(sweeps, "fig10", plan, sizes=(1500,), mults=plan.mults)
+    fig11 = latency_over_time(sweeps, plan)
     table2 = table2_table(fig9)
-    paper = paper_table(fig8, fig9, fig10, fig11, table2)
-    tables = {
+    return {
         "fig8": fig8,
         "fig9": fig9,
         "table2": table2,
         "fig10": fig10,
         "fig11": fig11,
-        "paper_vs_irqlab": paper,
+        "paper_vs_irqlab": paper_table(fig8, fig9, fig10, fig11, table2),
     }
-    write_csvs(out, tables)
-    plot_fig8(fig8).savefig(out / "fig8.png")
-    plot_fig9(fig9).savefig(out / "fig9.png")
-    plot_fig10(fig10).savefig(out / "fig10.png")
-    plot_fig11(fig11).savefig(out / "fig11.png")
-    (out / "table2.md").write_text(table2_markdown(table2), encoding="utf-8")
-    (out / "paper_vs_irqlab.md").write_text(paper_markdown(paper), encoding="utf-8")
-    (out / "README.md").write_text(_readme(quick, table2, paper), encoding="utf-8")
-    return tables
+
+
+def figures(tables: Mapping[str, pd.DataFrame]) -> dict[str, Figure]:
+    return {
+        "fig8.png": plot_fig8(tables["fig8"]),
+        "fig9.png": plot_fig9(tables["fig9"]),
+        "fig10.png": plot_fig10(tables["fig10"]),
+        "fig11.png": plot_fig11(tables["fig11"]),
+    }
+
+
+def documents(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    return {
+        "table2.md": table2_markdown(tables["table2"]),
+        "paper_vs_irqlab.md": paper_markdown(tables["paper_vs_irqlab"]),
+    }
 
 
 # ----- runs ------------------------------------------------------------------------------------
@@ -238,7 +228,7 @@ def _derived(df: pd.DataFrame, ip_bytes: pd.Series | int) -> pd.DataFrame:
     return df
 
 
-def fig8_table(out: Path, plan: Plan, opts: Mapping[str, Any]) -> pd.DataFrame:
+def fig8_table(sweeps: Sweeps, plan: Plan) -> pd.DataFrame:
     """Goodput against B_p (NAPI, one pass per invocation) at Fig. 8's sizes, with the mode
     the analysis gives each point."""
     frames = []
@@ -246,13 +236,12 @@ def fig8_table(out: Path, plan: Plan, opts: Mapping[str, Any]) -> pd.DataFrame:
     for size in FIG8_SIZES:
         base = {**BASE, **traffic(size), **app(), "kernel.max_softirq_restart": 1}
         df = _sweep(
+            sweeps,
             f"fig8_{size}",
-            out,
             base,
             {"kernel.netdev_budget": plan.budgets},
             plan.fig8_duration_ms,
             plan.fig8_warmup_ms,
-            opts,
         )
         df = _derived(df, size)
         df.insert(0, "size_bytes", size)
@@ -273,10 +262,9 @@ def fig8_table(out: Path, plan: Plan, opts: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def schemes_by(
-    out: Path,
+    sweeps: Sweeps,
     name: str,
     plan: Plan,
-    opts: Mapping[str, Any],
     *,
     sizes: Sequence[int],
     mults: Sequence[int],
@@ -287,13 +275,12 @@ def schemes_by(
         for m in mults:
             base = {**BASE, **traffic(size), **app(m)}
             df = _sweep(
+                sweeps,
                 f"{name}_{size}_{m}",
-                out,
                 base,
                 {"adapt.scheme": ["none", *SCHEMES[1:]]},
                 plan.duration_ms,
                 plan.warmup_ms,
-                opts,
             )
             df = _derived(df, size).drop(columns=["scheme"], errors="ignore")
             df.insert(0, "scheme", df.pop("adapt.scheme").replace({"none": "napi"}))
@@ -304,7 +291,7 @@ def schemes_by(
     return pd.concat(frames, ignore_index=True)
 
 
-def latency_over_time(out: Path, plan: Plan, opts: Mapping[str, Any]) -> pd.DataFrame:
+def latency_over_time(sweeps: Sweeps, plan: Plan) -> pd.DataFrame:
     """Fig. 11: the protocol-path latency of the packets arriving in each window of a
     1500-byte full-load run, per scheme. Each window is the same run measured from its start
     (the warm-up does not change the dynamics, only what is counted)."""
@@ -313,13 +300,12 @@ def latency_over_time(out: Path, plan: Plan, opts: Mapping[str, Any]) -> pd.Data
     frames = []
     for scheme in ("qapolling", "aic", "rhip"):
         df = _sweep(
+            sweeps,
             f"fig11_{scheme}",
-            out,
             {**base, **scheme_keys(scheme)},
             {"run.warmup_ms": starts},
             plan.window_ms,
             None,
-            opts,
         )
         df = df.drop(columns=["scheme"], errors="ignore")
         df.insert(0, "scheme", scheme)
@@ -532,10 +518,12 @@ def paper_markdown(t: pd.DataFrame) -> str:
     return "\n".join(lines) + f"\n\n{CHOICE_NOTE}\n"
 
 
-def _readme(quick: bool, table2: pd.DataFrame, paper: pd.DataFrame) -> str:
-    kind = "quick (coarse)" if quick else "full"
+#: The headline tables: printed by `irqlab reproduce`, first in its report.
+TABLES = {"table2": table2_markdown, "paper_vs_irqlab": paper_markdown}
+
+
+def readme(tables: Mapping[str, pd.DataFrame]) -> str:
     return (
-        f"# {TITLE}\n\nA {kind} reproduction by `irqlab reproduce chang2007`.\n\n"
         f"{CHOICE_NOTE}\n\n{calibration_markdown()}\n"
         "- `fig8.png`, `fig8.csv`: goodput against B_p at 64-256 B (NAPI, one pass per "
         "invocation), the mode boundary dashed.\n"
@@ -547,9 +535,9 @@ def _readme(quick: bool, table2: pd.DataFrame, paper: pd.DataFrame) -> str:
         "- `paper_vs_irqlab.md`, `.csv`: every number the text gives beside irqlab's.\n"
         "- `fig8_*/`, `fig9_*/`, `fig10_*/`, `fig11_*/`: the sweeps (rerunning resumes them).\n\n"
         "## Table II\n\n"
-        + table2_markdown(table2)
+        + table2_markdown(tables["table2"])
         + "\n## Paper and irqlab\n\n"
-        + paper_markdown(paper)
+        + paper_markdown(tables["paper_vs_irqlab"])
     )
 
 

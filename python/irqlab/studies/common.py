@@ -1,5 +1,5 @@
-"""What the studies share: running one named sweep into the study's folder and summarising it,
-drawing summary points with their confidence intervals, writing tables as CSV."""
+"""What the studies share while they run: the sweeps into the study's folder (:class:`Sweeps`),
+plans, load steps, and summary points drawn with their confidence intervals."""
 
 from __future__ import annotations
 
@@ -11,33 +11,6 @@ from typing import Any, Protocol
 import pandas as pd
 
 import irqlab
-
-
-def sweep_summary(
-    out: Path,
-    name: str,
-    base: Mapping[str, Any],
-    axes: Mapping[str, Sequence[Any]],
-    *,
-    duration_ms: float,
-    replications: int,
-    seed: int,
-    warmup: str | float,
-    precision: Mapping[str, Any] | None = None,
-    run_opts: Mapping[str, Any],
-) -> pd.DataFrame:
-    """Runs (or resumes) the sweep ``out/name`` and returns its per-point summary."""
-    runs = irqlab.sweep(
-        base={**base, "run.duration_ms": duration_ms},
-        axes={k: list(v) for k, v in axes.items()},
-        replications=replications,
-        seed=seed,
-        warmup=warmup,
-        precision=precision,
-        out=out / name,
-        **run_opts,
-    )
-    return irqlab.summarize(runs)
 
 
 class Planned(Protocol):
@@ -57,28 +30,82 @@ class SweepPlan:
     replications: int
 
 
-def planned_sweep(
-    out: Path,
-    name: str,
-    base: Mapping[str, Any],
-    axes: Mapping[str, Sequence[Any]],
-    plan: Planned,
-    *,
-    seed: int,
-    run_opts: Mapping[str, Any],
-) -> pd.DataFrame:
-    """:func:`sweep_summary` with the plan's run length, warm-up and replications."""
-    return sweep_summary(
-        out,
-        name,
-        base,
-        axes,
-        duration_ms=plan.duration_ms,
-        replications=plan.replications,
-        seed=seed,
-        warmup=plan.warmup_ms,
-        run_opts=run_opts,
-    )
+@dataclass(frozen=True)
+class Sweeps:
+    """Runs a study's sweeps: each into a folder of its own under ``out`` (rerunning the study
+    resumes it), with the study's seed and the executor options of the command."""
+
+    out: Path
+    seed: int
+    options: Mapping[str, Any]
+
+    def runs(
+        self,
+        name: str,
+        base: Mapping[str, Any],
+        axes: Mapping[str, Sequence[Any]],
+        *,
+        duration_ms: float,
+        replications: int,
+        warmup: str | float | None,
+        precision: Mapping[str, Any] | None = None,
+    ) -> pd.DataFrame:
+        """The runs table of the sweep ``out/name`` (a row per point and replication)."""
+        return irqlab.sweep(
+            base={**base, "run.duration_ms": duration_ms},
+            axes={k: list(v) for k, v in axes.items()},
+            replications=replications,
+            seed=self.seed,
+            warmup=warmup,
+            precision=precision,
+            out=self.out / name,
+            **self.options,
+        )
+
+    def summary(
+        self,
+        name: str,
+        base: Mapping[str, Any],
+        axes: Mapping[str, Sequence[Any]],
+        *,
+        duration_ms: float,
+        replications: int,
+        warmup: str | float | None,
+        precision: Mapping[str, Any] | None = None,
+    ) -> pd.DataFrame:
+        """The per-point summary of the sweep ``out/name`` (:meth:`runs`)."""
+        runs = self.runs(
+            name,
+            base,
+            axes,
+            duration_ms=duration_ms,
+            replications=replications,
+            warmup=warmup,
+            precision=precision,
+        )
+        return irqlab.summarize(runs)
+
+    def planned(
+        self,
+        name: str,
+        base: Mapping[str, Any],
+        axes: Mapping[str, Sequence[Any]],
+        plan: Planned,
+    ) -> pd.DataFrame:
+        """:meth:`summary` with the plan's run length, warm-up and replications."""
+        return self.summary(
+            name,
+            base,
+            axes,
+            duration_ms=plan.duration_ms,
+            replications=plan.replications,
+            warmup=plan.warmup_ms,
+        )
+
+
+def mpps(*x: float) -> tuple[float, ...]:
+    """Rates in Mpps as whole packets/s: ``mpps(0.5, 1)`` → ``(500000.0, 1000000.0)``."""
+    return tuple(float(round(1e6 * v)) for v in x)
 
 
 def errorbar(
@@ -94,9 +121,3 @@ def errorbar(
     """Summary points of ``y`` against ``x`` with their 95% half-widths, sorted by ``x``."""
     d = df.sort_values(x)
     ax.errorbar(d[x] * x_scale, d[y] * scale, yerr=d[f"{y}.ci95"].fillna(0) * scale, **style)
-
-
-def write_csvs(out: Path, tables: Mapping[str, pd.DataFrame]) -> None:
-    """Each table as ``out/NAME.csv``."""
-    for name, df in tables.items():
-        df.to_csv(out / f"{name}.csv", index=False)

@@ -20,16 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from irqlab.studies.common import errorbar, planned_sweep, write_csvs
+from irqlab.studies.common import Sweeps, errorbar, mpps
 
+NAME = "emmerich2015"
 TITLE = "Emmerich et al. (2015): interrupt throttling, latency and CPU load"
 
 BASE = {
@@ -77,20 +76,16 @@ class Plan:
     replications: int
 
 
-def _mpps(*x: float) -> tuple[float, ...]:
-    return tuple(float(round(1e6 * v)) for v in x)
-
-
 FULL = Plan(
-    rates=_mpps(0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8)
-    + _mpps(1.9, 2.0, 2.05, 2.1, 2.2, 2.5),
+    rates=mpps(0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8)
+    + mpps(1.9, 2.0, 2.05, 2.1, 2.2, 2.5),
     table_rates=(1e5, 1e6, 1.9e6),
     duration_ms=200.0,
     warmup_ms=60.0,
     replications=3,
 )
 QUICK = Plan(
-    rates=_mpps(0.02, 0.1, 0.3, 0.5, 1.0, 1.5, 1.9, 2.05, 2.3, 2.5),
+    rates=mpps(0.02, 0.1, 0.3, 0.5, 1.0, 1.5, 1.9, 2.05, 2.3, 2.5),
     table_rates=(1e5, 1e6, 1.9e6),
     duration_ms=40.0,
     warmup_ms=40.0,
@@ -98,51 +93,33 @@ QUICK = Plan(
 )
 
 
-def _sweep(
-    name: str,
-    out: Path,
-    base: Mapping[str, Any],
-    axes: Mapping[str, Sequence[Any]],
-    plan: Plan,
-    opts: Mapping[str, Any],
-) -> pd.DataFrame:
-    return planned_sweep(out, name, base, axes, plan, seed=SEED, run_opts=opts)
-
-
-def reproduce(
-    out: str | Path,
-    *,
-    quick: bool = False,
-    executor: str = "process",
-    workers: int | None = None,
-    scheduler: str | None = None,
-    progress: bool = False,
-) -> dict[str, pd.DataFrame]:
-    """Runs the study into ``out``; returns its tables by name (see the module docs)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    plan = QUICK if quick else FULL
-    opts = {"executor": executor, "workers": workers, "scheduler": scheduler, "progress": progress}
-    hardware = _sweep(
+def run(sweeps: Sweeps, plan: Plan) -> dict[str, pd.DataFrame]:
+    """Every policy's curves against the load, the load-latency products (Fig. 7) and every
+    policy at three loads."""
+    hardware = sweeps.planned(
         "policies",
-        out,
         BASE,
         {"driver.moderation": POLICIES[:-1], "traffic.rate_pps": plan.rates},
         plan,
-        opts,
     )
-    soft = _sweep("soft", out, {**BASE, **SOFT}, {"traffic.rate_pps": plan.rates}, plan, opts)
+    soft = sweeps.planned("soft", {**BASE, **SOFT}, {"traffic.rate_pps": plan.rates}, plan)
     soft["driver.moderation"] = "soft"
     curves = pd.concat([hardware, soft], ignore_index=True)
     curves.insert(0, "policy", curves.pop("driver.moderation"))
-    tables = {"curves": curves, "pll": pll_table(curves), "policies": policy_table(curves, plan)}
-    write_csvs(out, tables)
-    plot_curves(curves, PAPER_POLICIES, "Figs. 3, 5 and 8 reproduced").savefig(out / "fig3_5_8.png")
-    plot_pll(tables["pll"]).savefig(out / "fig7.png")
-    plot_curves(curves, POLICIES, "Every policy on the same host").savefig(out / "policies.png")
-    (out / "policies.md").write_text(policy_markdown(tables["policies"]), encoding="utf-8")
-    (out / "README.md").write_text(_readme(quick, tables["policies"]), encoding="utf-8")
-    return tables
+    return {"curves": curves, "pll": pll_table(curves), "policies": policy_table(curves, plan)}
+
+
+def figures(tables: Mapping[str, pd.DataFrame]) -> dict[str, Figure]:
+    curves = tables["curves"]
+    return {
+        "fig3_5_8.png": plot_curves(curves, PAPER_POLICIES, "Figs. 3, 5 and 8 reproduced"),
+        "fig7.png": plot_pll(tables["pll"]),
+        "policies.png": plot_curves(curves, POLICIES, "Every policy on the same host"),
+    }
+
+
+def documents(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    return {"policies.md": policy_markdown(tables["policies"])}
 
 
 # ----- tables ----------------------------------------------------------------------------------
@@ -207,16 +184,18 @@ def policy_markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _readme(quick: bool, table: pd.DataFrame) -> str:
-    kind = "quick (coarse)" if quick else "full"
+#: The headline table: printed by `irqlab reproduce`, first in its report.
+TABLES = {"policies": policy_markdown}
+
+
+def readme(tables: Mapping[str, pd.DataFrame]) -> str:
     return (
-        f"# {TITLE}\n\nA {kind} reproduction by `irqlab reproduce emmerich2015`.\n\n"
         "- `fig3_5_8.png`: latency, CPU load, IRQ rate for ITR off, ixgbe-legacy and linear.\n"
         "- `fig7.png`, `pll.csv`: load-latency products and their difference.\n"
         "- `policies.png`, `curves.csv`: every policy, every load.\n"
         "- `policies.md`, `policies.csv`: every policy at three loads.\n"
         "- `policies/`, `soft/`: the sweeps (rerunning the command resumes them).\n\n"
-        + policy_markdown(table)
+        + policy_markdown(tables["policies"])
     )
 
 

@@ -22,13 +22,14 @@ core; without deferral (plain busy polling) loop 3 cannot take control from loop
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Mapping
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from irqlab.studies.common import SweepPlan, planned_sweep, write_csvs
+from irqlab.studies.common import SweepPlan, Sweeps
 
+NAME = "irq-suspend"
 TITLE = "IRQ suspension (Linux 6.13): deferral, busy polling and suspension under load"
 
 SEED = 2024
@@ -82,40 +83,24 @@ FULL = SweepPlan(duration_ms=200.0, warmup_ms=10.0, replications=3)
 QUICK = SweepPlan(duration_ms=20.0, warmup_ms=2.0, replications=2)
 
 
-def reproduce(
-    out: str | Path,
-    *,
-    quick: bool = False,
-    executor: str = "process",
-    workers: int | None = None,
-    scheduler: str | None = None,
-    progress: bool = False,
-) -> dict[str, pd.DataFrame]:
-    """Runs the study into ``out``; returns its tables by name (see the module docs)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    plan = QUICK if quick else FULL
-    opts = {"executor": executor, "workers": workers, "scheduler": scheduler, "progress": progress}
+def run(sweeps: Sweeps, plan: SweepPlan) -> dict[str, pd.DataFrame]:
+    """Every sweep point (``runs``), the headline table and napi.rst's conclusions."""
     parts = []
     for name, settings in MECHANISMS.items():
-        df = planned_sweep(
-            out,
-            name,
-            {**BASE, **settings},
-            {"rr.rate_rps": list(LOADS.values())},
-            plan,
-            seed=SEED,
-            run_opts=opts,
-        )
+        df = sweeps.planned(name, {**BASE, **settings}, {"rr.rate_rps": list(LOADS.values())}, plan)
         df.insert(0, "mechanism", name)
         parts.append(df)
     runs = pd.concat(parts, ignore_index=True)
     table = headline_table(runs)
-    tables = {"runs": runs, "headline": table, "conclusions": conclusions(table)}
-    write_csvs(out, tables)
-    plot(table).savefig(out / "latency_cpu.png")
-    (out / "README.md").write_text(_readme(quick, tables), encoding="utf-8")
-    return tables
+    return {"runs": runs, "headline": table, "conclusions": conclusions(table)}
+
+
+def figures(tables: Mapping[str, pd.DataFrame]) -> dict[str, Figure]:
+    return {"latency_cpu.png": plot(tables["headline"])}
+
+
+def documents(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    return {}
 
 
 def headline_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -196,6 +181,10 @@ def conclusions_markdown(c: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The headline tables: printed by `irqlab reproduce`, first in its report.
+TABLES = {"headline": headline_markdown, "conclusions": conclusions_markdown}
+
+
 def plot(table: pd.DataFrame) -> Figure:
     """Latency (p99) against CPU for each mechanism, one point per load."""
     fig = Figure(figsize=(7.5, 4.5), layout="constrained")
@@ -222,10 +211,8 @@ def plot(table: pd.DataFrame) -> Figure:
     return fig
 
 
-def _readme(quick: bool, tables: dict[str, pd.DataFrame]) -> str:
-    kind = "quick (coarse)" if quick else "full"
+def readme(tables: Mapping[str, pd.DataFrame]) -> str:
     return (
-        f"# {TITLE}\n\nA {kind} reproduction by `irqlab reproduce irq-suspend`.\n\n"
         "- `latency_cpu.png`: p99 round-trip time against CPU per mechanism.\n"
         "- `headline.csv`, `conclusions.csv`, `runs.csv`: the tables below, every point.\n"
         "- one folder per mechanism: the sweeps (rerunning resumes them).\n\n"

@@ -24,7 +24,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,8 +34,9 @@ from matplotlib.ticker import EngFormatter
 import irqlab
 from irqlab.analytic import cliff_point, curve, model_rates
 from irqlab.scenario import mean_frame_bytes
-from irqlab.studies.common import errorbar, sweep_summary, write_csvs
+from irqlab.studies.common import Sweeps, errorbar
 
+NAME = "salah2007"
 TITLE = "Salah, El-Badawi & Haidari (2007): interrupt-handling schemes compared"
 
 #: The schemes of Fig. 6 and 9, in the paper's order, with the hybrid last.
@@ -169,8 +169,8 @@ QUICK = Plan(
 
 
 def _sweep(
+    sweeps: Sweeps,
     name: str,
-    out: Path,
     base: Mapping[str, Any],
     axes: Mapping[str, Sequence[Any]],
     plan: Plan,
@@ -178,7 +178,6 @@ def _sweep(
     replications: int,
     duration_ms: float,
     precision: bool,
-    run_opts: Mapping[str, Any],
 ) -> pd.DataFrame:
     stop = None
     if precision and plan.max_replications > replications:
@@ -187,17 +186,14 @@ def _sweep(
             "relative": 0.05,
             "max_replications": plan.max_replications,
         }
-    return sweep_summary(
-        out,
+    return sweeps.summary(
         name,
         base,
         axes,
         duration_ms=duration_ms,
         replications=replications,
-        seed=SEED,
         warmup=plan.warmup,
         precision=stop,
-        run_opts=run_opts,
     )
 
 
@@ -220,32 +216,20 @@ def _analysis(base: Mapping[str, Any], rates: Sequence[float]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def reproduce(
-    out: str | Path,
-    *,
-    quick: bool = False,
-    executor: str = "process",
-    workers: int | None = None,
-    scheduler: str | None = None,
-    progress: bool = False,
-) -> dict[str, pd.DataFrame]:
-    """Runs the study into ``out``; returns its tables by name (see the module docs)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    plan = QUICK if quick else FULL
-    opts = {"executor": executor, "workers": workers, "scheduler": scheduler, "progress": progress}
+def run(sweeps: Sweeps, plan: Plan) -> dict[str, pd.DataFrame]:
+    """Figs. 6, 9 and 10: the simulations (and the analysis lines of Fig. 6), and the headline
+    numbers."""
     tables: dict[str, pd.DataFrame] = {}
 
     fig6 = _sweep(
+        sweeps,
         "fig6",
-        out,
         POISSON_BASE,
         {"scheme": SCHEMES, "traffic.rate_pps": plan.poisson_rates},
         plan,
         replications=plan.replications,
         duration_ms=plan.duration_ms,
         precision=True,
-        run_opts=opts,
     )
     dense = np.unique(np.concatenate([np.geomspace(1e3, 6e5, 160), plan.poisson_rates]))
     tables["fig6_simulation"] = fig6
@@ -253,15 +237,14 @@ def reproduce(
 
     loads = plan.bursty_loads
     fig9 = _sweep(
+        sweeps,
         "fig9",
-        out,
         BURSTY_BASE,
         {"scheme": SCHEMES, "traffic.rate_pps": [_rate_of_load(x) for x in loads]},
         plan,
         replications=plan.bursty_replications,
         duration_ms=plan.bursty_duration_ms,
         precision=False,
-        run_opts=opts,
     )
     fig9.insert(2, "load", fig9["traffic.rate_pps"].map(_load_of_rate))
     tables["fig9_simulation"] = fig9
@@ -288,25 +271,29 @@ def reproduce(
     }
     for name, (base, axes) in fig10.items():
         tables[name] = _sweep(
+            sweeps,
             name,
-            out,
             {**POISSON_BASE, **base},
             {**axes, "traffic.rate_pps": rates},
             plan,
             replications=plan.replications,
             duration_ms=plan.duration_ms,
             precision=False,
-            run_opts=opts,
         )
     tables["headline"] = headline(tables)
-
-    write_csvs(out, tables)
-    plot_fig6(tables["fig6_simulation"], tables["fig6_analysis"]).savefig(out / "fig6.png")
-    plot_fig9(tables["fig9_simulation"]).savefig(out / "fig9.png")
-    plot_fig10(tables).savefig(out / "fig10.png")
-    (out / "headline.md").write_text(headline_markdown(tables["headline"]), encoding="utf-8")
-    (out / "README.md").write_text(_readme(quick, tables["headline"]), encoding="utf-8")
     return tables
+
+
+def figures(tables: Mapping[str, pd.DataFrame]) -> dict[str, Figure]:
+    return {
+        "fig6.png": plot_fig6(tables["fig6_simulation"], tables["fig6_analysis"]),
+        "fig9.png": plot_fig9(tables["fig9_simulation"]),
+        "fig10.png": plot_fig10(tables),
+    }
+
+
+def documents(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    return {"headline.md": headline_markdown(tables["headline"])}
 
 
 def _load_of_rate(rate: float) -> float:
@@ -397,16 +384,18 @@ def headline_markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _readme(quick: bool, table: pd.DataFrame) -> str:
-    kind = "quick (coarse)" if quick else "full"
+#: The headline table: printed by `irqlab reproduce`, first in its report.
+TABLES = {"headline": headline_markdown}
+
+
+def readme(tables: Mapping[str, pd.DataFrame]) -> str:
     return (
-        f"# {TITLE}\n\nA {kind} reproduction by `irqlab reproduce salah2007`.\n\n"
         "- `fig6.png`, `fig6_simulation.csv`, `fig6_analysis.csv`: Poisson traffic, 64 B.\n"
         "- `fig9.png`, `fig9_simulation.csv`: bursty traffic, empirical frame sizes.\n"
         "- `fig10.png`, `fig10_*.csv`: effect of τ, T, Q and T_poll.\n"
         "- `headline.csv`, `headline.md`: the headline numbers.\n"
         "- `fig6/`, `fig9/`, `fig10_*/`: the sweeps (runs.parquet, summary.parquet); rerunning "
-        "the command resumes them.\n\n" + headline_markdown(table)
+        "the command resumes them.\n\n" + headline_markdown(tables["headline"])
     )
 
 

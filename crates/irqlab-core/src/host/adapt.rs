@@ -55,7 +55,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     }
 
     /// A packet is about to be queued on app `a`'s socket by core `c`'s protocol processing.
-    pub(super) fn adapt_on_enqueue(&mut self, c: usize, a: usize) {
+    pub(super) fn adapt_enqueue(&mut self, c: usize, a: usize) {
         let util = self.apps[a].socket.utilisation();
         let st = &mut self.adapt[c];
         if util > st.max_util {

@@ -18,7 +18,6 @@ use crate::cpu::{Category, Level};
 use crate::kernel::SoftirqCtx;
 use crate::nic::Packet;
 use crate::nic::tx::TxEntry;
-use crate::rng::StreamId;
 use crate::sched::Thread;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::Tracer;
@@ -282,25 +281,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         let k = &mut self.l.core_mut(c).kernel;
         debug_assert!(k.ctx.is_none(), "bottom halves already disabled");
         k.ctx = Some(SoftirqCtx::BusyPoll);
-        k.polling = v as u16;
-        let rings = self.l.vector(v).rings.len() as u64;
-        let napi = &mut self.l.vector_mut(v).napi;
-        napi.work = 0;
-        napi.ring = 0;
-        napi.ring_work = 0;
-        napi.clean_complete = true;
-        napi.ring_budget = (budget / rings).max(1);
         if self.measuring() {
             self.metrics.busy.polls += 1;
-            self.metrics.vectors[v].polls += 1;
         }
-        let cost = self.s.platform.poll;
-        if cost.is_zero() {
-            self.driver_poll_begin(c);
-        } else {
-            let d = self.draw(c, cost, StreamId::PollCost);
-            self.start_softirq_job(c, d, Work::PollEntry);
-        }
+        // the budget split over the rings; a ring discipline goes on where it was
+        let rings = self.l.vector(v).rings.len() as u64;
+        self.poll_call(c, v, (budget / rings).max(1));
     }
 
     /// The driver's poll function returned in a busy loop. An iteration's poll: its
@@ -363,7 +349,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 then,
             );
         } else {
-            self.dispatch(c, then);
+            self.work_done(c, then);
         }
     }
 

@@ -1,9 +1,11 @@
-//! The driver's NAPI poll function (ixgbe's shape): clean the vector's completed Tx
-//! descriptors, then its Rx rings, each up to its share of the weight; hand each packet to its
-//! socket, its Tx ring or the stack; and when every ring was cleaned below its budget,
-//! complete the NAPI, let the moderation policy reprogram the NIC and re-enable the vector.
+//! The driver (ixgbe's shape): its ISR, which schedules the NAPI; its NAPI poll function, which
+//! cleans the vector's completed Tx descriptors, then its Rx rings, each up to its share of the
+//! weight, and hands each packet to its socket (`socket`), its Tx ring or the stack; and when
+//! every ring was cleaned below its budget, completes the NAPI (`kernel`), lets the moderation
+//! policy (`crate::moderation`) reprogram the NIC and re-enables the vector.
 
 use super::{Feed, Host, Layout, Work};
+use crate::cpu::{Category, Level};
 use crate::dist::{plus_bytes, sample};
 use crate::metrics::RingExit;
 use crate::moderation::{AnyPolicy, Policy, Sample};
@@ -11,7 +13,6 @@ use crate::nic::Packet;
 use crate::nic::tx::TxEntry;
 use crate::rng::StreamId;
 use crate::scenario::CauseMode;
-use crate::sched::{Thread, ThreadState};
 use crate::time::SimDuration;
 use crate::trace::Tracer;
 
@@ -39,6 +40,40 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         } else {
             Sink::Stack
         }
+    }
+
+    pub(super) fn start_isr(&mut self, v: usize) {
+        let s = self.s;
+        let c = self.l.vector_mut(v).core;
+        self.l.core_mut(c).hardirq = v as u16;
+        let d = if s.first_packet_in_isr && self.isr_takes_first_packet(v) {
+            self.isr_with_first_packet(v)
+        } else {
+            let p = &s.platform;
+            let mut d = self.draw(c, p.irq, StreamId::IrqCost);
+            if s.scheme.masks_on_irq() && !p.mask.is_zero() {
+                d = d + self.draw(c, p.mask, StreamId::MaskCost);
+            }
+            d
+        };
+        self.start(c, Level::HardIrq, d, Category::Irq, Work::Isr);
+    }
+
+    /// The ISR has run: it schedules the NAPI; `irq_exit` then runs softirqs. (Schemes with
+    /// Salah's polling loop start a poll instead.)
+    pub(super) fn isr_done(&mut self, c: usize) {
+        let v = self.l.core_mut(c).hardirq as usize;
+        self.l.vector_mut(v).irq.isr_done();
+        self.cause_cleared(v);
+        if self.s.scheme.uses_poll_loop() {
+            self.poll_loop_isr_done(v);
+            self.next_hardirq(c);
+        } else {
+            self.napi_schedule(v);
+            self.next_hardirq(c);
+            self.irq_exit(c);
+        }
+        self.nic_check(v);
     }
 
     /// The poll function starts: first the Tx descriptors whose packets have left, up to the
@@ -93,8 +128,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// allows, then the next ring.
     #[inline]
     pub(super) fn driver_poll_step(&mut self, c: usize) {
-        if self.disciplined {
-            self.ring_discipline_step(c);
+        if self.ring_order_step(c) {
             return;
         }
         let v = self.l.core_mut(c).kernel.polling as usize;
@@ -274,44 +308,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                     .on_ring_exit(now, v, pkt.class, pkt.arrival, RingExit::Stack);
                 self.tracer.delivered(pkt.id, pkt.arrival, now);
             }
-            Sink::App(a) => {
-                let a = a as usize;
-                let truesize = self.s.socket.truesize(u32::from(pkt.size_bytes));
-                if !self.adapt.is_empty() {
-                    self.adapt_on_enqueue(self.l.vector(v).core, a);
-                }
-                if self.apps[a].socket.enqueue(pkt, truesize) {
-                    self.metrics
-                        .on_ring_exit(now, v, pkt.class, pkt.arrival, RingExit::Socket);
-                    self.tracer.delivered(pkt.id, pkt.arrival, now);
-                    if self.apps_extended {
-                        self.socket_data_ready(a, v);
-                    }
-                    if self.apps[a].state == ThreadState::Sleeping {
-                        // the waker pays, on the vector's core
-                        let c = self.l.vector(v).core;
-                        let cost = self.s.platform.task_wakeup;
-                        let d = self.draw_or_zero(c, cost, StreamId::WakeupCost);
-                        self.wake_thread(self.apps[a].core, Thread::App(a as u16));
-                        return d;
-                    }
-                } else {
-                    self.metrics.on_ring_exit(
-                        now,
-                        v,
-                        pkt.class,
-                        pkt.arrival,
-                        RingExit::DroppedSocket,
-                    );
-                    self.metrics.on_socket_drop(now, a, pkt.class);
-                    if !self.adapt.is_empty() {
-                        self.adapt[self.l.vector(v).core].overflowed = true;
-                    }
-                    if self.s.rr.is_some() {
-                        self.feed.respond(pkt.flow, now, true);
-                    }
-                }
-            }
+            Sink::App(a) => return self.socket_enqueue(v, a as usize, pkt),
             Sink::Tx => {
                 if self.l.vector_mut(v).tx.is_full() {
                     self.metrics
@@ -338,12 +335,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// scheduled and goes to the repoll list (even if the rings happen to be empty).
     pub(super) fn driver_poll_done(&mut self, c: usize) {
         let v = self.l.core_mut(c).kernel.polling as usize;
-        if self.l.core(c).kernel.ctx == Some(crate::kernel::SoftirqCtx::BusyPoll) {
-            let napi = &self.l.vector(v).napi;
-            if napi.in_busy_poll || !napi.clean_complete {
-                self.busy_driver_poll_done(c, v);
-                return;
-            }
+        if self.busy_poll_done(c, v) {
+            return;
         }
         let weight = self.s.kernel.napi_weight;
         let napi = &mut self.l.vector_mut(v).napi;
@@ -360,9 +353,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             let napi = &mut self.l.vector_mut(v).napi;
             napi.sched = false;
             napi.prefer = false;
-            if self.apps_extended {
-                self.napi_released(v);
-            }
+            self.busy_on_napi_complete(v);
             if !self.napi_complete_done(v) {
                 // software IRQ coalescing: the vector stays masked, a timer will poll again
                 self.after_napi_poll(c);
@@ -390,10 +381,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 self.l.vector_mut(v).irq.masked = false;
                 self.nic_check(v);
             }
-        } else if self.l.vector(v).napi.prefer {
-            // a preferring busy poller waits: hand the NAPI over (`__napi_poll`)
-            self.prefer_handover(c, v);
-        } else {
+        } else if !self.busy_prefer_handover(c, v) {
+            // (unless a preferring busy poller waits and takes it over: `__napi_poll`)
             self.l.core_mut(c).kernel.repoll.push_back(v as u16);
         }
         self.after_napi_poll(c);
@@ -404,29 +393,6 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.l.vector_mut(v).irq.masked = false;
         self.nic_check(v);
         self.after_napi_poll(c);
-    }
-
-    /// `napi_complete_done`'s answer to the driver: re-enable the vector (true), or not,
-    /// because `napi_defer_hard_irqs` and `gro_flush_timeout` defer it (reference §7.2): a
-    /// poll that found packets reloads the counter; each completion while the counter is
-    /// above zero decrements it and arms the timer instead.
-    pub(super) fn napi_complete_done(&mut self, v: usize) -> bool {
-        let k = &self.s.kernel;
-        if k.defer_hard_irqs == 0 || k.gro_flush_timeout.is_zero() {
-            return true;
-        }
-        let napi = &mut self.l.vector_mut(v).napi;
-        if napi.work > 0 {
-            napi.defer_count = k.defer_hard_irqs;
-        }
-        if napi.defer_count == 0 {
-            return true;
-        }
-        napi.defer_count -= 1;
-        let t = self.now + k.gro_flush_timeout;
-        napi.watchdog_at = Some(t);
-        self.push_timer(t, super::Timer::NapiWatchdog(v as u16));
-        false
     }
 
     /// The driver's moderation policy sees the completed session and may reprogram the NIC.

@@ -1,15 +1,69 @@
 //! The host model: how an arrival becomes an interrupt, a softirq, a NAPI poll, protocol
 //! processing on a core, and then a socket and an app, a Tx ring, or the stack. Every
 //! transition happens at one instant; time passes only inside CPU jobs (tagged with a
-//! [`Work`]) and until timers fire.
+//! [`Work`]) and until timers fire ([`Timer`]).
 //!
 //! The state is organised as the real system is: [`Core`]s (a CPU server, the kernel's softirq
 //! state and poll list, the thread level with ksoftirqd and the apps' threads), [`Vector`]s (an
 //! IRQ line, an Rx ring per class, a Tx ring, a NAPI and a moderation policy), sockets and
-//! [`App`]s. The behaviour is split by part: `hardirq` (the NIC's interrupt logic and hard IRQ
-//! handlers), `softirq` (`handle_softirqs`, `net_rx_action`), `driver` (the poll function, Tx,
-//! delivery, moderation), `threads` (ksoftirqd, apps, the run queue) and `polling` (Salah's
-//! loop).
+//! [`App`]s; their types are the top-level modules' (`crate::nic`, `crate::kernel`,
+//! `crate::cpu`, `crate::sched`, `crate::socket`, …), which hold the state and its rules. The
+//! behaviour is one `impl Host` per file, each file named after the part whose state it
+//! changes. A packet goes through them in this order: `feed` → `nic` → `irq` → `driver` (ISR)
+//! → `kernel` (softirq, `net_rx_action`) → `driver` (poll) → `socket` → `sched` → `socket`
+//! (app); every CPU job and timer comes back through `dispatch`, and the optional mechanisms
+//! join through `hooks`.
+//!
+//! Where each kernel and driver function lives (file `::` function):
+//!
+//! | kernel / driver | here |
+//! |---|---|
+//! | the NIC: DMA into the Rx ring, the interrupt cause | `nic::arrival` |
+//! | the NIC's interrupt logic: ITR throttle, coalescing, their timer | `nic::nic_check`, `nic::on_moderation_timer`, `nic::issue_irq` |
+//! | Tx descriptor write-back raising the cause | `nic::tx_queued`, `nic::cause_cleared`, `nic::on_tx_done` |
+//! | `do_IRQ` (one hard-IRQ handler at a time per core) | `irq::do_irq`, `irq::next_hardirq` |
+//! | the ISR (`ixgbe_msix_clean_rings`) | `driver::start_isr`, `driver::isr_done` |
+//! | `irq_exit` → `invoke_softirq` | `irq::irq_exit` |
+//! | `__napi_schedule` | `kernel::napi_schedule` (the list: `crate::kernel::Kernel::napi_schedule`) |
+//! | `handle_softirqs` (restarts, hand-off) | `kernel::handle_softirqs`, `softirq_pass`, `softirq_pass_done` |
+//! | `net_rx_action` | `kernel::net_rx_start`, `net_rx_loop`, `after_napi_poll`, `net_rx_finish` |
+//! | `napi_poll`, `__napi_poll` (one setup for softirq and busy polls) | `kernel::napi_poll`, `kernel::poll_call` |
+//! | the driver's poll (`ixgbe_poll`): Tx clean, Rx clean | `driver::driver_poll_begin`, `tx_clean_done`, `driver_poll_step`, `packet_done` |
+//! | protocol processing's end: socket, `ndo_start_xmit` or the stack | `driver::deliver`, `deliver_to_sink` |
+//! | the poll's return, `napi_complete_done`, re-enabling the IRQ | `driver::driver_poll_done`, `kernel::napi_complete_done`, `driver::unmask_done` |
+//! | the moderation policy (`ixgbe_update_itr`, `net_dim`, …) and its register write | `driver::moderate`, `nic::apply_moderation` |
+//! | `napi_watchdog` (the NAPI hrtimer) | `kernel::on_napi_watchdog`, `start_watchdog`, `watchdog_done` |
+//! | `wakeup_softirqd`, ksoftirqd's thread loop | `kernel::wakeup_softirqd`, `kernel::ksoftirqd_loop` |
+//! | `try_to_wake_up`, `schedule`, `cond_resched` | `sched::wake_thread`, `switch_to`, `schedule_next`, `yield_thread` |
+//! | `__udp_enqueue_schedule_skb`, `sk_data_ready` | `socket::socket_enqueue` |
+//! | `udp_recvmsg` and the app's work | `socket::app_next`, `app_take`, `app_packet_done` |
+//! | `napi_busy_loop` | `busypoll::busy_loop_start`, `busy_iteration`, `busy_poll_call`, `busy_check` |
+//! | `busy_poll_stop` | `busypoll::busy_leave`, `busy_stop_returned`, `busy_stopped` |
+//! | `ep_poll`, `ep_send_events`, `napi_suspend_irqs`, `napi_resume_irqs` | `busypoll::epoll_wait`, `epoll_send_events`, `after_busy_loop` |
+//! | the LL driver's ring order (ingress QoS) | `qos::ring_discipline_step` |
+//! | the timer tick's `irq_exit` | `tick::on_tick` |
+//!
+//! Every file, and the data it changes:
+//!
+//! | file | holds | data |
+//! |---|---|---|
+//! | `mod` (this file) | the host's state, starting CPU jobs, the engine's events | [`Host`], [`Core`], [`Vector`], [`App`] |
+//! | `dispatch` | the continuation table of CPU jobs and timers | [`Work`], [`Timer`] |
+//! | `feed` | the arrivals as the NIC classifies them (RSS, class) | `Generator`, `Buffer` |
+//! | `nic` | the NIC | `Vector::rings`, `irq`, `tx_signal_at`, `irq_events` (`crate::nic`) |
+//! | `irq` | the hard-IRQ level | `Core::pending_isr`, `Core::hardirq` |
+//! | `driver` | the ISR, the poll function, delivery, moderation | `Vector::napi_ret`, `tx_cleaning`, `tx`, `policy`, its counters (`crate::moderation`) |
+//! | `kernel` | softirqs, `net_rx_action`, NAPI, ksoftirqd | `Core::kernel`, `Vector::napi` (`crate::kernel`) |
+//! | `sched` | the thread level | `Core::threads`, `Core::ksoftirqd`, `App::state` (`crate::sched`) |
+//! | `socket` | sockets and the apps' `recv` loop | `App::socket`, `App::holding` (`crate::socket`) |
+//! | `busypoll` | busy polling, epoll, request/response | `App::session`, `napi_id`, `epoll_left`; `Vector::spinner`, `waiting`; `Napi`'s busy-poll bits (`crate::busypoll`) |
+//! | `qos` | the Rx loop under a ring discipline | `Napi::rings` (`crate::qos`) |
+//! | `adapt` | receive-load controllers | `Host::adapt` (`CoreAdapt`; `crate::adapt`) |
+//! | `hooks` | where the optional mechanisms join the main path | — |
+//! | `tick` | the timer tick | — |
+//! | `polling` | Salah's polling loop (the `disable-enable`, `poll`, `napi-poll`, `hybrid` schemes) | `Vector::poll_loop` (`PollLoop`), `Vector::pending_ticks` |
+//! | `layout` | where the cores and vectors are kept (one core inline, or several) | `One`, `Many` |
+//! | `partition` | a host whose cores do not interact, run core by core | — |
 //!
 //! Scheme by scheme:
 //! - `ideal`: an accepted arrival schedules the NAPI and runs softirqs inline, for free.
@@ -23,15 +77,19 @@
 
 mod adapt;
 pub(crate) mod busypoll;
+mod dispatch;
 mod driver;
 mod feed;
-mod hardirq;
+mod hooks;
+mod irq;
+mod kernel;
 mod layout;
+mod nic;
 pub(crate) mod partition;
 mod polling;
-mod rings;
-mod softirq;
-mod threads;
+mod qos;
+mod sched;
+mod socket;
 mod tick;
 
 use std::collections::VecDeque;
@@ -52,80 +110,13 @@ use crate::socket::Socket;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::Tracer;
 
+pub(crate) use dispatch::{Timer, Work};
 pub(crate) use feed::{Buffer, Feed, Generator, Routed};
 pub(crate) use layout::{Layout, Many, One};
 pub(crate) use polling::PollLoop;
 
 /// Priority of timers in the event queue (the CPU's completion ranks 0 and an arrival 2).
 const PRIO_TIMER: u8 = 1;
-
-/// What a CPU job is doing; its completion continues the corresponding step. Which vector or
-/// thread it belongs to is kept by its core (`Core::hardirq`, `Kernel::polling`,
-/// `RunQueue::current`): a core runs at most one job per priority level.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Work {
-    /// The NIC's hard interrupt handler (entry, ISR, exit; masking for NAPI).
-    Isr,
-    /// Entry overhead of a `net_rx_action` run.
-    NetRxEntry,
-    /// Entry overhead of one call of the driver's poll function.
-    PollEntry,
-    /// Cleaning completed Tx descriptors at the start of a poll.
-    TxClean,
-    /// Protocol processing of the packet at the head of the ring being cleaned (and its
-    /// transmit, when forwarded).
-    Packet,
-    /// Waking the app whose socket just got a packet (softirq; then the poll goes on).
-    Wakeup,
-    /// Re-enabling the vector after `napi_complete_done`.
-    Unmask,
-    /// The LL driver's poll starts a visit of an Rx ring (`qos`, `rings`).
-    RingVisit,
-    /// A context switch into the core's current thread (ksoftirqd or an app).
-    ThreadSwitch,
-    /// An app reading and handling one packet.
-    AppPacket,
-    /// The polling timer's interrupt handler (`polling`).
-    PollTimer,
-    /// Protocol processing of one packet in Salah's polling loop (`polling`).
-    LoopPacket,
-    /// Waking an app from Salah's polling loop.
-    LoopWakeup,
-    /// Re-enabling packet interrupts at the end of the polling loop (`polling`).
-    LoopUnmask,
-    /// The NAPI hrtimer's interrupt (software IRQ coalescing).
-    NapiWatchdog,
-    /// A busy loop's iterations that find nothing (`busypoll`).
-    BusySpin,
-    /// A busy loop goes on after the softirqs its `local_bh_enable` ran.
-    BusyCheck,
-    /// `busy_poll_stop` returns, after the softirqs its `local_bh_enable` ran.
-    BusyStopped,
-    /// `epoll_wait` returns ready events, or nothing (a zero timeout).
-    EpollReturn,
-    EpollEmpty,
-}
-
-/// Timers in the event queue, each for one vector.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Timer {
-    /// The NIC's moderation timer (ITR throttle or absolute timeout) expires.
-    NicModeration(u16),
-    /// The periodic polling timer (`polling`).
-    PollTick(u16),
-    /// The hybrid scheme's throughput measurement window ends (`polling`).
-    HybridWindow(u16),
-    /// The NAPI hrtimer of software IRQ coalescing (`gro_flush_timeout`).
-    NapiWatchdog(u16),
-    /// A transmitted packet leaves the wire: its descriptor write-back raises the cause.
-    TxDone(u16),
-    /// A receive-load controller's sampling interval of a core ends (`adapt`).
-    AdaptInterval(u16),
-    /// A core's timer tick (`tick`).
-    Tick(u16),
-    /// An app's busy loop reaches its deadline (`busypoll`).
-    BusyDeadline(u16),
-}
 
 /// One core.
 #[derive(Debug)]
@@ -490,32 +481,6 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
         let a = cpu.account();
         a[Category::Ksoftirqd as usize] + a[Category::App as usize] + a[Category::BusyPoll as usize]
     }
-
-    #[inline(always)]
-    fn dispatch(&mut self, c: usize, work: Work) {
-        match work {
-            Work::Isr => self.isr_done(c),
-            Work::NetRxEntry => self.net_rx_start(c),
-            Work::PollEntry => self.driver_poll_begin(c),
-            Work::TxClean => self.tx_clean_done(c),
-            Work::Packet => self.packet_done(c),
-            Work::Wakeup => self.driver_poll_step(c),
-            Work::Unmask => self.unmask_done(c),
-            Work::RingVisit => self.ring_visit_done(c),
-            Work::ThreadSwitch => self.thread_switched_in(c),
-            Work::AppPacket => self.app_packet_done(c),
-            Work::PollTimer => self.tick_done(c),
-            Work::NapiWatchdog => self.watchdog_done(c),
-            Work::LoopPacket => self.loop_packet_done(c),
-            Work::LoopWakeup => self.loop_wakeup_done(c),
-            Work::LoopUnmask => self.loop_unmask_done(c),
-            Work::BusySpin => self.busy_spin_done(c),
-            Work::BusyCheck => self.busy_check_current(c),
-            Work::BusyStopped => self.busy_stopped(c),
-            Work::EpollReturn => self.epoll_events(c),
-            Work::EpollEmpty => self.epoll_again(c),
-        }
-    }
 }
 
 impl<T: Tracer, L: Layout, F: Feed> Model for Host<'_, T, L, F> {
@@ -548,7 +513,7 @@ impl<T: Tracer, L: Layout, F: Feed> Model for Host<'_, T, L, F> {
         } else {
             self.next_cpu_ps = cpu.next_completion_ps();
         }
-        self.dispatch(c, work);
+        self.work_done(c, work);
         if multi {
             self.core_finished_event(c);
         }
@@ -559,7 +524,7 @@ impl<T: Tracer, L: Layout, F: Feed> Model for Host<'_, T, L, F> {
         debug_assert!(now >= self.now, "event in the past: {now} < {}", self.now);
         self.now = now;
         let (_, timer) = self.timers.pop().expect("a timer is due");
-        self.on_timer_event(timer);
+        self.timer_fired(timer);
     }
 
     #[inline]
@@ -595,6 +560,85 @@ mod tests {
     use super::*;
     use crate::Value;
     use crate::trace::NoTrace;
+
+    /// The lines of this module's doc, without their `//! `.
+    fn module_doc() -> Vec<&'static str> {
+        include_str!("mod.rs")
+            .lines()
+            .map_while(|l| l.strip_prefix("//!"))
+            .map(str::trim)
+            .collect()
+    }
+
+    /// The code spans (between backticks) of a table cell.
+    fn spans(cell: &str) -> Vec<&str> {
+        cell.split('`').skip(1).step_by(2).collect()
+    }
+
+    #[test]
+    fn the_module_doc_lists_every_file_of_host_and_no_other() {
+        let doc = module_doc();
+        let from = doc
+            .iter()
+            .position(|l| l.starts_with("Every file, and the data it changes"))
+            .expect("the file table");
+        let mut listed: Vec<String> = doc[from..]
+            .iter()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .skip(2)
+            .map(|row| spans(row.split('|').nth(1).unwrap())[0].to_string())
+            .collect();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/host");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        listed.sort();
+        files.sort();
+        assert_eq!(listed, files);
+    }
+
+    #[test]
+    fn every_function_the_module_doc_places_is_in_its_file() {
+        // rows of the first table: `file::function`, then functions of the same file
+        let doc = module_doc();
+        let from = doc
+            .iter()
+            .position(|l| l.starts_with("Where each kernel and driver function lives"))
+            .expect("the function table");
+        let rows: Vec<&str> = doc[from..]
+            .iter()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .skip(2)
+            .copied()
+            .collect();
+        assert!(rows.len() > 20);
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/host");
+        for row in rows {
+            let mut file = "";
+            for span in spans(row.split('|').nth(2).unwrap()) {
+                if span.starts_with("crate::") {
+                    continue;
+                }
+                let name = match span.split_once("::") {
+                    Some((f, name)) => {
+                        file = f;
+                        name
+                    }
+                    None => span,
+                };
+                let src = std::fs::read_to_string(format!("{dir}/{file}.rs")).unwrap();
+                assert!(
+                    src.contains(&format!("fn {name}(")),
+                    "the module doc places `{name}` in host/{file}.rs: {row}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn the_snapshot_counts_each_vectors_packets_in_its_own_slots_per_class() {

@@ -1,5 +1,5 @@
 //! Salah et al. (2007)'s protocol-processing loop, shared by `disable-enable`, `poll`,
-//! `napi-poll` and `hybrid` (Figs. 3 and 4). Linux NAPI (`napi`) lives in `softirq` and
+//! `napi-poll` and `hybrid` (Figs. 3 and 4). Linux NAPI (`napi`) lives in `kernel` and
 //! `driver`. Each vector has its own loop, on its own core (one vector per core: the scenario
 //! checks it), on the ring of its first traffic class.
 //!

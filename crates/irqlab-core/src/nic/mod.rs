@@ -1,5 +1,6 @@
 //! The NIC: queue vectors, each with an Rx ring per traffic class, a Tx ring ([`tx`]) and the
-//! interrupt logic of its IRQ line; RSS ([`rss`]) steers each flow to a queue. Its settings
+//! interrupt logic of its IRQ line; RSS ([`rss`]) steers each flow to a queue. This module holds
+//! their state and rules; the transitions that touch the CPU live in `host::nic`. Its settings
 //! (`nic.*`) are read in [`config`].
 //!
 //! **Ring.** `ring_descriptors` slots. A packet takes a slot when it arrives (DMA is taken as

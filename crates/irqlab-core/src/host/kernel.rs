@@ -1,8 +1,11 @@
-//! Softirq processing on a core: `handle_softirqs` and its restarts, `net_rx_action` over the
-//! core's poll list, `napi_poll`, and the hand-off to ksoftirqd (the state and its rules are in
-//! `kernel`).
+//! The kernel's receive machinery on a core (its state is in `crate::kernel`, with the rules it
+//! follows): `__napi_schedule`; `handle_softirqs` and its restarts, the hand-off to ksoftirqd
+//! and its thread loop (`kernel/softirq.c`); `net_rx_action` over the core's poll list,
+//! `napi_poll`, `napi_complete_done` and the NAPI hrtimer, `napi_watchdog` (software IRQ
+//! coalescing; `net/core/dev.c`).
 
-use super::{Feed, Host, Layout, Work};
+use super::{Feed, Host, Layout, Timer, Work};
+use crate::cpu::{Category, Level};
 use crate::kernel::SoftirqCtx;
 use crate::rng::StreamId;
 use crate::sched::Thread;
@@ -21,6 +24,17 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     pub(super) fn start_softirq_job(&mut self, c: usize, d: SimDuration, work: Work) {
         let ctx = self.ctx(c);
         self.start(c, ctx.level(), d, ctx.category(), work);
+    }
+
+    /// `napi_schedule` of vector `v` on its core.
+    #[inline]
+    pub(super) fn napi_schedule(&mut self, v: usize) {
+        let c = self.l.vector(v).core;
+        let (core, vec) = self.l.both(c, v);
+        if vec.napi.in_busy_poll {
+            vec.napi.missed = true;
+        }
+        core.kernel.napi_schedule(&mut vec.napi, v as u16);
     }
 
     pub(super) fn handle_softirqs(&mut self, c: usize, ctx: SoftirqCtx) {
@@ -105,9 +119,19 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.softirq_pass_done(c);
     }
 
-    /// `napi_poll`: call the driver's poll function of vector `v` with the NAPI weight.
+    /// `napi_poll` from `net_rx_action`: the driver's poll function of vector `v` with the
+    /// NAPI weight, its ring discipline's pass (if any) starting afresh.
     #[inline(always)]
     fn napi_poll(&mut self, c: usize, v: usize) {
+        self.l.vector_mut(v).napi.rings = crate::qos::PollState::default();
+        self.poll_call(c, v, self.ring_budget);
+    }
+
+    /// `__napi_poll`'s call of vector `v`'s poll function on core `c`, each Rx ring allowed
+    /// `ring_budget` packets: the one setup of a poll, for the softirq's (`napi_poll`) and a
+    /// busy loop's (`busypoll`). The poll function starts once the poll's entry cost is paid.
+    #[inline(always)]
+    pub(super) fn poll_call(&mut self, c: usize, v: usize, ring_budget: u64) {
         self.l.core_mut(c).kernel.polling = v as u16;
         if self.measuring() {
             self.metrics.vectors[v].polls += 1;
@@ -117,8 +141,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         napi.ring = 0;
         napi.ring_work = 0;
         napi.clean_complete = true;
-        napi.rings = crate::qos::PollState::default();
-        napi.ring_budget = self.ring_budget;
+        napi.ring_budget = ring_budget;
         let cost = self.s.platform.poll;
         if cost.is_zero() {
             self.driver_poll_begin(c);
@@ -131,8 +154,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// Back in `net_rx_action` after one `napi_poll`, which reported `napi_ret`.
     #[inline]
     pub(super) fn after_napi_poll(&mut self, c: usize) {
-        if self.l.core(c).kernel.ctx == Some(SoftirqCtx::BusyPoll) {
-            self.busy_stop_returned(c);
+        if self.busy_after_poll(c) {
             return;
         }
         let now = self.now;
@@ -148,6 +170,29 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         } else {
             self.net_rx_loop(c);
         }
+    }
+
+    /// `napi_complete_done`'s answer to the driver: re-enable the vector (true), or not,
+    /// because `napi_defer_hard_irqs` and `gro_flush_timeout` defer it (reference §7.2): a
+    /// poll that found packets reloads the counter; each completion while the counter is
+    /// above zero decrements it and arms the timer instead.
+    pub(super) fn napi_complete_done(&mut self, v: usize) -> bool {
+        let k = &self.s.kernel;
+        if k.defer_hard_irqs == 0 || k.gro_flush_timeout.is_zero() {
+            return true;
+        }
+        let napi = &mut self.l.vector_mut(v).napi;
+        if napi.work > 0 {
+            napi.defer_count = k.defer_hard_irqs;
+        }
+        if napi.defer_count == 0 {
+            return true;
+        }
+        napi.defer_count -= 1;
+        let t = self.now + k.gro_flush_timeout;
+        napi.watchdog_at = Some(t);
+        self.push_timer(t, Timer::NapiWatchdog(v as u16));
+        false
     }
 
     /// `net_rx_action` returned to `handle_softirqs`: restart, hand off, or finish.
@@ -202,5 +247,51 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         } else {
             self.block_thread(c);
         }
+    }
+
+    /// The NAPI hrtimer fires (`napi_watchdog`): its interrupt schedules the NAPI.
+    pub(super) fn on_napi_watchdog(&mut self, v: usize) {
+        let napi = &mut self.l.vector_mut(v).napi;
+        if napi.watchdog_at != Some(self.now) {
+            return; // stale
+        }
+        napi.watchdog_at = None;
+        if self.is_busy(self.l.vector(v).core, Level::HardIrq) {
+            self.l.vector_mut(v).napi.watchdog_pending = true;
+        } else {
+            self.start_watchdog(v);
+        }
+    }
+
+    pub(super) fn start_watchdog(&mut self, v: usize) {
+        let c = self.l.vector_mut(v).core;
+        self.l.core_mut(c).hardirq = v as u16;
+        let cost = self.s.platform.poll_timer;
+        if cost.is_zero() {
+            self.watchdog_done(c);
+        } else {
+            let d = self.draw(c, cost, StreamId::PollTimerCost);
+            self.start(c, Level::HardIrq, d, Category::Irq, Work::NapiWatchdog);
+        }
+    }
+
+    pub(super) fn watchdog_done(&mut self, c: usize) {
+        let v = self.l.core_mut(c).hardirq as usize;
+        if self.measuring() {
+            self.metrics.vectors[v].timer_ticks += 1;
+        }
+        // `napi_watchdog`: an idle NAPI is scheduled and the prefer pledge revoked; an owned
+        // one loses the expiry
+        let napi = &mut self.l.vector_mut(v).napi;
+        if napi.sched {
+            if self.measuring() {
+                self.metrics.busy.watchdog_lost += 1;
+            }
+        } else {
+            napi.prefer = false;
+        }
+        self.napi_schedule(v);
+        self.next_hardirq(c);
+        self.irq_exit(c);
     }
 }

@@ -1,9 +1,9 @@
-//! The thread level of each core: ksoftirqd and the apps' threads, switched by the run queue
-//! (`sched`); an app's blocking `recv` loop.
+//! The thread level of each core (its state and rules are in `crate::sched`): ksoftirqd and the
+//! apps' threads, woken (`wake_up_process`), switched in by the run queue (`schedule`), and
+//! giving way once their slice is used (`cond_resched`).
 
 use super::{Feed, Host, Layout, Work};
 use crate::cpu::{Category, Level};
-use crate::dist::plus_bytes;
 use crate::rng::StreamId;
 use crate::sched::{Thread, ThreadState};
 use crate::trace::Tracer;
@@ -25,9 +25,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         } else {
             *self.state_mut(c, t) = ThreadState::Runnable;
             self.l.core_mut(c).threads.queue.push_back(t);
-            if self.apps_extended {
-                self.need_resched(c);
-            }
+            self.busy_on_wakeup(c);
         }
     }
 
@@ -90,69 +88,5 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             Thread::Ksoftirqd => self.ksoftirqd_loop(c),
             Thread::App(a) => self.app_next(c, a as usize),
         }
-    }
-
-    /// An app's `recv` loop: take the next packet, or sleep on an empty socket. (epoll, busy
-    /// polling and responses: `busypoll`.)
-    pub(super) fn app_next(&mut self, c: usize, a: usize) {
-        if self.apps_extended {
-            self.app_wait(c, a);
-            return;
-        }
-        let Some(pkt) = self.apps[a].socket.dequeue() else {
-            self.block_thread(c);
-            return;
-        };
-        self.app_take(c, a, pkt);
-    }
-
-    /// The app handles `pkt`, read from its socket.
-    pub(super) fn app_take(&mut self, c: usize, a: usize, pkt: crate::nic::Packet) {
-        self.apps[a].holding = Some(pkt);
-        let cfg = &self.s.apps[a];
-        let (cost, per_byte) = (cfg.cost, cfg.cost_ps_per_byte);
-        let mut d = plus_bytes(
-            self.draw(c, cost, StreamId::AppCost),
-            pkt.size_bytes,
-            per_byte,
-        );
-        if self.s.rr.is_some() {
-            // sending the response
-            d = d + self.draw_or_zero(c, self.s.platform.tx, StreamId::TxCost);
-        }
-        self.start(c, Level::Thread, d, Category::App, Work::AppPacket);
-    }
-
-    pub(super) fn app_packet_done(&mut self, c: usize) {
-        let Some(crate::sched::Thread::App(a)) = self.l.core_mut(c).threads.current else {
-            unreachable!("an app's job finished while it was not current");
-        };
-        let a = a as usize;
-        let pkt = self.apps[a].holding.take().expect("the app holds a packet");
-        self.metrics.on_consumed(
-            self.now,
-            a,
-            pkt.class,
-            pkt.arrival,
-            u32::from(pkt.size_bytes),
-        );
-        self.tracer.consumed(a, pkt.id, self.now);
-        if self.s.rr.is_some() {
-            self.send_response(a, pkt);
-        }
-        let rq = &self.l.core_mut(c).threads;
-        if !rq.queue.is_empty() {
-            let thread_ps = self.thread_ps(c);
-            if self
-                .l
-                .core_mut(c)
-                .threads
-                .should_yield(thread_ps, self.s.kernel.sched_slice.ps())
-            {
-                self.yield_thread(c);
-                return;
-            }
-        }
-        self.app_next(c, a);
     }
 }

@@ -1,7 +1,7 @@
-//! The driver's Rx loop under a ring discipline (`qos`): the vector's rings are served as
-//! [`crate::qos::Discipline::next`] decides, one step at a time: a ring visit (a job costing
-//! `platform.ring_switch_ns`, the LL driver's overhead), a packet's protocol processing, or the
-//! poll's return.
+//! The driver's Rx loop under a ring discipline (ingress QoS; the disciplines are in
+//! `crate::qos`): the vector's rings are served as [`crate::qos::Discipline::next`] decides, one
+//! step at a time: a ring visit (a job costing `platform.ring_switch_ns`, the LL driver's
+//! overhead), a packet's protocol processing, or the poll's return.
 
 use super::{Feed, Host, Layout, Work};
 use crate::qos::Step;

@@ -1,0 +1,216 @@
+//! The optional mechanisms' entry points into the main path: busy polling and epoll
+//! (`busypoll`), request/response traffic (`busypoll`), a ring discipline (`qos`) and a
+//! receive-load controller (`adapt`). Each place where one of them joins the path a packet
+//! takes is one call of one hook here, named after its mechanism and the event. A hook is
+//! inlined and first tests whether its mechanism is on (a flag of the host, or the scenario):
+//! off, it costs that test, as the check written in the main path did.
+//!
+//! | hook | called from | what the mechanism does there |
+//! |---|---|---|
+//! | `busy_on_arrival` | `nic::arrival` | a busy poller spinning on the vector polls it; a lost request is sent again |
+//! | `ring_order_step` | `driver::driver_poll_step` | the ring discipline picks the next step of the Rx loop |
+//! | `busy_poll_done` | `driver::driver_poll_done` | a busy loop's poll returns to the busy loop |
+//! | `busy_on_napi_complete` | `driver::driver_poll_done` | a poller waiting for the NAPI tries again |
+//! | `busy_prefer_handover` | `driver::driver_poll_done` | the softirq hands the NAPI to a preferring poller |
+//! | `busy_after_poll` | `kernel::after_napi_poll` | `busy_poll_stop`'s poll returns to the busy loop |
+//! | `adapt_on_enqueue` | `socket::socket_enqueue` | the controller sees the socket's utilisation |
+//! | `busy_on_data_ready` | `socket::socket_enqueue` | the socket learns the NAPI; a busy loop sees data |
+//! | `adapt_on_overflow` | `socket::socket_enqueue` | the controller notes the interval's overflow |
+//! | `rr_on_request_lost` | `socket::socket_enqueue` | the client sends the dropped request again |
+//! | `busy_app_wait` | `socket::app_next` | the app waits with epoll or a busy loop, not `recv` |
+//! | `rr_with_response_cost` | `socket::app_take` | the app also pays for sending the response |
+//! | `rr_on_consumed` | `socket::app_packet_done` | the app sends the response |
+//! | `busy_on_wakeup` | `sched::wake_thread` | a busy loop on the core checks `need_resched` |
+
+use super::{Feed, Host, Layout};
+use crate::kernel::SoftirqCtx;
+use crate::nic::Packet;
+use crate::rng::StreamId;
+use crate::time::SimDuration;
+use crate::trace::Tracer;
+
+impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
+    // ----- busy polling and epoll (`busypoll`) ------------------------------------------------
+
+    /// A packet reached vector `v`'s ring (`accepted`) or was dropped there; `spinner` was the
+    /// vector's spinning owner when it came.
+    #[inline(always)]
+    pub(super) fn busy_on_arrival(
+        &mut self,
+        v: usize,
+        flow: u32,
+        accepted: bool,
+        spinner: Option<u16>,
+    ) {
+        if self.apps_extended {
+            self.arrival_seen(v, flow, accepted, spinner);
+        }
+    }
+
+    /// The poll function of vector `v` returned on core `c`: true if a busy loop called it and
+    /// takes it from here (an iteration's poll, or `busy_poll_stop`'s that did not complete).
+    #[inline(always)]
+    pub(super) fn busy_poll_done(&mut self, c: usize, v: usize) -> bool {
+        if self.l.core(c).kernel.ctx != Some(SoftirqCtx::BusyPoll) {
+            return false;
+        }
+        let napi = &self.l.vector(v).napi;
+        if napi.in_busy_poll || !napi.clean_complete {
+            self.busy_driver_poll_done(c, v);
+            return true;
+        }
+        false
+    }
+
+    /// NAPI `v` completed (SCHED cleared).
+    #[inline(always)]
+    pub(super) fn busy_on_napi_complete(&mut self, v: usize) {
+        if self.apps_extended {
+            self.napi_released(v);
+        }
+    }
+
+    /// The softirq's poll of vector `v` used its whole weight: true if a preferring busy
+    /// poller waits and the NAPI is handed over (`__napi_poll`), instead of going to the
+    /// repoll list.
+    #[inline(always)]
+    pub(super) fn busy_prefer_handover(&mut self, c: usize, v: usize) -> bool {
+        if !self.l.vector(v).napi.prefer {
+            return false;
+        }
+        self.prefer_handover(c, v);
+        true
+    }
+
+    /// A poll returned to its caller on core `c`: true if that is `busy_poll_stop` (it goes
+    /// on there), not `net_rx_action`.
+    #[inline(always)]
+    pub(super) fn busy_after_poll(&mut self, c: usize) -> bool {
+        if self.l.core(c).kernel.ctx != Some(SoftirqCtx::BusyPoll) {
+            return false;
+        }
+        self.busy_stop_returned(c);
+        true
+    }
+
+    /// A packet from vector `v` was queued on app `a`'s socket (`sk_data_ready`).
+    #[inline(always)]
+    pub(super) fn busy_on_data_ready(&mut self, a: usize, v: usize) {
+        if self.apps_extended {
+            self.socket_data_ready(a, v);
+        }
+    }
+
+    /// App `a`'s thread on core `c` looks for its next packet: true if it waits with epoll or
+    /// a busy loop (`busypoll`), not the plain `recv` loop.
+    #[inline(always)]
+    pub(super) fn busy_app_wait(&mut self, c: usize, a: usize) -> bool {
+        if !self.apps_extended {
+            return false;
+        }
+        self.app_wait(c, a);
+        true
+    }
+
+    /// A thread was woken on core `c`, which has a current thread.
+    #[inline(always)]
+    pub(super) fn busy_on_wakeup(&mut self, c: usize) {
+        if self.apps_extended {
+            self.need_resched(c);
+        }
+    }
+
+    // ----- request/response traffic (`busypoll`) --------------------------------------------
+
+    /// A request of client `flow` was dropped at its socket.
+    #[inline(always)]
+    pub(super) fn rr_on_request_lost(&mut self, flow: u32) {
+        if self.s.rr.is_some() {
+            self.feed.respond(flow, self.now, true);
+        }
+    }
+
+    /// The cost `d` of handling a packet on core `c`, and of sending its response.
+    #[inline(always)]
+    pub(super) fn rr_with_response_cost(&mut self, c: usize, d: SimDuration) -> SimDuration {
+        if self.s.rr.is_some() {
+            d + self.draw_or_zero(c, self.s.platform.tx, StreamId::TxCost)
+        } else {
+            d
+        }
+    }
+
+    /// App `a` finished `pkt`: it answers the request.
+    #[inline(always)]
+    pub(super) fn rr_on_consumed(&mut self, a: usize, pkt: Packet) {
+        if self.s.rr.is_some() {
+            self.send_response(a, pkt);
+        }
+    }
+
+    // ----- a ring discipline (`qos`) ----------------------------------------------------------
+
+    /// The Rx loop of the poll on core `c` goes on: true if a ring discipline serves the rings
+    /// (its next step is taken), not the stock loop.
+    #[inline(always)]
+    pub(super) fn ring_order_step(&mut self, c: usize) -> bool {
+        if !self.disciplined {
+            return false;
+        }
+        self.ring_discipline_step(c);
+        true
+    }
+
+    // ----- receive-load controllers (`adapt`) -------------------------------------------------
+
+    /// Core `c`'s protocol processing is about to queue a packet on app `a`'s socket.
+    #[inline(always)]
+    pub(super) fn adapt_on_enqueue(&mut self, c: usize, a: usize) {
+        if !self.adapt.is_empty() {
+            self.adapt_enqueue(c, a);
+        }
+    }
+
+    /// A socket refused a packet from core `c`'s protocol processing.
+    #[inline(always)]
+    pub(super) fn adapt_on_overflow(&mut self, c: usize) {
+        if !self.adapt.is_empty() {
+            self.adapt[c].overflowed = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_hook_is_in_the_table_and_called_where_it_says() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/host");
+        let read = |file: &str| std::fs::read_to_string(format!("{dir}/{file}.rs")).unwrap();
+        let own = read("hooks");
+        let rows: Vec<&str> = own
+            .lines()
+            .map_while(|l| l.strip_prefix("//!"))
+            .map(str::trim)
+            .filter(|l| l.starts_with("| `"))
+            .collect();
+        assert!(rows.len() > 10);
+        let mut hooks = 0;
+        for row in rows {
+            let cells: Vec<&str> = row.split('`').skip(1).step_by(2).collect();
+            let (hook, site) = (cells[0], cells[1]);
+            let (file, _) = site.split_once("::").expect("file::function");
+            assert!(own.contains(&format!("fn {hook}(")), "no hook {hook}");
+            assert!(
+                read(file).contains(&format!("self.{hook}(")),
+                "{hook} is not called in host/{file}.rs"
+            );
+            hooks += 1;
+        }
+        // every hook of this file is in the table
+        let defined = own
+            .lines()
+            .filter(|l| l.starts_with("    pub(super) fn "))
+            .count();
+        assert_eq!(defined, hooks);
+    }
+}

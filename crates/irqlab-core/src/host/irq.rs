@@ -1,0 +1,64 @@
+//! The hard-IRQ level of each core (`do_IRQ`, `irq_exit`). One handler runs there at a time:
+//! the ISR of a packet IRQ (`driver`), the polling timer's (`polling`) or the NAPI hrtimer's
+//! (`kernel`); the others wait, packet IRQs first and in order, then polling-timer ticks, then
+//! NAPI-timer expiries. A handler's exit runs the pending softirqs (`kernel`).
+//!
+//! State: `Core::pending_isr` (packet IRQs waiting), `Core::hardirq` (the vector whose handler
+//! runs), `Vector::pending_ticks` and `Napi::watchdog_pending` (timer interrupts waiting).
+
+use super::{Feed, Host, Layout};
+use crate::cpu::Level;
+use crate::kernel::SoftirqCtx;
+use crate::trace::Tracer;
+
+impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
+    /// `do_IRQ` of vector `v`'s packet IRQ on core `c`: its ISR runs now if the hard-IRQ level
+    /// is free, else it waits its turn.
+    #[inline]
+    pub(super) fn do_irq(&mut self, c: usize, v: usize) {
+        if self.is_busy(c, Level::HardIrq) {
+            self.l.core_mut(c).pending_isr.push_back(v as u16);
+        } else {
+            self.start_isr(v);
+        }
+    }
+
+    /// Starts the next waiting hard-IRQ job on core `c`, if the level is free: a packet ISR
+    /// first, then a polling-timer, then a NAPI-timer interrupt.
+    pub(super) fn next_hardirq(&mut self, c: usize) {
+        if self.is_busy(c, Level::HardIrq) {
+            return;
+        }
+        if let Some(v) = self.l.core_mut(c).pending_isr.pop_front() {
+            self.start_isr(v as usize);
+            return;
+        }
+        let l = &self.l;
+        let core = l.core(c);
+        if let Some(&v) = core
+            .vectors
+            .iter()
+            .find(|&&v| l.vector(v as usize).pending_ticks > 0)
+        {
+            self.l.vector_mut(v as usize).pending_ticks -= 1;
+            self.start_tick_handler(v as usize);
+        } else if let Some(&v) = core
+            .vectors
+            .iter()
+            .find(|&&v| l.vector(v as usize).napi.watchdog_pending)
+        {
+            self.l.vector_mut(v as usize).napi.watchdog_pending = false;
+            self.start_watchdog(v as usize);
+        }
+    }
+
+    /// Hard IRQ exit: pending softirqs run inline unless softirq processing is already in
+    /// progress on this core (it will see them).
+    #[inline]
+    pub(super) fn irq_exit(&mut self, c: usize) {
+        let k = &self.l.core_mut(c).kernel;
+        if k.softirq_pending && k.ctx.is_none() {
+            self.handle_softirqs(c, SoftirqCtx::Inline);
+        }
+    }
+}
