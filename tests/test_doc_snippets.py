@@ -124,7 +124,7 @@ def test_a_plain_script_sweeps_on_a_pool_of_workers(executor, how, tmp_path):
 def test_the_main_module_is_put_back_after_a_sweep():
     """The main module's spec is renamed only while workers start, then restored."""
     import irqlab
-    from irqlab.executors import _workers_skip_main
+    from irqlab.experiments.executors import _workers_skip_main
 
     main = sys.modules["__main__"]
     before = main.__spec__

@@ -67,7 +67,13 @@ def test_the_toml_examples_are_valid_scenarios():
 
 @pytest.mark.parametrize(
     "module",
-    ["irqlab", "irqlab.experiments", "irqlab.scenario", "irqlab.formatting", "irqlab.toml_writer"],
+    [
+        "irqlab",
+        "irqlab.experiments.running",
+        "irqlab.scenario",
+        "irqlab.formatting",
+        "irqlab.toml_writer",
+    ],
 )
 def test_docstring_examples_hold(module):
     import doctest

@@ -25,8 +25,8 @@ import pandas as pd
 import pytest
 
 import irqlab
-from irqlab.executors import ProcessExecutor
 from irqlab.experiments import MAX_POINTS, MAX_RUNS, parse_sweep
+from irqlab.experiments.executors import ProcessExecutor
 
 #: Real processes and files, each test seconds long: outside the quick check (-m 'not slow').
 pytestmark = pytest.mark.slow
@@ -311,7 +311,7 @@ def test_a_sweep_killed_alone_leaves_no_process_behind(tmp_path, load, executor)
 #: each worker prints its pid when it starts its task.
 BUSY_POOL = """
 import os, sys, threading, time
-from irqlab.executors import ProcessExecutor
+from irqlab.experiments.executors import ProcessExecutor
 
 
 def nap(seconds):
@@ -587,7 +587,7 @@ def test_a_folder_written_before_journals_kept_their_sweep_is_still_protected(fi
 
 def test_more_values_and_replications_continue_the_same_sweep(finished, monkeypatch):
     f, folder, table = finished
-    import irqlab.experiments as sw
+    import irqlab.experiments.running as sw
 
     ran = []
 
@@ -756,7 +756,7 @@ def test_a_local_dask_cluster_logs_only_critical_messages_while_it_runs():
 
     import distributed  # noqa: F401  (its import sets its loggers' levels)
 
-    from irqlab.executors import DaskExecutor
+    from irqlab.experiments.executors import DaskExecutor
 
     names = ["distributed.worker", "distributed.core", "distributed.comm"]
     here = [*names, "distributed.scheduler"]

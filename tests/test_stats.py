@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats as st
 
-from irqlab.stats import (
+from irqlab.experiments.statistics import (
     MserResult,
     ci_column,
     mser,

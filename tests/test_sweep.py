@@ -270,7 +270,7 @@ def test_a_killed_sweep_resumes_to_the_uninterrupted_result(tmp_path):
 
 def test_a_finished_sweep_is_not_run_again(tmp_path, monkeypatch):
     first = small_sweep(out=tmp_path)
-    import irqlab.experiments as sw
+    import irqlab.experiments.running as sw
 
     def fail(task):
         raise AssertionError("a finished run was run again")
@@ -526,7 +526,7 @@ def test_a_sweep_over_an_app_field():
 
 def test_a_finished_topology_sweep_resumes_without_running(tmp_path, monkeypatch):
     first = _affinity_sweep(tmp_path)
-    import irqlab.experiments as sw
+    import irqlab.experiments.running as sw
 
     def fail(task):
         raise AssertionError("a finished run was run again")

@@ -28,7 +28,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
-from irqlab.stats import summarize
+from irqlab.experiments.statistics import summarize
 
 __all__ = ["label", "plot"]
 

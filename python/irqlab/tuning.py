@@ -544,10 +544,10 @@ def tune(
     import pandas as pd
 
     from irqlab import _irqlab
-    from irqlab.executors import make_executor
+    from irqlab.experiments.executors import make_executor
+    from irqlab.experiments.tasks import run_replication
     from irqlab.report import flatten_report
     from irqlab.scenario import load_scenario, resolve
-    from irqlab.tasks import run_replication
 
     if not slos:
         raise ConfigError(

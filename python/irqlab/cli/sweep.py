@@ -100,8 +100,8 @@ def sweep(
 
     Results are identical, row for row, whatever the executor and number of workers.
     """
-    from irqlab.executors import WorkersLost
     from irqlab.experiments import execute, parse_sweep, summary_table
+    from irqlab.experiments.executors import WorkersLost
     from irqlab.files import own_folder, writable_folder
     from irqlab.formatting import count
 

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from irqlab import _irqlab
+from irqlab.experiments.statistics import mser
 from irqlab.policy import hook_errors, resolve_policy
-from irqlab.report import encode_list, flatten_report
-from irqlab.stats import mser
+from irqlab.report.flat import encode_list, flatten_report
 
 #: MSER-5 observes batches of this many time buckets.
 MSER_BATCH = 5
