@@ -252,7 +252,7 @@ def test_the_cli_prints_the_commands_and_writes_the_folder(tmp_path):
 def test_every_setting_the_probe_reads_has_the_command_that_writes_it():
     """One table, both directions: what probe reads from a host, tune's recommendation can
     write back (none is "a model setting")."""
-    from irqlab.probe import HOST_SETTINGS
+    from irqlab.ops.probe import HOST_SETTINGS
 
     params = irqlab.resolve(EMMERICH_1M)
     for host in HOST_SETTINGS:
