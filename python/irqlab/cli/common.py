@@ -143,7 +143,7 @@ def user_errors(f: F) -> F:
 def _exit_if_policy_raised(e: BaseException) -> None:
     """A Python moderation policy's exception: the user's own code failed, and its traceback
     is what they need (without irqlab's frames); exit status 2."""
-    from irqlab.policy import describe, raised_by_policy
+    from irqlab.ops.policies import describe, raised_by_policy
 
     if raised_by_policy(e):
         click.echo(f"irqlab: error: {one_line(describe(e))}", err=True)

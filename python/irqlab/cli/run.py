@@ -199,7 +199,7 @@ def check(scenario: Path, seed: int | None, sets: tuple[str, ...]) -> None:
     warning line on stderr saying how long its run would take. With driver.moderation =
     "python", the class that driver.policy names is imported (and so checked) too.
     """
-    from irqlab.policy import resolve_policy
+    from irqlab.ops.policies import resolve_policy
     from irqlab.scenario import resolve
 
     params = resolve(scenario, parse_sets(sets), seed=seed)
