@@ -66,8 +66,8 @@ def probe(iface: str | None, out: Path | None, force: bool, interval: str, root:
       irqlab probe > host.toml             # the default route's interface, to stdout
       irqlab probe ens4 --root recorded/   # a host recorded elsewhere (docs/probe.md)
     """
-    from irqlab.probe import parse_interval, summary, write
-    from irqlab.probe import probe as run_probe
+    from irqlab.ops.probe import parse_interval, summary, write
+    from irqlab.ops.probe import probe as run_probe
     from irqlab.report.layout import fit
 
     seconds = parse_interval(interval)

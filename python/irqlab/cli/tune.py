@@ -129,11 +129,11 @@ def tune(
       recommendation.json the same, for scripts
       candidates.csv      every candidate: status, objective and SLO metrics with intervals
       pareto.csv/.png     the objective against the first SLO's metric, and its frontier
-      runs.jsonl          every finished run (a rerun resumes from it), tune.json the setup
+      journal.sqlite      every finished run (a rerun resumes from it), tune.json the setup
     """
     from irqlab.experiments import progress_bar
-    from irqlab.tuning import parse_range, summary_text
-    from irqlab.tuning import tune as run_tune
+    from irqlab.ops.tune import parse_range, summary_text
+    from irqlab.ops.tune import tune as run_tune
 
     lo, sep, hi = replications.partition("..")
     try:

@@ -83,7 +83,7 @@ def _tune_scenario(scenario: Mapping[str, Any], path: Path) -> dict[str, Any]:
 
 def page(path: Path, title: str | None) -> Page:
     """The page of the tune folder ``path``."""
-    from irqlab.tuning import Slo, TuneResult, closest, label
+    from irqlab.ops.tune import Slo, TuneResult, closest, label
 
     definition = read_json(path / "tune.json")
     rec = read_json(path / "recommendation.json")
@@ -208,7 +208,7 @@ def page(path: Path, title: str | None) -> Page:
     rerun.p(
         "Save the scenario as scenario.toml (or download it) and run the command: the same "
         "seed gives the same decisions with any executor. Into this folder it resumes from "
-        "runs.jsonl (nothing left to run); into a new one it runs the race again."
+        "journal.sqlite (nothing left to run); into a new one it runs the race again."
     )
     rerun.items.append(Code(command, id="command"))
     if note:
@@ -392,12 +392,12 @@ def _pareto_figure(table: Any, front: Any, slo: Any, objective: str, pick: int |
 
 def _knob_text(value: Any) -> str | None:
     """A knob value as ``--knob`` reads it back (None: it cannot be written in a list)."""
-    from irqlab.tuning import _scalar
+    from irqlab.ops.tune.search import scalar
 
     if isinstance(value, str):
         if "," in value or ".." in value or not value.strip():
             return None
-        return value if _scalar(value) == value else toml_writer.string(value)
+        return value if scalar(value) == value else toml_writer.string(value)
     return toml_writer.value(value)
 
 
@@ -406,7 +406,7 @@ def _tune_command(
 ) -> tuple[str, str]:
     """The ``irqlab tune`` command that runs this tune again, and a note when the candidates
     cannot be given as knobs."""
-    from irqlab.tuning import _effective, default_candidates, knob_candidates
+    from irqlab.ops.tune.search import default_candidates, effective_candidates, knob_candidates
 
     base = dict(definition["scenario"])
     loads = [float(x) for x in definition["loads"]]
@@ -417,14 +417,14 @@ def _tune_command(
     note = ""
     knobs: list[tuple[str, list[Any]]] | None = None
     try:
-        same_as_default = _effective(default_candidates(base), base, loads) == candidates
+        same_as_default = effective_candidates(default_candidates(base), base, loads) == candidates
     except ConfigError:
         same_as_default = False
     if not same_as_default:
         keys = list(dict.fromkeys(k for c in candidates for k in c))
         knobs = [(k, list(dict.fromkeys(c[k] for c in candidates if k in c))) for k in keys]
         try:
-            expressible = _effective(knob_candidates(knobs), base, loads) == candidates
+            expressible = effective_candidates(knob_candidates(knobs), base, loads) == candidates
         except ConfigError:
             expressible = False
         texts = [[_knob_text(v) for v in values] for _, values in knobs]
