@@ -19,160 +19,25 @@ the report) is computed here.
     True
 
 Its parts, as the core's: :mod:`~irqlab.reference.units` (integer time and rounding),
-:mod:`~irqlab.reference.streams` (the random streams), :mod:`~irqlab.reference.config` (the
+:mod:`~irqlab.reference.rng` (the random streams), :mod:`~irqlab.reference.config` (the
 scenario in integer time), :mod:`~irqlab.reference.parts` (traffic, NIC, CPU, kernel),
 :mod:`~irqlab.reference.metrics` (the report) and :mod:`~irqlab.reference.sim` (one run).
 """
 
 from __future__ import annotations
 
-from irqlab.reference.config import ORACLE_SCHEMES, Config, Cost, zipf_cum
-from irqlab.reference.metrics import (
-    HIST_MAX_NS,
-    Metrics,
-    hdr_highest_equivalent,
-    hdr_value_at_quantile,
-    with_topology,
-)
-from irqlab.reference.parts import (
-    CATEGORIES,
-    FIRE,
-    HARDIRQ,
-    IDLE,
-    INLINE,
-    KSOFTIRQD,
-    RUNNING,
-    SLEEPING,
-    SOFTIRQ_LEVEL,
-    SWITCHING,
-    THREAD,
-    Cbr,
-    Cpu,
-    IrqLine,
-    Job,
-    Kernel,
-    Napi,
-    Packet,
-    Poisson,
-    Ring,
-    ctx_category,
-    ctx_level,
-)
-from irqlab.reference.sim import (
-    ISR,
-    KSOFTIRQD_SWITCH,
-    NET_RX_ENTRY,
-    NIC_MODERATION,
-    PACKET,
-    POLL_ENTRY,
-    PRIO_ARRIVAL,
-    PRIO_CPU,
-    PRIO_TIMER,
-    UNMASK,
-    Sim,
-    simulate,
-)
-from irqlab.reference.streams import (
-    ARRIVALS,
-    CTX_SWITCH_COST,
-    FLOWS,
-    IRQ_COST,
-    MASK_COST,
-    N_STREAMS,
-    POLL_COST,
-    PROTO_COST,
-    SIZES,
-    SOFTIRQ_COST,
-    UNMASK_COST,
-    ZIG_F,
-    ZIG_R,
-    ZIG_V,
-    ZIG_X,
-    SplitMix64,
-    Stream,
-    Xoshiro256PlusPlus,
-    streams,
-)
-from irqlab.reference.units import (
-    MASK64,
-    PS_PER_MS,
-    PS_PER_NS,
-    PS_PER_S,
-    PS_PER_US,
-    from_units,
-    round_half_away,
-    round_ps,
-)
+from irqlab.reference import config, metrics, parts, rng, sim, units
+from irqlab.reference.config import *  # noqa: F403
+from irqlab.reference.metrics import *  # noqa: F403
+from irqlab.reference.parts import *  # noqa: F403
+from irqlab.reference.rng import *  # noqa: F403
+from irqlab.reference.sim import *  # noqa: F403
+from irqlab.reference.units import *  # noqa: F403
 
-__all__ = [
-    "ARRIVALS",
-    "CATEGORIES",
-    "CTX_SWITCH_COST",
-    "FIRE",
-    "FLOWS",
-    "HARDIRQ",
-    "HIST_MAX_NS",
-    "IDLE",
-    "INLINE",
-    "IRQ_COST",
-    "ISR",
-    "KSOFTIRQD",
-    "KSOFTIRQD_SWITCH",
-    "MASK64",
-    "MASK_COST",
-    "NET_RX_ENTRY",
-    "NIC_MODERATION",
-    "N_STREAMS",
-    "ORACLE_SCHEMES",
-    "PACKET",
-    "POLL_COST",
-    "POLL_ENTRY",
-    "PRIO_ARRIVAL",
-    "PRIO_CPU",
-    "PRIO_TIMER",
-    "PROTO_COST",
-    "PS_PER_MS",
-    "PS_PER_NS",
-    "PS_PER_S",
-    "PS_PER_US",
-    "RUNNING",
-    "SIZES",
-    "SLEEPING",
-    "SOFTIRQ_COST",
-    "SOFTIRQ_LEVEL",
-    "SWITCHING",
-    "THREAD",
-    "UNMASK",
-    "UNMASK_COST",
-    "ZIG_F",
-    "ZIG_R",
-    "ZIG_V",
-    "ZIG_X",
-    "Cbr",
-    "Config",
-    "Cost",
-    "Cpu",
-    "IrqLine",
-    "Job",
-    "Kernel",
-    "Metrics",
-    "Napi",
-    "Packet",
-    "Poisson",
-    "Ring",
-    "Sim",
-    "SplitMix64",
-    "Stream",
-    "Xoshiro256PlusPlus",
-    "ctx_category",
-    "ctx_level",
-    "from_units",
-    "hdr_highest_equivalent",
-    "hdr_value_at_quantile",
-    "round_half_away",
-    "round_ps",
-    "simulate",
-    "streams",
-    "with_topology",
-    "zipf_cum",
-]
+__all__: list[str] = []
+__all__ += units.__all__
+__all__ += rng.__all__
+__all__ += config.__all__
+__all__ += parts.__all__
+__all__ += metrics.__all__
+__all__ += sim.__all__

@@ -10,8 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from irqlab.reference.streams import Stream
+from irqlab.reference.rng import Stream
 from irqlab.reference.units import PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US, from_units, round_ps
+
+__all__ = ["ORACLE_SCHEMES", "Config", "Cost", "zipf_cum"]
 
 #: Schemes this oracle implements (the `coalesce-*` ones are `irq` with NIC coalescing).
 ORACLE_SCHEMES = ("ideal", "irq", "coalesce-count", "coalesce-time", "napi")

@@ -11,6 +11,14 @@ from typing import Any
 from irqlab.reference.config import Config
 from irqlab.reference.units import PS_PER_NS, PS_PER_S, PS_PER_US
 
+__all__ = [
+    "HIST_MAX_NS",
+    "Metrics",
+    "hdr_highest_equivalent",
+    "hdr_value_at_quantile",
+    "with_topology",
+]
+
 HIST_MAX_NS = 3_600_000_000_000
 
 
@@ -199,6 +207,8 @@ def with_topology(report: dict[str, Any], cfg: Config, in_poll: int) -> dict[str
         "latency_us": dict(r["latency_us"]),
     }
     c = r["counts"]
+    polling = ("irqs", "polls", "polled_packets", "timer_ticks")  # a core's and a queue's
+    rates = {k: r[k] for k in ("irq_per_s", "polls_per_s", "packets_per_poll")}
     r["app_latency_us"] = dict(none)
     r["goodput_bps"] = 0.0
     r["per_core"] = [
@@ -210,17 +220,12 @@ def with_topology(report: dict[str, Any], cfg: Config, in_poll: int) -> dict[str
             "goodput_bps": 0.0,
             "cpu": dict(r["cpu"]),
             "cpu_ps": dict(r["cpu_ps"]),
-            "irq_per_s": r["irq_per_s"],
-            "polls_per_s": r["polls_per_s"],
-            "packets_per_poll": r["packets_per_poll"],
+            **rates,
             "cycles_per_packet": r["cycles_per_packet"],
             "counts": {
                 k: c[k]
                 for k in (
-                    "irqs",
-                    "polls",
-                    "polled_packets",
-                    "timer_ticks",
+                    *polling,
                     "softirq_runs",
                     "ksoftirqd_wakeups",
                     "time_squeeze",
@@ -236,20 +241,9 @@ def with_topology(report: dict[str, Any], cfg: Config, in_poll: int) -> dict[str
             "flows": cfg.flows,
             **path,
             "in_tx_ring": 0,
-            "irq_per_s": r["irq_per_s"],
-            "polls_per_s": r["polls_per_s"],
-            "packets_per_poll": r["packets_per_poll"],
+            **rates,
             "counts": {
-                k: c[k]
-                for k in (
-                    "irqs",
-                    "polls",
-                    "polled_packets",
-                    "timer_ticks",
-                    "mode_switches",
-                    "moderation_writes",
-                    "tx_cleaned",
-                )
+                k: c[k] for k in (*polling, "mode_switches", "moderation_writes", "tx_cleaned")
             },
         }
     ]

@@ -9,8 +9,33 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from irqlab.reference.config import Config
-from irqlab.reference.streams import Stream
+from irqlab.reference.rng import Stream
 from irqlab.reference.units import PS_PER_S, round_ps
+
+__all__ = [
+    "CATEGORIES",
+    "FIRE",
+    "HARDIRQ",
+    "IDLE",
+    "INLINE",
+    "KSOFTIRQD",
+    "RUNNING",
+    "SLEEPING",
+    "SOFTIRQ_LEVEL",
+    "SWITCHING",
+    "THREAD",
+    "Cbr",
+    "Cpu",
+    "IrqLine",
+    "Job",
+    "Kernel",
+    "Napi",
+    "Packet",
+    "Poisson",
+    "Ring",
+    "ctx_category",
+    "ctx_level",
+]
 
 # ----- traffic (traffic/*.rs) ------------------------------------------------------------------
 

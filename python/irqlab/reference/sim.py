@@ -33,7 +33,7 @@ from irqlab.reference.parts import (
     ctx_category,
     ctx_level,
 )
-from irqlab.reference.streams import (
+from irqlab.reference.rng import (
     ARRIVALS,
     CTX_SWITCH_COST,
     FLOWS,
@@ -46,6 +46,21 @@ from irqlab.reference.streams import (
     streams,
 )
 from irqlab.reference.units import round_ps
+
+__all__ = [
+    "ISR",
+    "KSOFTIRQD_SWITCH",
+    "NET_RX_ENTRY",
+    "NIC_MODERATION",
+    "PACKET",
+    "POLL_ENTRY",
+    "PRIO_ARRIVAL",
+    "PRIO_CPU",
+    "PRIO_TIMER",
+    "UNMASK",
+    "Sim",
+    "simulate",
+]
 
 PRIO_CPU, PRIO_TIMER, PRIO_ARRIVAL = 0, 1, 2
 

@@ -5,6 +5,17 @@ from __future__ import annotations
 
 import math
 
+__all__ = [
+    "MASK64",
+    "PS_PER_MS",
+    "PS_PER_NS",
+    "PS_PER_S",
+    "PS_PER_US",
+    "from_units",
+    "round_half_away",
+    "round_ps",
+]
+
 PS_PER_NS = 1_000
 PS_PER_US = 1_000_000
 PS_PER_MS = 1_000_000_000

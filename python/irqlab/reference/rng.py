@@ -8,6 +8,28 @@ import math
 
 from irqlab.reference.units import MASK64
 
+__all__ = [
+    "ARRIVALS",
+    "CTX_SWITCH_COST",
+    "FLOWS",
+    "IRQ_COST",
+    "MASK_COST",
+    "N_STREAMS",
+    "POLL_COST",
+    "PROTO_COST",
+    "SIZES",
+    "SOFTIRQ_COST",
+    "UNMASK_COST",
+    "ZIG_F",
+    "ZIG_R",
+    "ZIG_V",
+    "ZIG_X",
+    "SplitMix64",
+    "Stream",
+    "Xoshiro256PlusPlus",
+    "streams",
+]
+
 
 def _rotl(x: int, k: int) -> int:
     return ((x << k) | (x >> (64 - k))) & MASK64
