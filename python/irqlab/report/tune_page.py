@@ -14,26 +14,10 @@ from typing import Any
 from irqlab import shapes, toml_writer
 from irqlab.errors import ConfigError
 from irqlab.formatting import count, exact, page_number
-from irqlab.report.page import (
-    Cell,
-    Code,
-    Facts,
-    Figures,
-    Page,
-    Plot,
-    Section,
-    Table,
-    finite,
-    metric_label,
-    missing,
-    plotly_figure,
-    py,
-    read_json,
-    read_table,
-    scenario_table,
-    shell,
-    value_cell,
-)
+from irqlab.report.charts import error_bars, finite, metric_label, plotly_figure, scatter
+from irqlab.report.page import Cell, Code, Facts, Figures, Page, Plot, Section, Table
+from irqlab.report.parts import scenario_table, shell, value_cell
+from irqlab.report.reading import missing, py, read_json, read_table
 
 #: The numeric columns of a tune's tables (``margin[SLO]`` and the like by their prefix).
 _TUNE_NUMBERS = (
@@ -292,31 +276,21 @@ def _pareto_figure(table: Any, front: Any, slo: Any, objective: str, pick: int |
             continue
         top, bottom = metric_interval(part)
         data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": status,
-                "x": finite(part["objective"]),
-                "y": finite(part[slo.metric]),
-                "marker": {"color": color, "size": 8, "opacity": 0.8},
-                "error_x": {
-                    "type": "data",
-                    "symmetric": False,
-                    "array": finite(part["objective_hi"] - part["objective"]),
-                    "arrayminus": finite(part["objective"] - part["objective_lo"]),
-                    "thickness": 1,
-                    "width": 0,
-                },
-                "error_y": {
-                    "type": "data",
-                    "symmetric": False,
-                    "array": top,
-                    "arrayminus": bottom,
-                    "thickness": 1,
-                    "width": 0,
-                },
-                "text": [str(s) for s in part["setting"]],
-                "customdata": [
+            scatter(
+                "markers",
+                status,
+                finite(part["objective"]),
+                finite(part[slo.metric]),
+                marker={"color": color, "size": 8, "opacity": 0.8},
+                error_x=error_bars(
+                    finite(part["objective_hi"] - part["objective"]),
+                    finite(part["objective"] - part["objective_lo"]),
+                    thickness=1,
+                    width=0,
+                ),
+                error_y=error_bars(top, bottom, thickness=1, width=0),
+                text=[str(s) for s in part["setting"]],
+                customdata=[
                     [int(c), "" if missing(r) else str(r), page_number(py(o)), page_number(py(v))]
                     for c, r, o, v in zip(
                         part["candidate"],
@@ -326,60 +300,50 @@ def _pareto_figure(table: Any, front: Any, slo: Any, objective: str, pick: int |
                         strict=True,
                     )
                 ],
-                "hovertemplate": (
+                hovertemplate=(
                     "%{text}<br>candidate %{customdata[0]}<br>"
                     f"{objective} = %{{customdata[2]}}<br>{slo.metric} = %{{customdata[3]}}<br>"
                     "%{customdata[1]}<extra>" + status + "</extra>"
                 ),
-            }
+            )
         )
     if len(front):
         f = front.sort_values("objective")
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "Pareto frontier",
-                "x": finite(f["objective"]),
-                "y": finite(f[slo.metric]),
-                "line": {"color": "black", "dash": "dash", "width": 1},
-                "hoverinfo": "skip",
-            }
-        )
+        x, y = finite(f["objective"]), finite(f[slo.metric])
+        dashed = {"color": "black", "dash": "dash", "width": 1}
+        data.append(scatter("lines", "Pareto frontier", x, y, line=dashed, hoverinfo="skip"))
     if len(t):
         lo, hi = float(t["objective_lo"].min()), float(t["objective_hi"].max())
         if not (math.isfinite(lo) and math.isfinite(hi)):
             lo, hi = float(t["objective"].min()), float(t["objective"].max())
         data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": str(slo),
-                "x": [lo, hi],
-                "y": [slo.bound, slo.bound],
-                "line": {"color": "#d62728", "width": 1},
-                "hovertemplate": f"{slo}<extra></extra>",
-            }
+            scatter(
+                "lines",
+                str(slo),
+                [lo, hi],
+                [slo.bound, slo.bound],
+                line={"color": "#d62728", "width": 1},
+                hovertemplate=f"{slo}<extra></extra>",
+            )
         )
     if pick is not None:
         row = t[t["candidate"] == pick]
         if len(row):
             data.append(
-                {
-                    "type": "scatter",
-                    "mode": "markers",
-                    "name": "recommended",
-                    "x": finite(row["objective"]),
-                    "y": finite(row[slo.metric]),
-                    "marker": {
+                scatter(
+                    "markers",
+                    "recommended",
+                    finite(row["objective"]),
+                    finite(row[slo.metric]),
+                    marker={
                         "symbol": "star",
                         "size": 18,
                         "color": "gold",
                         "line": {"color": "black", "width": 1},
                     },
-                    "text": [str(s) for s in row["setting"]],
-                    "hovertemplate": "recommended: %{text}<extra></extra>",
-                }
+                    text=[str(s) for s in row["setting"]],
+                    hovertemplate="recommended: %{text}<extra></extra>",
+                )
             )
     layout = {
         "title": {"text": "Every candidate: objective against the first SLO's metric"},
