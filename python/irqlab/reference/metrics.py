@@ -42,18 +42,12 @@ class Metrics:
     def __init__(self, warmup: int, end: int) -> None:
         self.warmup = warmup
         self.end = end
-        self.offered = 0
-        self.delivered = 0
-        self.dropped_nic = 0
-        self.dropped_socket = 0
-        self.accepted_before = 0
-        self.completed_before = 0
-        self.irqs = 0
-        self.polls = 0
-        self.polled_packets = 0
-        self.softirq_runs = 0
-        self.ksoftirqd_wakeups = 0
-        self.time_squeeze = 0
+        # packets in the window; and accepted and completed before it (the host's at warm-up)
+        self.offered = self.delivered = self.dropped_nic = self.dropped_socket = 0
+        self.accepted_before = self.completed_before = 0
+        # events in the window
+        self.irqs = self.polls = self.polled_packets = 0
+        self.softirq_runs = self.ksoftirqd_wakeups = self.time_squeeze = 0
         self.latencies_ps: list[int] = []
 
     def measuring(self, t: int) -> bool:

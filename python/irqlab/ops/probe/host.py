@@ -16,7 +16,9 @@ import shutil
 import stat
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from irqlab.errors import ConfigError
 from irqlab.formatting import size
@@ -25,6 +27,8 @@ from irqlab.ops.probe.netlink import explain, napi_get, parse_napis
 from irqlab.ops.probe.parsers import integer
 from irqlab.ops.probe.text import as_shown, clean
 from irqlab.scenario import show_key
+
+T = TypeVar("T")
 
 #: ethtool's long options whose output the probe reads, and the short flag run for each. A
 #: recorded tree holds their output as ``ethtool/IFACE/OPTION``.
@@ -164,12 +168,27 @@ class Host:
             del data[limit:]
         return data
 
+    def _attempt(
+        self, name: str, read: Callable[[], T], quiet: Callable[[OSError], bool] = lambda e: False
+    ) -> T | None:
+        """``read()`` of ``name``; None if ``name`` does not exist, is not a path, or cannot be
+        read — which is recorded in :attr:`problems` unless ``quiet`` says it is no problem."""
+        try:
+            return read()
+        except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in it
+            return None
+        except OSError as e:
+            if not quiet(e):
+                self.problems[name] = _why(e)
+            return None
+
     def listdir(self, name: str) -> list[str] | None:
         """The entries of directory ``name`` (at most ``MAX_DIR_ENTRIES``), sorted."""
-        names: list[str] = []
-        try:
-            with os.scandir(self.path(name)) as entries:
-                for entry in entries:
+
+        def entries() -> list[str]:
+            names: list[str] = []
+            with os.scandir(self.path(name)) as found:
+                for entry in found:
                     if len(names) == limits.MAX_DIR_ENTRIES:
                         self.problems[name] = (
                             f"more than {limits.MAX_DIR_ENTRIES} entries (MAX_DIR_ENTRIES): the "
@@ -177,14 +196,9 @@ class Host:
                         )
                         break
                     names.append(entry.name)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError as e:
-            self.problems[name] = _why(e)
-            return None
-        except ValueError:
-            return None
-        return sorted(names)
+            return sorted(names)
+
+        return self._attempt(name, entries)
 
     def exists(self, name: str) -> bool:
         try:
@@ -193,16 +207,13 @@ class Host:
             return False
 
     def readlink(self, name: str) -> str | None:
-        try:
-            return clean(os.readlink(self.path(name)))
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError as e:
-            if e.errno != errno.EINVAL:  # EINVAL: not a symbolic link
-                self.problems[name] = _why(e)
-            return None
-        except ValueError:
-            return None
+        """Where the symbolic link ``name`` points; None if it is not one."""
+        target = self._attempt(
+            name,
+            lambda: os.readlink(self.path(name)),
+            quiet=lambda e: e.errno == errno.EINVAL,  # EINVAL: not a symbolic link
+        )
+        return None if target is None else clean(target)
 
     def realname(self, name: str) -> Path | None:
         """Where ``name`` leads after its symbolic links, as a path on the host."""
