@@ -235,6 +235,35 @@ progress_option = click.option(
 )
 
 
+def pool_options(f: F) -> F:
+    """--executor, -j/--workers and --scheduler: where a command that makes many runs runs
+    them (sweep, tune, reproduce)."""
+    for add in (scheduler_option, workers_option, executor_option):  # the last shown first
+        f = add(f)
+    return f
+
+
+def out_option(
+    help: str,
+    *,
+    metavar: str | None = None,
+    file_okay: bool = True,
+    dir_okay: bool = True,
+    required: bool = False,
+) -> Callable[[F], F]:
+    """-o/--out, where a command writes (``file_okay=False``: a folder; ``dir_okay=False``: a
+    file); the command checks it, naming the path in one line."""
+    return click.option(
+        "-o",
+        "--out",
+        type=click.Path(file_okay=file_okay, dir_okay=dir_okay, path_type=Path),
+        default=None,
+        required=required,
+        metavar=metavar,
+        help=help,
+    )
+
+
 def parse_sets(sets: tuple[str, ...]) -> list[tuple[str, Any]]:
     from irqlab.scenario import parse_override
 

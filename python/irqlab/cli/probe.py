@@ -9,6 +9,7 @@ import click
 from irqlab.cli.common import (
     Console,
     main,
+    out_option,
     user_errors,
 )
 from irqlab.errors import ConfigError
@@ -16,13 +17,9 @@ from irqlab.errors import ConfigError
 
 @main.command()
 @click.argument("iface", required=False)
-@click.option(
-    "-o",
-    "--out",
-    type=click.Path(path_type=Path),
-    default=None,
+@out_option(
+    "Write the scenario to FILE (default: print it on stdout, the summary on stderr).",
     metavar="FILE",
-    help="Write the scenario to FILE (default: print it on stdout, the summary on stderr).",
 )
 @click.option("--force", is_flag=True, help="Replace --out if it exists (else: an error).")
 @click.option(

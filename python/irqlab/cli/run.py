@@ -16,6 +16,7 @@ from irqlab.cli.common import (
     check_output_file,
     format_option,
     main,
+    out_option,
     overrides_option,
     parse_sets,
     user_errors,
@@ -28,14 +29,10 @@ from irqlab.errors import ConfigError
 @click.option("--seed", type=int, default=None, help="Override run.seed.")
 @overrides_option
 @format_option
-@click.option(
-    "-o",
-    "--out",
-    type=click.Path(path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="Write the output to FILE instead of stdout. FILE's directory must exist (it is not "
+@out_option(
+    "Write the output to FILE instead of stdout. FILE's directory must exist (it is not "
     "created); an existing FILE is replaced. Checked before the run.",
+    metavar="FILE",
 )
 @user_errors
 def run(
