@@ -32,7 +32,7 @@ from scipy import stats
 
 from irqlab.analytic.beifuss import t_max
 from irqlab.formatting import with_unit
-from irqlab.studies.common import Sweeps, errorbar, mpps
+from irqlab.studies.common import Sweeps, errorbar, markdown_table, mpps
 
 NAME = "beifuss2016"
 TITLE = "Beifuß et al. (2016): ingress QoS on the receive path (SQ, RR, LL-RR, LL-WFQ)"
@@ -369,10 +369,8 @@ def paper_table(
 
 
 def paper_markdown(table: pd.DataFrame) -> str:
-    lines = ["| quantity | paper | irqlab | role |", "|---|---|---|---|"]
-    for r in table.itertuples(index=False):
-        lines.append(f"| {r.quantity} | {r.paper} | {r.irqlab} | {r.role} |")
-    return "\n".join(lines) + "\n"
+    rows = table[["quantity", "paper", "irqlab", "role"]].itertuples(index=False)
+    return markdown_table(["quantity", "paper", "irqlab", "role"], rows)
 
 
 #: The headline table: printed by `irqlab reproduce`, first in its report.
