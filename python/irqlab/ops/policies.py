@@ -34,7 +34,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from irqlab._irqlab import Coalesce, Itr, Sample
 from irqlab.errors import ConfigError, PolicyError
@@ -215,7 +215,7 @@ def factory(policy: Any) -> Callable[[], Any]:
 
         return make
     if callable(policy):
-        return policy
+        return cast("Callable[[], Any]", policy)
     raise ConfigError(
         f"policy = {policy!r}: expected a policy class, a callable making one, or an object "
         "with an on_complete(sample) method",
@@ -269,7 +269,7 @@ def load(spec: str, base: Path | None = None) -> type:
     cls = getattr(module, name, None)
     if cls is None:
         raise ConfigError(f'driver.policy = "{spec}": {where} has no {name}', "driver.policy")
-    return cls
+    return cast(type, cls)
 
 
 def absolute(spec: str, base: Path) -> str:

@@ -16,7 +16,6 @@ from irqlab.reference.parts import (
     CATEGORIES,
     FIRE,
     HARDIRQ,
-    IDLE,
     INLINE,
     KSOFTIRQD,
     RUNNING,
@@ -95,7 +94,7 @@ class Sim:
         self.timers: list[tuple[int, int, int, str]] = []  # heap of (time, priority, seq, timer)
         self.timer_seq = 0
         self.metrics = Metrics(cfg.warmup, cfg.end)
-        self.trace: dict[str, list] = {
+        self.trace: dict[str, list[Any]] = {
             "arrival_ps": [],
             "accepted": [],
             "done_ps": [],
@@ -107,7 +106,7 @@ class Sim:
 
     # ----- engine ------------------------------------------------------------------------------
 
-    def run(self) -> tuple[dict[str, Any], dict[str, list]]:
+    def run(self) -> tuple[dict[str, Any], dict[str, list[Any]]]:
         end, warmup = self.cfg.end, self.cfg.warmup
         at_warmup: dict[str, int] | None = None  # CPU accounts when the window opens
         while True:
@@ -200,7 +199,7 @@ class Sim:
         d = self.irq.decide(self.now)
         if d == FIRE:
             self.issue_irq()
-        elif d != IDLE and self.irq.timer_at != d:
+        elif not isinstance(d, str) and self.irq.timer_at != d:  # a time: ask again then
             self.push_timer(d, NIC_MODERATION)
             self.irq.timer_at = d
 
@@ -410,7 +409,7 @@ class Sim:
 
 def simulate(
     params: Mapping[str, Any] | None = None,
-) -> tuple[dict[str, Any], dict[str, list]]:
+) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     """Runs one scenario in pure Python: ``(report, trace)``, as :func:`irqlab.run_traced`.
 
     ``params`` is what :func:`irqlab.run_traced` accepts as a scenario (a flat dict of dotted

@@ -218,7 +218,7 @@ def kernel_version(release: str | None) -> tuple[int, int] | None:
     return (int(m[1]), int(m[2])) if m else None
 
 
-def gunzip(data: bytes, limit: int = limits.MAX_CONFIG_BYTES) -> bytes:
+def gunzip(data: bytes | bytearray, limit: int = limits.MAX_CONFIG_BYTES) -> bytes:
     """The first ``limit`` bytes ``data`` decompresses to (a gzip bomb costs no more);
     ValueError if it is not gzip."""
     try:

@@ -412,10 +412,11 @@ def _host_settings(host: Host, p: Probe) -> None:
                 elif why != "not present":
                     p.notes.append(f"{path}: {why}; {keeps}")
                 continue
-            raw = integer(text.strip() or None)
-            if raw is None:
+            read = integer(text.strip() or None)
+            if read is None:
                 p.notes.append(f"{path}: {as_shown(text.strip())!r} is not an integer; {keeps}")
                 continue
+            raw = read
             source = f"{path}: {raw}{s.unit}"
         elif older and s.before is not None:
             _host_value(p, s, name, s.before, f"Linux {p.kernel}: none ({since})")

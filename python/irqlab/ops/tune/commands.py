@@ -47,7 +47,7 @@ def commands(
     written = {"driver.moderation", "nic.itr_us", "nic.rx_usecs", "nic.rx_frames"}
     # the host's own settings, as the probe reads them (one table for both directions)
     for host in settings.HOST_SETTINGS:
-        if host.key in setting:
+        if host.key is not None and host.key in setting:
             out.append(_host_command(host, setting[host.key], iface))
             written.add(host.key)
     for key, value in setting.items():

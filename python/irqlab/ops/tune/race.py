@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from irqlab.errors import ConfigError, option
 from irqlab.ops.tune.commands import commands
@@ -115,7 +115,8 @@ def tune(
             "replications",
         )
     base = resolve(scenario, overrides, seed=seed)
-    loads = [float(base["traffic.rate_pps"])] if not loads else [float(x) for x in loads]
+    rate = cast(float, base["traffic.rate_pps"])
+    loads = [float(rate)] if not loads else [float(x) for x in loads]
     if any(not (x > 0 and math.isfinite(x)) for x in loads):
         raise ConfigError(f"loads {loads}: every load must be a positive rate", "load_range")
     parsed = [parse_knob(k) if isinstance(k, str) else (k[0], list(k[1])) for k in knobs]
@@ -123,7 +124,7 @@ def tune(
     settings = effective_candidates(settings, base, loads)
     # the metrics exist: a short run of the base scenario tells the report's keys
     probe = dict(load_scenario(base))
-    probe["run.duration_ms"] = min(float(base["run.duration_ms"]), 0.1)
+    probe["run.duration_ms"] = min(float(cast(float, base["run.duration_ms"])), 0.1)
     probe["run.warmup_ms"] = 0.0
     check_metrics(
         flatten_report(_irqlab.run(probe)),

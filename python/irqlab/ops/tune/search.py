@@ -193,7 +193,11 @@ def effective_candidates(
             with warnings.catch_warnings(record=True) as said:
                 warnings.simplefilter("always", ConfigWarning)
                 resolve({**base, **s, "traffic.rate_pps": load})
-            idle |= {w.message.key for w in said if isinstance(w.message, ConfigWarning)}
+            idle |= {
+                w.message.key
+                for w in said
+                if isinstance(w.message, ConfigWarning) and w.message.key is not None
+            }
         s = {k: v for k, v in s.items() if k not in idle}
         if s not in out:
             out.append(s)
