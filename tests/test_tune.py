@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import irqlab
-from irqlab.tuning import Slo, commands, knob_candidates, parse_knob, parse_range, tune
+from irqlab.ops.tune import Slo, commands, knob_candidates, label, parse_knob, parse_range, tune
 
 # the emmerich2015 preset at 1 Mpps (the acceptance case), short runs
 EMMERICH_1M = {
@@ -42,7 +42,7 @@ def test_tune_finds_a_setting_that_meets_the_p99_target_with_fresh_seeds(accepta
     t = acceptance.table
     feasible = t[t["status"] == "feasible"]
     assert feasible["objective"].min() == pytest.approx(
-        feasible[feasible["setting"] == irqlab.tuning.label(pick)]["objective"].iloc[0]
+        feasible[feasible["setting"] == label(pick)]["objective"].iloc[0]
     )
 
 
@@ -177,7 +177,7 @@ def test_a_load_range_must_hold_at_every_load():
     assert low.recommended == {"driver.moderation": "static", "nic.itr_us": 20}
     assert both.recommended == {"driver.moderation": "static", "nic.itr_us": 0}
     feasible_high = set(high.table[high.table["status"] == "feasible"]["setting"])
-    assert irqlab.tuning.label(both.recommended) in feasible_high
+    assert label(both.recommended) in feasible_high
 
 
 @pytest.mark.parametrize(
