@@ -19,12 +19,13 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from irqlab.errors import ConfigError, option
-from irqlab.experiments import journal as journal_files
-from irqlab.experiments.journal import Journal, open_journal
 from irqlab.files import own_folder, read_limited, regular_file
+
+if TYPE_CHECKING:
+    from irqlab.experiments.journal import Journal
 
 #: A run: (candidate, load, replication), each an index.
 Key = tuple[int, int, int]
@@ -70,6 +71,10 @@ class TuneRuns:
         self._journal: Journal | None = None
         if out is None:
             return
+        # loaded with sweeps' machinery (pandas, scipy) only when a tune has a folder
+        from irqlab.experiments import journal as journal_files
+        from irqlab.experiments.journal import open_journal
+
         own_folder(out, "tune", _out())
         try:
             out.mkdir(parents=True, exist_ok=True)
