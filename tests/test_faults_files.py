@@ -415,7 +415,7 @@ def test_a_pipe_in_a_sweeps_out_folder_is_refused_at_once(tmp_path):
     assert p.returncode == 0, p.stderr
 
 
-@pytest.mark.parametrize("pipe", ["tune.json", "runs.jsonl"])
+@pytest.mark.parametrize("pipe", ["tune.json", "journal.sqlite", "runs.jsonl"])
 def test_a_pipe_in_a_tunes_out_folder_is_refused_at_once(tmp_path, pipe):
     out = tmp_path / "out"
     out.mkdir()

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import irqlab
 from irqlab.cli import main
 from irqlab.experiments import parse_sweep
-from irqlab.policy import resolve_policy
+from irqlab.ops.policies import resolve_policy
 from irqlab.scenario import schema, tables
 
 ROOT = Path(__file__).resolve().parents[1]

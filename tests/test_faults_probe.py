@@ -20,10 +20,12 @@ from pathlib import Path
 
 import pytest
 
-import irqlab.probe
-from irqlab.probe import (
+import irqlab
+from irqlab.ops.probe import (
     MAX_CPUS,
+    limits,
     napi_get,
+    netlink,
     parse_napis,
     parse_rss_table,
     probe,
@@ -84,7 +86,7 @@ CHILD = """
 import io, json, re, sys, time, tomllib
 start = time.monotonic()
 from rich.console import Console
-from irqlab.probe import probe, summary
+from irqlab.ops.probe import probe, summary
 from irqlab.scenario import resolve
 p = probe(
     sys.argv[2] or None,
@@ -184,7 +186,7 @@ def test_cpu_lists_that_are_not_are_refused_in_bounded_time(text, refused):
     result, seconds = in_child(
         f"""
 import time
-from irqlab.probe import parse_cpulist
+from irqlab.ops.probe import parse_cpulist
 start = time.monotonic()
 try:
     said = len(parse_cpulist({text}))
@@ -217,7 +219,7 @@ def test_more_irqs_vectors_napis_and_rss_entries_than_the_limits_are_cut_with_a_
         ("MAX_RSS_ENTRIES", 64),
         ("MAX_DIR_ENTRIES", 5),
     ):
-        monkeypatch.setattr(irqlab.probe, name, value)
+        monkeypatch.setattr(limits, name, value)
     ints = (tree / "proc/interrupts").read_text()
     extra = "".join(
         f" {900 + k}:  1  2  3  4  5  6  7  8  PCI-MSI 9-edge  x{k}\n" for k in range(30)
@@ -248,7 +250,7 @@ def test_parsers_bound_what_they_expand():
     # a header of a million CPUs and a line as long as the file: bounded, the line skipped
     ints = in_child(
         """
-from irqlab.probe import parse_interrupts
+from irqlab.ops.probe import parse_interrupts
 header = "CPU0 " * 1_000_000 + "\\n"
 ints = parse_interrupts(header + " 5: " + "1 " * 3_000_000 + "x-edge eth0\\n 6: 1 x\\n")
 [len(ints.cpus), sorted(ints.names.items()), ints.problems]
@@ -502,7 +504,7 @@ def test_netlink_answers_are_parsed_within_bounds():
         napis = napi_get(1, timeout_s=2.0)  # lo
     except OSError:
         return
-    assert isinstance(napis, list) and len(napis) <= irqlab.probe.MAX_NAPIS
+    assert isinstance(napis, list) and len(napis) <= limits.MAX_NAPIS
     for garbage in (
         b"",
         b"\xff" * 3,
@@ -510,7 +512,7 @@ def test_netlink_answers_are_parsed_within_bounds():
         b"\x08\x00\x05\x00\x01",
         os.urandom(999),
     ):
-        assert isinstance(irqlab.probe._nl_attrs(garbage), dict)
+        assert isinstance(netlink._nl_attrs(garbage), dict)
 
 
 def test_the_command_line_on_a_hostile_tree_prints_a_scenario_and_its_notes(tree):
@@ -537,7 +539,7 @@ def test_a_host_reads_only_regular_files(tmp_path):
     (tmp_path / "dir").mkdir()
     said = in_child(
         """
-from irqlab.probe import Host
+from irqlab.ops.probe import Host
 host = Host(sys.argv[1])
 read = [host.read(name) for name in ("/fifo", "/dir", "/absent")]
 [read, host.problems]

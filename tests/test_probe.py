@@ -19,16 +19,13 @@ import pytest
 from click.testing import CliRunner
 
 import irqlab
-import irqlab.probe
 from irqlab.cli import main
-from irqlab.probe import (
-    _NO_COUNTERPART,
+from irqlab.ops.probe import (
     HOST_SETTINGS,
     NOT_PROBED,
     PROBED,
     Host,
     Probe,
-    _validate,
     napi_get,
     parse_cpulist,
     parse_ethtool,
@@ -36,7 +33,10 @@ from irqlab.probe import (
     parse_interval,
     parse_rss_table,
     probe,
+    settings,
 )
+from irqlab.ops.probe.settings import _NO_COUNTERPART
+from irqlab.ops.probe.steps import _validate
 from irqlab.scenario import flatten, resolve, schema
 
 TREES = Path(__file__).resolve().parent / "data" / "probe"
@@ -473,7 +473,7 @@ def test_a_host_setting_irqlab_models_later_is_one_table_entry(monkeypatch, tmp_
     (tree / "sys/class/net/enp65s0f0np0/threaded").write_text("1\n")
     modelled = dataclasses.replace(threaded, key="kernel.napi_weight")
     entries = tuple(modelled if s is threaded else s for s in HOST_SETTINGS)
-    monkeypatch.setattr(irqlab.probe, "HOST_SETTINGS", entries)
+    monkeypatch.setattr(settings, "HOST_SETTINGS", entries)
     p = probe("enp65s0f0np0", root=tree)
     assert p.settings["kernel.napi_weight"].value == 1
     assert p.settings["kernel.napi_weight"].source == "/sys/class/net/enp65s0f0np0/threaded: 1"

@@ -1,11 +1,60 @@
-"""The Python package's shape holds: every study keeps the one protocol that `irqlab reproduce`
-and `irqlab report` ask."""
+"""The Python package's shape holds: no module is too long to read, the modules that moved
+into rooms are still found under their old names, and every study keeps the one protocol that
+`irqlab reproduce` and `irqlab report` ask."""
 
 from __future__ import annotations
 
+import importlib
+from pathlib import Path
+
 import pytest
 
+import irqlab
 from irqlab.studies import STUDIES, Study, study
+
+PACKAGE = Path(irqlab.__file__).parent
+#: The most lines a module of the package may have: past it, split it by concern.
+MAX_MODULE_LINES = 800
+
+
+def test_no_module_of_the_package_is_over_800_lines():
+    modules = sorted(PACKAGE.rglob("*.py"))
+    assert len(modules) > 50  # the walk found the package
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in modules
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+#: Where a module moved to, and the names its old import path still gives (the documented ones,
+#: and those a scenario or a user's code names: driver.policy = "irqlab.policy:Linear").
+MOVED = {
+    "irqlab.probe": (
+        "irqlab.ops.probe",
+        ["probe", "Probe", "Host", "PROBED", "NOT_PROBED", "HOST_SETTINGS", "MAX_CPUS",
+         "parse_cpulist", "parse_interrupts", "napi_get", "summary", "write"],
+    ),
+    "irqlab.tuning": (
+        "irqlab.ops.tune",
+        ["tune", "Slo", "TuneResult", "commands", "label", "parse_knob", "parse_range",
+         "knob_candidates", "summary_text"],
+    ),
+    "irqlab.policy": (
+        "irqlab.ops.policies",
+        ["Coalesce", "Itr", "Linear", "Policy", "Sample", "factory", "load", "resolve_policy"],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("old", list(MOVED))
+def test_a_moved_module_keeps_its_old_import_path(old):
+    new, names = MOVED[old]
+    was, now = importlib.import_module(old), importlib.import_module(new)
+    for name in names:
+        assert getattr(was, name) is getattr(now, name), (old, name)
+    assert set(was.__all__) >= set(names)
 
 
 @pytest.mark.parametrize("name", list(STUDIES))

@@ -152,14 +152,14 @@ def test_the_per_core_comparison_rejects_the_wrong_rate(multicore):
 PROTO_NS = 2000.0  # μ1 = 500 kpps
 APP_NS = 5000.0  # μ2 = 200 kpps
 RING = 8
-TRUESIZE = 2304  # ixgbe's skb truesize at the standard MTU (scenario.rs: truesize_of_frame)
+TRUESIZE = 2304  # ixgbe's skb truesize at the standard MTU (socket/config.rs: truesize_of_frame)
 RCVBUF = 3 * TRUESIZE
 # The socket's capacity in packets. socket.rs `enqueue` refuses a packet only when the memory
 # already charged exceeds the buffer (`rmem > rcvbuf`, checked before adding), so it accepts at
 # rmem = 0, 2304, 4608 and 6912 ≤ 6912 and refuses the fifth (9216 > 6912): K = 3 + 1 = 4.
 # That holds only if reading releases the charge at once: `dequeue` returns the deficit when it
 # reaches rcvbuf/4 = 1728 < 2304, i.e. at every read, so rmem = 2304 × packets in the socket.
-# The app takes its packet out of the socket when it starts on it (threads.rs `app_next`), so
+# The app takes its packet out of the socket when it starts on it (host/socket.rs `app_next`), so
 # the packet it holds is the chain's `a`, not one of the socket's K.
 K = RCVBUF // TRUESIZE + 1
 assert RCVBUF // 4 < TRUESIZE and K == 4

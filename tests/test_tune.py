@@ -4,13 +4,15 @@ common random numbers; reproducible for a seed, resumable, and honest when nothi
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import irqlab
-from irqlab.tuning import Slo, commands, knob_candidates, parse_knob, parse_range, tune
+from irqlab.ops.tune import Slo, commands, knob_candidates, label, parse_knob, parse_range, tune
 
 # the emmerich2015 preset at 1 Mpps (the acceptance case), short runs
 EMMERICH_1M = {
@@ -40,7 +42,7 @@ def test_tune_finds_a_setting_that_meets_the_p99_target_with_fresh_seeds(accepta
     t = acceptance.table
     feasible = t[t["status"] == "feasible"]
     assert feasible["objective"].min() == pytest.approx(
-        feasible[feasible["setting"] == irqlab.tuning.label(pick)]["objective"].iloc[0]
+        feasible[feasible["setting"] == label(pick)]["objective"].iloc[0]
     )
 
 
@@ -85,14 +87,20 @@ def test_the_same_seed_gives_the_same_decisions_with_any_executor():
     assert a.table.equals(b.table)
 
 
+def journal_rows(folder: Path) -> int:
+    """The runs a tune's journal holds."""
+    with sqlite3.connect(folder / "journal.sqlite") as db:
+        return db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+
+
 def test_a_rerun_resumes_and_a_different_tune_is_refused(tmp_path):
     calls = []
     args = (EMMERICH_1M, ["latency_us.p99 <= 40"])
     first = tune(*args, knobs=SMALL_KNOBS, executor="inline", out=tmp_path)
-    lines = (tmp_path / "runs.jsonl").read_text().splitlines()
-    assert len(lines) == first.runs
-    # a kill mid-write leaves half a line: that run alone is done again
-    (tmp_path / "runs.jsonl").write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:10])
+    assert journal_rows(tmp_path) == first.runs
+    # a run the journal lost (a kill before its commit): that run alone is done again
+    with sqlite3.connect(tmp_path / "journal.sqlite") as db:
+        db.execute("DELETE FROM runs WHERE rowid = (SELECT MAX(rowid) FROM runs)")
     again = tune(
         *args,
         knobs=SMALL_KNOBS,
@@ -120,6 +128,43 @@ def test_a_rerun_resumes_and_a_different_tune_is_refused(tmp_path):
     )
 
 
+def test_a_folder_written_before_tunes_kept_a_journal_resumes_from_its_runs_jsonl(tmp_path):
+    """Such a folder holds tune.json and runs.jsonl, a run a line ({"c", "l", "r", "m"}): its
+    runs move into the journal, the file goes, and nothing runs again but a line cut short."""
+    args = (EMMERICH_1M, ["latency_us.p99 <= 40"])
+    first = tune(*args, knobs=SMALL_KNOBS, executor="inline", out=tmp_path)
+    with sqlite3.connect(tmp_path / "journal.sqlite") as db:
+        rows = [json.loads(row) for (row,) in db.execute("SELECT row FROM runs ORDER BY rowid")]
+    for name in ("journal.sqlite", "journal.sqlite-wal", "journal.sqlite-shm"):
+        (tmp_path / name).unlink(missing_ok=True)
+    lines = [json.dumps({"c": r["c"], "l": r["l"], "r": r["r"], "m": r["m"]}) for r in rows]
+    assert len(lines) == first.runs
+    # as the older tune wrote it, killed while writing its last line
+    (tmp_path / "runs.jsonl").write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:10])
+    calls = []
+    again = tune(
+        *args,
+        knobs=SMALL_KNOBS,
+        executor="inline",
+        out=tmp_path,
+        progress=lambda d, m: calls.append(d),
+    )
+    assert len(calls) == 1
+    assert again.table.equals(first.table) and again.recommended == first.recommended
+    assert not (tmp_path / "runs.jsonl").exists()
+    assert journal_rows(tmp_path) == first.runs
+    # and once moved, a rerun has nothing left to run
+    calls.clear()
+    tune(
+        *args,
+        knobs=SMALL_KNOBS,
+        executor="inline",
+        out=tmp_path,
+        progress=lambda d, m: calls.append(d),
+    )
+    assert calls == []
+
+
 def test_a_load_range_must_hold_at_every_load():
     """A setting that meets p99 at 0.2 Mpps but not at 1.9 Mpps (a 20 µs ITR) is not
     recommended over the range: the tune over both loads picks one that meets it at 1.9 Mpps
@@ -132,7 +177,7 @@ def test_a_load_range_must_hold_at_every_load():
     assert low.recommended == {"driver.moderation": "static", "nic.itr_us": 20}
     assert both.recommended == {"driver.moderation": "static", "nic.itr_us": 0}
     feasible_high = set(high.table[high.table["status"] == "feasible"]["setting"])
-    assert irqlab.tuning.label(both.recommended) in feasible_high
+    assert label(both.recommended) in feasible_high
 
 
 @pytest.mark.parametrize(
@@ -235,8 +280,9 @@ def test_the_cli_prints_the_commands_and_writes_the_folder(tmp_path):
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "ethtool -C eth0 adaptive-rx off rx-usecs 10" in out.stdout
-    for name in ("recommendation.md", "candidates.csv", "pareto.csv", "pareto.png", "runs.jsonl"):
+    for name in ("recommendation.md", "candidates.csv", "pareto.csv", "pareto.png", "tune.json"):
         assert (tmp_path / "t" / name).stat().st_size > 0
+    assert journal_rows(tmp_path / "t") > 0
     bad = subprocess.run(
         [sys.executable, "-m", "irqlab.cli", "tune", "examples/emmerich2015.toml",
          "--slo", "p99 < 5", "--out", str(tmp_path / "u")],
@@ -252,7 +298,7 @@ def test_the_cli_prints_the_commands_and_writes_the_folder(tmp_path):
 def test_every_setting_the_probe_reads_has_the_command_that_writes_it():
     """One table, both directions: what probe reads from a host, tune's recommendation can
     write back (none is "a model setting")."""
-    from irqlab.probe import HOST_SETTINGS
+    from irqlab.ops.probe import HOST_SETTINGS
 
     params = irqlab.resolve(EMMERICH_1M)
     for host in HOST_SETTINGS:

@@ -30,14 +30,14 @@ if TYPE_CHECKING:
     import pandas
 
     from irqlab.experiments import load_results, sweep
-    from irqlab.tuning import tune
+    from irqlab.ops.tune import tune
 
 #: Loaded on first use: sweeps, statistics and tuning need pandas and scipy (about a second
 #: to import), which a single run and the command line's quick commands do without.
 _LAZY = {
     "load_results": "irqlab.experiments",
     "sweep": "irqlab.experiments",
-    "tune": "irqlab.tuning",
+    "tune": "irqlab.ops.tune",
 }
 
 

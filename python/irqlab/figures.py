@@ -16,7 +16,6 @@ is selected and nothing global changes, so it is safe in scripts, servers and wo
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
@@ -29,6 +28,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
 from irqlab.experiments.statistics import summarize
+from irqlab.formatting import compact
 
 __all__ = ["label", "plot"]
 
@@ -293,7 +293,7 @@ def _filter(df: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:
         else:
             keep &= df[key] == value
         if not keep.any():
-            seen = ", ".join(_fmt(v) for v in pd.unique(df[key]))
+            seen = ", ".join(compact(v) for v in pd.unique(df[key]))
             raise ValueError(f"no rows left after where[{key!r}] = {value!r}; it takes: {seen}")
     return df[keep]
 
@@ -408,20 +408,13 @@ def _line_label(
     if not keys:
         return None
     if hue is not None and not varying:
-        return _fmt(values[0])
+        return compact(values[0])
     return _describe(keys, values)
 
 
 def _describe(keys: list[str], values: tuple[Any, ...]) -> str:
     """``scheme=napi, nic.itr_us=10``."""
-    return ", ".join(f"{k}={_fmt(v)}" for k, v in zip(keys, values, strict=True))
-
-
-def _fmt(value: Any) -> str:
-    """Values as a person writes them: 10 rather than 10.0, 1e+06 for a million."""
-    if isinstance(value, (float, np.floating)) and not math.isnan(value):
-        return f"{value:g}"
-    return str(value)
+    return ", ".join(f"{k}={compact(v)}" for k, v in zip(keys, values, strict=True))
 
 
 def _check_unique_x(part: pd.DataFrame, x: str, keys: list[str], values: tuple[Any, ...]) -> None:
@@ -430,7 +423,7 @@ def _check_unique_x(part: pd.DataFrame, x: str, keys: list[str], values: tuple[A
     if len(dup):
         where = _describe(keys, values) or "the only line"
         raise ValueError(
-            f"several rows share {x}={_fmt(dup.iloc[0])} in {where}; narrow them with where= "
+            f"several rows share {x}={compact(dup.iloc[0])} in {where}; narrow them with where= "
             "or split them with hue="
         )
 

@@ -149,10 +149,11 @@ def writable_folder(path: str | os.PathLike[str], what: str) -> Path:
     return p
 
 
-#: The files that tell each kind of result folder (any one of them).
+#: The files each kind of result folder holds; any one of them not in the other kind's list
+#: tells which kind a folder is (both keep their runs in a journal.sqlite).
 RESULT_FILES = {
     "sweep": ("sweep.json", "journal.sqlite", "runs.parquet", "summary.parquet"),
-    "tune": ("tune.json", "runs.jsonl", "candidates.csv", "recommendation.json"),
+    "tune": ("tune.json", "runs.jsonl", "candidates.csv", "recommendation.json", "journal.sqlite"),
 }
 
 
@@ -165,7 +166,7 @@ def own_folder(path: str | os.PathLike[str], kind: str, what: str) -> None:
         return
     for other, names in RESULT_FILES.items():
         found = [n for n in names if other != kind and os.path.lexists(p / n)]
-        if found:
+        if any(n not in RESULT_FILES[kind] for n in found):
             raise ConfigError(
                 f"{what} {p}: holds a {other}'s results ({', '.join(found)}); a {kind} writes "
                 f"into a folder of its own: choose another {what}",

@@ -9,9 +9,11 @@ Each keeps the exact text its output has always had (the golden and CLI tests ho
 - :func:`percent`, :func:`percent_bare`, :func:`kilo`, :func:`mbps` — shares and rates;
 - :func:`page_number` and :func:`exact` — a value on the HTML page, and exactly (``repr``);
 - :func:`plain` — a setting as an operator types it (``24``, not ``24.0``);
+- :func:`compact` — a value in a figure's legend or message (``10``, ``1e+06``);
 - :func:`whole` — a rate rounded to a whole number with thousands separators;
 - :func:`with_unit` — a value scaled to a unit, with its 95% half-width;
 - :func:`seconds`, :func:`size` — a duration with its unit, a size in KiB or MiB;
+- :func:`memory` — bytes in decimal units (``2.1 GB``), as a size estimate says them;
 - :func:`count` — a number and its noun (``1 run``, ``2 runs``).
 
 None, NaN and missing values print as a dash (``—``) wherever a table shows them.
@@ -163,6 +165,20 @@ def plain(v: Any) -> str:
     return str(v)
 
 
+def compact(value: Any) -> str:
+    """A value as a person writes it in a legend or a message: a float in its shortest general
+    form (``10`` rather than ``10.0``, ``1e+06`` for a million), anything else as ``str`` gives
+    it (NaN too).
+
+    >>> compact(10.0), compact(1e6), compact(0.25), compact("napi"), compact(7)
+    ('10', '1e+06', '0.25', 'napi', '7')
+    """
+    is_float = isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
+    if is_float and not math.isnan(value):
+        return f"{value:g}"
+    return str(value)
+
+
 def with_unit(x: float | None, unit: str, ci: float | None = None) -> str:
     """``x`` in ``unit`` (Mpps, k/s, µs or %: scaled and rounded for it), with `` ± ci`` when
     the half-width is known: ``with_unit(1.5e6, "Mpps", 2e4)`` → ``1.50 ± 0.02 Mpps``."""
@@ -191,3 +207,11 @@ def seconds(s: float) -> str:
 def size(n: int) -> str:
     """A size in bytes as whole MiB, else whole KiB."""
     return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB"
+
+
+def memory(n: float) -> str:
+    """``n`` bytes in decimal units, one decimal from a megabyte up: ``2.1 GB``, ``640 kB``."""
+    for unit, per in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if n >= per:
+            return f"{n / per:.1f} {unit}"
+    return f"{n / 1e3:.0f} kB"

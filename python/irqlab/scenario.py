@@ -336,7 +336,7 @@ def _policy_paths(tree: dict[str, Any], here: Path) -> dict[str, Any]:
     """A file's ``driver.policy = "file.py:Class"`` and ``traffic.pcap = "capture.pcap"``
     made absolute (a relative file is the file's neighbour), in a scenario and in a sweep
     file's ``[base]``."""
-    from irqlab.policy import absolute
+    from irqlab.ops.policies import absolute
 
     def fixed(key: str, value: str) -> str:
         if key == "policy":

@@ -15,7 +15,7 @@ from typing import Any
 
 from irqlab import _irqlab
 from irqlab.errors import ReplayWarning
-from irqlab.policy import hook_errors, resolve_policy
+from irqlab.ops.policies import hook_errors, resolve_policy
 from irqlab.scenario import Overrides, checked, load_scenario
 
 #: A run of more packets than this is large enough to be said so before it starts (``irqlab

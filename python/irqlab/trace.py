@@ -16,6 +16,7 @@ from typing import Any
 
 from irqlab import _irqlab
 from irqlab.files import regular_file
+from irqlab.formatting import seconds, short
 from irqlab.scenario import _path
 
 #: The link types the replay reads, by number (https://www.tcpdump.org/linktypes.html).
@@ -109,19 +110,6 @@ def trace_info(path: str | os.PathLike[str], top: int = 5) -> dict[str, Any]:
     }
 
 
-def _num(x: float) -> str:
-    if x >= 1000:
-        return f"{x:,.0f}"
-    return f"{x:.4g}"
-
-
-def _seconds(s: float) -> str:
-    for unit, per in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if s >= per or unit == "ns":
-            return f"{s / per:.4g} {unit}"
-    return f"{s} s"  # pragma: no cover
-
-
 def render(info: Mapping[str, Any]) -> Any:
     """Tables of :func:`trace_info`'s answer: the capture, its sizes, its flows and gaps."""
     from rich.console import Group
@@ -133,16 +121,16 @@ def render(info: Mapping[str, Any]) -> Any:
     t = Table(title=f"irqlab trace-info — {info['path']}", show_header=False)
     t.add_column("what")
     t.add_column("value", justify="right")
-    rate = "—" if info["rate_pps"] is None else f"{_num(info['rate_pps'])} pps"
+    rate = "—" if info["rate_pps"] is None else f"{short(info['rate_pps'], 4)} pps"
     gbps = "—" if info["rate_gbps"] is None else f"{info['rate_gbps']:.4g} Gbit/s"
-    share = lambda k: f"{_num(info[k])} ({100 * info[k] / n:.1f} %)"  # noqa: E731
+    share = lambda k: f"{short(info[k], 4)} ({100 * info[k] / n:.1f} %)"  # noqa: E731
     rows = [
         ("format", info["format"]),
         ("link type", ", ".join(info["link_types"])),
         ("snap length", f"{info['snaplen']:,} bytes" if info["snaplen"] else "—"),
         ("packets", f"{n:,}"),
-        ("duration (first to last)", _seconds(info["duration_s"])),
-        ("one replay pass (+ a mean gap)", _seconds(info["replay_s"])),
+        ("duration (first to last)", seconds(info["duration_s"])),
+        ("one replay pass (+ a mean gap)", seconds(info["replay_s"])),
         ("rate", rate),
         ("frames (FCS included)", gbps),
         ("flows (5-tuples)", f"{info['flows']:,}"),
@@ -185,6 +173,6 @@ def render(info: Mapping[str, Any]) -> Any:
         gaps.add_column("gap", justify="right")
         gaps.add_column("before packet (from 0)", justify="right")
         for g in info["gaps"]:
-            gaps.add_row(_seconds(g["gap_s"]), f"{g['packet']:,}")
+            gaps.add_row(seconds(g["gap_s"]), f"{g['packet']:,}")
         parts.append(gaps)
     return Group(*(fit(p) for p in parts))

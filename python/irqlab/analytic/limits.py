@@ -14,6 +14,7 @@ most so many points.
 from __future__ import annotations
 
 from irqlab.errors import ConfigError
+from irqlab.formatting import memory
 
 #: The largest buffer (packets, B) a model takes: the largest ring a scenario has.
 MAX_CAPACITY = 1 << 20
@@ -24,14 +25,6 @@ MAX_RATES = 10_000
 #: Memory a chain's solve takes per state (the generator, its transpose and the banded LU
 #: factors; measured 0.7 to 1 KB), bytes: what the size estimate of a refusal says.
 CHAIN_BYTES_PER_STATE = 1024
-
-
-def in_bytes(n: float) -> str:
-    """``n`` bytes in words: ``2.1 GB``."""
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n / 1e3:.0f} kB"
 
 
 def check_capacity(
@@ -56,7 +49,7 @@ def check_capacity(
     if chain:
         size = (
             f"{model} is a Markov chain of {states:,} states (about "
-            f"{in_bytes(states * CHAIN_BYTES_PER_STATE)} to solve, per rate)"
+            f"{memory(states * CHAIN_BYTES_PER_STATE)} to solve, per rate)"
         )
         most = (MAX_CHAIN_STATES - extra) // per_packet
         limit = (

@@ -134,13 +134,14 @@ def pure_polling(
     u_poll_oh = overhead_s / period_s
     u_ip = throughput / service_rate
     return Polling(
-        rate=rate,
-        service_rate=service_rate,
-        period_s=period_s,
-        overhead_s=overhead_s,
-        quota=quota,
-        capacity=capacity,
-        empty_wait=empty_wait,
+        # the inputs, in the order of pure_polling's arguments
+        rate,
+        service_rate,
+        period_s,
+        overhead_s,
+        quota,
+        capacity,
+        empty_wait,
         effective_rate=mu_eff,
         u_poll_oh=u_poll_oh,
         p0=q.p0,

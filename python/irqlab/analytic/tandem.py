@@ -62,8 +62,9 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spl
 
-from irqlab.analytic.limits import MAX_CHAIN_STATES, in_bytes
+from irqlab.analytic.limits import MAX_CHAIN_STATES
 from irqlab.errors import ConfigError
+from irqlab.formatting import memory
 
 #: The largest ring the model takes (see the module's docs).
 MAX_RING = 256
@@ -121,7 +122,7 @@ def _check_size(ring: int, socket: int | None) -> None:
         raise ConfigError(
             f"ring = {ring:,}: the tagged packet's chain has {behind:,} states and a "
             f"{behind:,} × {ring:,} matrix of absorption probabilities "
-            f"({in_bytes(behind * ring * 8)}); the tandem model takes a ring of at most "
+            f"({memory(behind * ring * 8)}); the tandem model takes a ring of at most "
             f"{MAX_RING} packets"
         )
     if socket is not None and (host := 2 * (ring + 1) * (socket + 1)) > MAX_CHAIN_STATES:

@@ -143,7 +143,7 @@ def user_errors(f: F) -> F:
 def _exit_if_policy_raised(e: BaseException) -> None:
     """A Python moderation policy's exception: the user's own code failed, and its traceback
     is what they need (without irqlab's frames); exit status 2."""
-    from irqlab.policy import describe, raised_by_policy
+    from irqlab.ops.policies import describe, raised_by_policy
 
     if raised_by_policy(e):
         click.echo(f"irqlab: error: {one_line(describe(e))}", err=True)
@@ -233,6 +233,35 @@ scheduler_option = click.option(
 progress_option = click.option(
     "--progress/--no-progress", default=None, help="Progress bars (default: on a terminal)."
 )
+
+
+def pool_options(f: F) -> F:
+    """--executor, -j/--workers and --scheduler: where a command that makes many runs runs
+    them (sweep, tune, reproduce)."""
+    for add in (scheduler_option, workers_option, executor_option):  # the last shown first
+        f = add(f)
+    return f
+
+
+def out_option(
+    help: str,
+    *,
+    metavar: str | None = None,
+    file_okay: bool = True,
+    dir_okay: bool = True,
+    required: bool = False,
+) -> Callable[[F], F]:
+    """-o/--out, where a command writes (``file_okay=False``: a folder; ``dir_okay=False``: a
+    file); the command checks it, naming the path in one line."""
+    return click.option(
+        "-o",
+        "--out",
+        type=click.Path(file_okay=file_okay, dir_okay=dir_okay, path_type=Path),
+        default=None,
+        required=required,
+        metavar=metavar,
+        help=help,
+    )
 
 
 def parse_sets(sets: tuple[str, ...]) -> list[tuple[str, Any]]:

@@ -9,6 +9,7 @@ import click
 from irqlab.cli.common import (
     Console,
     main,
+    out_option,
     user_errors,
 )
 from irqlab.errors import ConfigError
@@ -16,13 +17,9 @@ from irqlab.errors import ConfigError
 
 @main.command()
 @click.argument("iface", required=False)
-@click.option(
-    "-o",
-    "--out",
-    type=click.Path(path_type=Path),
-    default=None,
+@out_option(
+    "Write the scenario to FILE (default: print it on stdout, the summary on stderr).",
     metavar="FILE",
-    help="Write the scenario to FILE (default: print it on stdout, the summary on stderr).",
 )
 @click.option("--force", is_flag=True, help="Replace --out if it exists (else: an error).")
 @click.option(
@@ -66,8 +63,8 @@ def probe(iface: str | None, out: Path | None, force: bool, interval: str, root:
       irqlab probe > host.toml             # the default route's interface, to stdout
       irqlab probe ens4 --root recorded/   # a host recorded elsewhere (docs/probe.md)
     """
-    from irqlab.probe import parse_interval, summary, write
-    from irqlab.probe import probe as run_probe
+    from irqlab.ops.probe import parse_interval, summary, write
+    from irqlab.ops.probe import probe as run_probe
     from irqlab.report.layout import fit
 
     seconds = parse_interval(interval)

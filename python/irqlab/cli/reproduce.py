@@ -9,28 +9,22 @@ import click
 from irqlab.cli.common import (
     Console,
     check_output_file,
-    executor_option,
     main,
+    out_option,
+    pool_options,
     progress_option,
-    scheduler_option,
     user_errors,
-    workers_option,
 )
 
 
 @main.command()
 @click.argument("study")
-@click.option(
-    "-o",
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Output directory (default: results/STUDY, or results/STUDY-quick with --quick).",
+@out_option(
+    "Output directory (default: results/STUDY, or results/STUDY-quick with --quick).",
+    file_okay=False,
 )
 @click.option("--quick", is_flag=True, help="A coarse version in under a minute.")
-@executor_option
-@workers_option
-@scheduler_option
+@pool_options
 @progress_option
 @user_errors
 def reproduce(
@@ -84,14 +78,10 @@ def reproduce(
 
 @main.command()
 @click.argument("results", type=click.Path(path_type=Path))
-@click.option(
-    "-o",
-    "--out",
-    type=click.Path(path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="The HTML file to write (default: RESULTS/report.html for a folder, r.html beside "
+@out_option(
+    "The HTML file to write (default: RESULTS/report.html for a folder, r.html beside "
     "r.json). Its directory must exist; an existing FILE is replaced.",
+    metavar="FILE",
 )
 @click.option("--title", default=None, help="The page's title (default: one naming the result).")
 @user_errors

@@ -16,6 +16,7 @@ from irqlab.cli.common import (
     check_output_file,
     format_option,
     main,
+    out_option,
     overrides_option,
     parse_sets,
     user_errors,
@@ -28,14 +29,10 @@ from irqlab.errors import ConfigError
 @click.option("--seed", type=int, default=None, help="Override run.seed.")
 @overrides_option
 @format_option
-@click.option(
-    "-o",
-    "--out",
-    type=click.Path(path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="Write the output to FILE instead of stdout. FILE's directory must exist (it is not "
+@out_option(
+    "Write the output to FILE instead of stdout. FILE's directory must exist (it is not "
     "created); an existing FILE is replaced. Checked before the run.",
+    metavar="FILE",
 )
 @user_errors
 def run(
@@ -199,7 +196,7 @@ def check(scenario: Path, seed: int | None, sets: tuple[str, ...]) -> None:
     warning line on stderr saying how long its run would take. With driver.moderation =
     "python", the class that driver.policy names is imported (and so checked) too.
     """
-    from irqlab.policy import resolve_policy
+    from irqlab.ops.policies import resolve_policy
     from irqlab.scenario import resolve
 
     params = resolve(scenario, parse_sets(sets), seed=seed)

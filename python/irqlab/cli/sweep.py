@@ -16,16 +16,15 @@ from irqlab.cli.common import (
     EXIT_STOPPED,
     Console,
     Table,
-    executor_option,
     format_option,
     main,
+    out_option,
     overrides_option,
     parse_sets,
+    pool_options,
     progress_option,
-    scheduler_option,
     stopped_by,
     user_errors,
-    workers_option,
 )
 from irqlab.errors import ConfigError, IrqlabError
 from irqlab.formatting import axis_value, si
@@ -33,13 +32,9 @@ from irqlab.formatting import axis_value, si
 
 @main.command()
 @click.argument("sweep_file", metavar="SWEEP", type=click.Path(path_type=Path))
-@click.option(
-    "-o",
-    "--out",
+@out_option(
     # checked by the sweep, which names the path in one line (and creates missing folders)
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Output directory, created if missing (default: sweep.out in the file, else "
+    "Output directory, created if missing (default: sweep.out in the file, else "
     "results/<file name>).",
 )
 @click.option(
@@ -57,9 +52,7 @@ from irqlab.formatting import axis_value, si
     help="Warm-up: a number of ms, or auto (MSER-5 on a pilot run of each point).",
 )
 @overrides_option
-@executor_option
-@workers_option
-@scheduler_option
+@pool_options
 @click.option(
     "--resume/--fresh",
     default=True,
@@ -201,13 +194,7 @@ def _print_summary(summary: Any, axes: list[str], limit: int = 40) -> None:
 @click.option("--logy", is_flag=True, help="Logarithmic y axes.")
 @click.option("--band", is_flag=True, help="Shaded confidence bands instead of error bars.")
 @click.option("--title", default=None, help="Figure title.")
-@click.option(
-    "-o",
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="PNG or SVG file (default: <results>/<first y>.png).",
-)
+@out_option("PNG or SVG file (default: <results>/<first y>.png).", dir_okay=False)
 @user_errors
 def plot(
     results: Path,

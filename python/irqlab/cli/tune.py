@@ -8,14 +8,13 @@ import click
 
 from irqlab.cli.common import (
     Console,
-    executor_option,
     main,
+    out_option,
     overrides_option,
     parse_sets,
+    pool_options,
     progress_option,
-    scheduler_option,
     user_errors,
-    workers_option,
 )
 from irqlab.errors import ConfigError
 
@@ -74,20 +73,16 @@ from irqlab.errors import ConfigError
     help="Replications per candidate and load: MIN in the first round, then one more per "
     "round for the candidates still racing, up to MAX.",
 )
-@click.option(
-    "-o",
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+@out_option(
+    "Results folder (created; a rerun resumes from the runs it holds).",
+    file_okay=False,
     required=True,
-    help="Results folder (created; a rerun resumes from the runs it holds).",
 )
 @click.option("--fresh", is_flag=True, help="Discard the runs already in --out first.")
 @click.option(
     "--iface", default="IFACE", show_default=True, help="Interface name for the commands."
 )
-@executor_option
-@workers_option
-@scheduler_option
+@pool_options
 @progress_option
 @user_errors
 def tune(
@@ -129,11 +124,11 @@ def tune(
       recommendation.json the same, for scripts
       candidates.csv      every candidate: status, objective and SLO metrics with intervals
       pareto.csv/.png     the objective against the first SLO's metric, and its frontier
-      runs.jsonl          every finished run (a rerun resumes from it), tune.json the setup
+      journal.sqlite      every finished run (a rerun resumes from it), tune.json the setup
     """
     from irqlab.experiments import progress_bar
-    from irqlab.tuning import parse_range, summary_text
-    from irqlab.tuning import tune as run_tune
+    from irqlab.ops.tune import parse_range, summary_text
+    from irqlab.ops.tune import tune as run_tune
 
     lo, sep, hi = replications.partition("..")
     try:

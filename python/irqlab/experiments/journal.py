@@ -1,4 +1,5 @@
-"""A sweep's journal: every finished run and warm-up pilot, committed as it completes.
+"""The journal of a sweep or a tune: every finished run (and a sweep's warm-up pilots),
+committed as it completes.
 
 It is an SQLite database (``DIR/journal.sqlite``). Each result is one transaction keyed by
 (point id, replication), so a sweep killed at any instant leaves whole rows only, and a row
@@ -11,6 +12,10 @@ A damaged journal (a truncated or partly overwritten file) is checked when it is
 can still be read is copied into a new journal and the damaged file is kept beside it as
 ``journal.sqlite.damaged`` (with a :class:`JournalRecovered` warning); a file with nothing
 readable, or that is not a sweep's journal, is refused with a message saying what to do.
+
+``irqlab tune`` keeps its runs in the same journal (``DIR/journal.sqlite``), a (candidate, load)
+pair as the point and the run's record as its row; its messages say "tune" where a sweep's say
+"sweep" (``kind``).
 """
 
 from __future__ import annotations
@@ -60,6 +65,11 @@ class _Damaged(Exception):
     """The file is an SQLite database whose pages cannot all be read."""
 
 
+def _fresh(kind: str) -> str:
+    """How the user discards a ``kind``'s results: ``--fresh``, or the Python argument."""
+    return option("--fresh", "resume=False" if kind == "sweep" else "fresh=True")
+
+
 def _files(path: Path) -> list[Path]:
     """The journal and SQLite's companions (write-ahead log, shared memory)."""
     return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
@@ -71,46 +81,47 @@ def remove(path: Path) -> None:
         p.unlink(missing_ok=True)
 
 
-def _problem(path: Path, e: sqlite3.Error) -> IrqlabError:
+def _problem(path: Path, e: sqlite3.Error, kind: str = "sweep") -> IrqlabError:
     """An SQLite error on ``path`` as one line saying what the user can do."""
     text = str(e)
     if "locked" in text or "busy" in text:
         return IrqlabError(
-            f"{path}: in use by another process (another sweep writing to this folder?); "
+            f"{path}: in use by another process (another {kind} writing to this folder?); "
             f"wait for it to finish, or use another {option('--out', 'out=')}"
         )
     if "full" in text:
         return IrqlabError(
             f"{path}: the disk is full; the runs finished so far are kept: free some space "
-            "and run the sweep again to resume"
+            f"and run the {kind} again to resume"
         )
     if "unable to open" in text or "readonly" in text:
         return IrqlabError(f"{path}: cannot open it for writing ({text})")
-    return IrqlabError(f"{path}: {text}; run the sweep again to resume")
+    return IrqlabError(f"{path}: {text}; run the {kind} again to resume")
 
 
 class Journal:
     """Finished rows by (point id, replication); pilots by point id; the sweep's definition."""
 
-    def __init__(self, path: Path | None):
+    def __init__(self, path: Path | None, kind: str = "sweep"):
         """Opens (or creates) the journal at ``path``; None keeps it in memory (nothing
-        survives the process). Use :func:`open_journal` to recover a damaged one."""
+        survives the process). Use :func:`open_journal` to recover a damaged one. ``kind``:
+        whose journal it is, ``"sweep"`` or ``"tune"``, as its messages name it."""
         self.path = path
+        self.kind = kind
         existed = path is not None and path.exists()
         for f in _files(path) if path is not None else ():
             if os.path.lexists(f):  # SQLite would wait on a pipe through Ctrl-C
                 regular_file(
                     f,
                     "journal",
-                    f"use another {option('--out', 'out=')}, or "
-                    f"{option('--fresh', 'resume=False')} to replace it",
+                    f"use another {option('--out', 'out=')}, or {_fresh(kind)} to replace it",
                 )
         try:
             self._db = sqlite3.connect(
                 ":memory:" if path is None else str(path), timeout=BUSY_TIMEOUT_S
             )
         except sqlite3.Error as e:
-            raise _problem(path or Path(":memory:"), e) from None
+            raise _problem(path or Path(":memory:"), e, kind) from None
         try:
             if path is not None:
                 # WAL: a commit is durable against a killed process without an fsync per row.
@@ -125,20 +136,20 @@ class Journal:
                 found = tuple(r[1] for r in self._db.execute(f"PRAGMA table_info({table})"))
                 if found != columns:
                     raise IrqlabError(
-                        f"{path}: not a sweep's journal (its table {table} has the columns "
+                        f"{path}: not a {kind}'s journal (its table {table} has the columns "
                         f"{', '.join(found)}); use another {option('--out', 'out=')}, or "
-                        f"{option('--fresh', 'resume=False')} to replace it"
+                        f"{_fresh(kind)} to replace it"
                     )
         except sqlite3.DatabaseError as e:
             self._db.close()
             if "not a database" in str(e) or "encrypted" in str(e):
                 raise IrqlabError(
                     f"{path}: damaged beyond repair (not an SQLite database); run with "
-                    f"{option('--fresh', 'resume=False')} to discard it and start the sweep "
+                    f"{_fresh(kind)} to discard it and start the {kind} "
                     f"over, or use another {option('--out', 'out=')}"
                 ) from None
             if isinstance(e, sqlite3.OperationalError) and "malformed" not in str(e):
-                raise _problem(path or Path(":memory:"), e) from None
+                raise _problem(path or Path(":memory:"), e, kind) from None
             raise _Damaged(str(e)) from None
         except BaseException:
             self._db.close()
@@ -150,14 +161,14 @@ class Journal:
         try:
             return self._db.execute(sql, args).fetchall()
         except sqlite3.Error as e:
-            raise _problem(self.path or Path(":memory:"), e) from None
+            raise _problem(self.path or Path(":memory:"), e, self.kind) from None
 
     def _write(self, sql: str, args: tuple[Any, ...]) -> None:
         try:
             with self._db:
                 self._db.execute(sql, args)
         except sqlite3.Error as e:
-            raise _problem(self.path or Path(":memory:"), e) from None
+            raise _problem(self.path or Path(":memory:"), e, self.kind) from None
 
     def done(self, point_ids: Iterable[str]) -> dict[str, int]:
         """The finished replications of each of ``point_ids``, as a bit mask (bit r: done)."""
@@ -168,7 +179,7 @@ class Journal:
                 if pid in wanted:
                     masks[pid] = masks.get(pid, 0) | (1 << rep)
         except sqlite3.Error as e:
-            raise _problem(self.path or Path(":memory:"), e) from None
+            raise _problem(self.path or Path(":memory:"), e, self.kind) from None
         return masks
 
     def rows(self, point_id: str, count: int) -> list[dict[str, Any]]:
@@ -232,14 +243,14 @@ class Journal:
         self._db.close()
 
 
-def open_journal(path: Path | None) -> Journal:
+def open_journal(path: Path | None, kind: str = "sweep") -> Journal:
     """The journal at ``path``; a damaged one is first replaced by what can be read from it."""
     try:
-        return Journal(path)
+        return Journal(path, kind)
     except _Damaged as e:
         assert path is not None
         reason = str(e)
-    runs, pilots = _salvage(path)
+    runs, pilots = _salvage(path, kind)
     warnings.warn(
         f"{path} was damaged ({reason}): recovered {runs} finished run(s) and {pilots} warm-up "
         f"pilot(s) from it, kept the damaged file as {path.name}.damaged; what was lost runs "
@@ -247,10 +258,12 @@ def open_journal(path: Path | None) -> Journal:
         JournalRecovered,
         stacklevel=2,
     )
-    return Journal(path)
+    return Journal(path, kind)
 
 
-def _readable(db: sqlite3.Connection, table: str, columns: str, bound: int) -> Iterator[tuple]:
+def _readable(
+    db: sqlite3.Connection, table: str, columns: str, bound: int
+) -> Iterator[tuple[Any, ...]]:
     """Every row of ``table`` that can still be read, in rowid order, skipping damaged pages.
 
     Rows are read in order until a damaged page stops the scan; the scan then resumes after
@@ -270,7 +283,7 @@ def _readable(db: sqlite3.Connection, table: str, columns: str, bound: int) -> I
             skip *= 2
 
 
-def _salvage(path: Path) -> tuple[int, int]:
+def _salvage(path: Path, kind: str = "sweep") -> tuple[int, int]:
     """Copies what can be read of the damaged journal at ``path`` into a new one, which takes
     its place; the damaged files get the suffix ``.damaged``. Returns (runs, pilots) copied."""
     fresh = path.with_name(path.name + ".recovering")
@@ -305,7 +318,7 @@ def _salvage(path: Path) -> tuple[int, int]:
         remove(fresh)
         raise IrqlabError(
             f"{path}: damaged, and nothing could be recovered from it ({e}); run with "
-            f"{option('--fresh', 'resume=False')} to discard it and start the sweep over"
+            f"{_fresh(kind)} to discard it and start the {kind} over"
         ) from None
     for old in _files(path):
         if old.exists():

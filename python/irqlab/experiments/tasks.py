@@ -13,7 +13,7 @@ import numpy as np
 
 from irqlab import _irqlab
 from irqlab.experiments.statistics import mser
-from irqlab.policy import hook_errors, resolve_policy
+from irqlab.ops.policies import hook_errors, resolve_policy
 from irqlab.report.flat import encode_list, flatten_report
 
 #: MSER-5 observes batches of this many time buckets.

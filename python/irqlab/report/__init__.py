@@ -4,8 +4,9 @@
 - ``terminal``: the tables ``irqlab run`` prints (:func:`render`);
 - ``layout``: tables laid out to the output's width, never cutting a value;
 - ``html`` and the pages it makes (``run_page``, ``sweep_page``, ``tune_page``,
-  ``reproduction_page``, from the parts in ``page``): ``irqlab report``, one self-contained
-  HTML page of any result (:func:`write_report`).
+  ``reproduction_page``): ``irqlab report``, one self-contained HTML page of any result
+  (:func:`write_report`); a page is made of ``page``'s model, built with the cells, tables and
+  commands of ``parts`` and the Plotly figures of ``charts``, from the files ``reading`` reads.
 
 The HTML side loads when first asked for (:func:`write_report`, :func:`render_report`,
 :func:`detect`, :func:`default_out`), so that printing a run's table does not read it.

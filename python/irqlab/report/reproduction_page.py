@@ -10,19 +10,9 @@ from typing import Any
 
 from irqlab.errors import ConfigError
 from irqlab.files import read_limited
-from irqlab.report.page import (
-    Code,
-    Figures,
-    Page,
-    Section,
-    Table,
-    ci_cell,
-    png,
-    py,
-    read_table,
-    shell,
-    value_cell,
-)
+from irqlab.report.page import Code, Figures, Page, Section, Table
+from irqlab.report.parts import ci_cell, png, shell, value_cell
+from irqlab.report.reading import py, read_table
 
 #: A reproduction's CSV with more columns than this is listed, not shown (a sweep summary).
 MAX_TABLE_COLUMNS = 16

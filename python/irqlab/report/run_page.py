@@ -10,24 +10,11 @@ from typing import Any
 from irqlab import shapes, toml_writer
 from irqlab.errors import ConfigError
 from irqlab.formatting import page_number
+from irqlab.report.charts import finite, metric_label, plotly_figure
 from irqlab.report.flat import flatten_report
-from irqlab.report.page import (
-    Cell,
-    Code,
-    Figures,
-    Page,
-    Plot,
-    Section,
-    Table,
-    finite,
-    lookup,
-    metric_label,
-    plotly_figure,
-    read_json,
-    scenario_table,
-    shell,
-    value_cell,
-)
+from irqlab.report.page import Cell, Code, Figures, Page, Plot, Section, Table
+from irqlab.report.parts import scenario_table, shell, value_cell
+from irqlab.report.reading import lookup, read_json
 
 RUN_KEYS = (
     "scheme",
@@ -50,13 +37,7 @@ RUN_KEYS = (
 
 _PERCENTILES = ("mean", "p50", "p90", "p99", "p999", "max")
 _CPU = ("irq", "softirq", "ksoftirqd", "app", "idle")
-_CPU_COLORS = {
-    "irq": "#d62728",
-    "softirq": "#1f77b4",
-    "ksoftirqd": "#9467bd",
-    "app": "#2ca02c",
-    "idle": "#c7c7c7",
-}
+_CPU_COLORS = dict(zip(_CPU, ("#d62728", "#1f77b4", "#9467bd", "#2ca02c", "#c7c7c7"), strict=True))
 
 
 _ENTRY_COLUMNS = {

@@ -12,26 +12,10 @@ from typing import Any
 from irqlab import shapes, toml_writer
 from irqlab.errors import ConfigError
 from irqlab.formatting import count, page_number
-from irqlab.report.page import (
-    Code,
-    Facts,
-    Figures,
-    Page,
-    Plot,
-    Section,
-    Table,
-    ci_cell,
-    finite,
-    mean_ci,
-    metric_label,
-    plotly_figure,
-    py,
-    read_json,
-    read_table,
-    scenario_table,
-    shell,
-    value_cell,
-)
+from irqlab.report.charts import error_bars, finite, metric_label, plotly_figure, scatter
+from irqlab.report.page import Code, Facts, Figures, Page, Plot, Section, Table
+from irqlab.report.parts import ci_cell, mean_ci, scenario_table, shell, value_cell
+from irqlab.report.reading import py, read_json, read_table
 
 #: The metrics a sweep's table and figures show (when its summary has them).
 SWEEP_METRICS = (
@@ -272,32 +256,25 @@ def _sweep_figure(summary: Any, x: str, lines: list[str], metric: str) -> Plot:
         ci_col = f"{metric}.ci95"
         ci = finite(part[ci_col]) if ci_col in part.columns else [None] * len(part)
         data.append(
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": name,
-                "x": finite(part[x]),
-                "y": finite(part[metric]),
-                "error_y": {
-                    "type": "data",
-                    "array": ci,
-                    "visible": True,
-                    "thickness": 1.2,
-                    "width": 3,
-                },
+            scatter(
+                "lines+markers",
+                name,
+                finite(part[x]),
+                finite(part[metric]),
+                error_y=error_bars(ci, visible=True, thickness=1.2, width=3),
                 # the values as the table shows them
-                "customdata": [
+                customdata=[
                     [mean_ci(m, c), page_number(py(v)), int(n), int(p)]
                     for m, c, v, n, p in zip(
                         finite(part[metric]), ci, part[x], part["n"], part["point"], strict=True
                     )
                 ],
-                "hovertemplate": (
+                hovertemplate=(
                     f"{x} = %{{customdata[1]}}<br>{metric} = %{{customdata[0]}}"
                     "<br>n = %{customdata[2]}, point %{customdata[3]}<extra>%{fullData.name}"
                     "</extra>"
                 ),
-            }
+            )
         )
     xs = [v for v in finite(summary[x]) if _is_number(v)]
     spread = len(xs) > 2 and min(xs) > 0 and max(xs) / min(xs) >= 100

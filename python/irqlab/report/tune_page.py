@@ -14,26 +14,10 @@ from typing import Any
 from irqlab import shapes, toml_writer
 from irqlab.errors import ConfigError
 from irqlab.formatting import count, exact, page_number
-from irqlab.report.page import (
-    Cell,
-    Code,
-    Facts,
-    Figures,
-    Page,
-    Plot,
-    Section,
-    Table,
-    finite,
-    metric_label,
-    missing,
-    plotly_figure,
-    py,
-    read_json,
-    read_table,
-    scenario_table,
-    shell,
-    value_cell,
-)
+from irqlab.report.charts import error_bars, finite, metric_label, plotly_figure, scatter
+from irqlab.report.page import Cell, Code, Facts, Figures, Page, Plot, Section, Table
+from irqlab.report.parts import scenario_table, shell, value_cell
+from irqlab.report.reading import missing, py, read_json, read_table
 
 #: The numeric columns of a tune's tables (``margin[SLO]`` and the like by their prefix).
 _TUNE_NUMBERS = (
@@ -83,7 +67,7 @@ def _tune_scenario(scenario: Mapping[str, Any], path: Path) -> dict[str, Any]:
 
 def page(path: Path, title: str | None) -> Page:
     """The page of the tune folder ``path``."""
-    from irqlab.tuning import Slo, TuneResult, closest, label
+    from irqlab.ops.tune import Slo, TuneResult, closest, label
 
     definition = read_json(path / "tune.json")
     rec = read_json(path / "recommendation.json")
@@ -208,7 +192,7 @@ def page(path: Path, title: str | None) -> Page:
     rerun.p(
         "Save the scenario as scenario.toml (or download it) and run the command: the same "
         "seed gives the same decisions with any executor. Into this folder it resumes from "
-        "runs.jsonl (nothing left to run); into a new one it runs the race again."
+        "journal.sqlite (nothing left to run); into a new one it runs the race again."
     )
     rerun.items.append(Code(command, id="command"))
     if note:
@@ -292,31 +276,21 @@ def _pareto_figure(table: Any, front: Any, slo: Any, objective: str, pick: int |
             continue
         top, bottom = metric_interval(part)
         data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": status,
-                "x": finite(part["objective"]),
-                "y": finite(part[slo.metric]),
-                "marker": {"color": color, "size": 8, "opacity": 0.8},
-                "error_x": {
-                    "type": "data",
-                    "symmetric": False,
-                    "array": finite(part["objective_hi"] - part["objective"]),
-                    "arrayminus": finite(part["objective"] - part["objective_lo"]),
-                    "thickness": 1,
-                    "width": 0,
-                },
-                "error_y": {
-                    "type": "data",
-                    "symmetric": False,
-                    "array": top,
-                    "arrayminus": bottom,
-                    "thickness": 1,
-                    "width": 0,
-                },
-                "text": [str(s) for s in part["setting"]],
-                "customdata": [
+            scatter(
+                "markers",
+                status,
+                finite(part["objective"]),
+                finite(part[slo.metric]),
+                marker={"color": color, "size": 8, "opacity": 0.8},
+                error_x=error_bars(
+                    finite(part["objective_hi"] - part["objective"]),
+                    finite(part["objective"] - part["objective_lo"]),
+                    thickness=1,
+                    width=0,
+                ),
+                error_y=error_bars(top, bottom, thickness=1, width=0),
+                text=[str(s) for s in part["setting"]],
+                customdata=[
                     [int(c), "" if missing(r) else str(r), page_number(py(o)), page_number(py(v))]
                     for c, r, o, v in zip(
                         part["candidate"],
@@ -326,60 +300,50 @@ def _pareto_figure(table: Any, front: Any, slo: Any, objective: str, pick: int |
                         strict=True,
                     )
                 ],
-                "hovertemplate": (
+                hovertemplate=(
                     "%{text}<br>candidate %{customdata[0]}<br>"
                     f"{objective} = %{{customdata[2]}}<br>{slo.metric} = %{{customdata[3]}}<br>"
                     "%{customdata[1]}<extra>" + status + "</extra>"
                 ),
-            }
+            )
         )
     if len(front):
         f = front.sort_values("objective")
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": "Pareto frontier",
-                "x": finite(f["objective"]),
-                "y": finite(f[slo.metric]),
-                "line": {"color": "black", "dash": "dash", "width": 1},
-                "hoverinfo": "skip",
-            }
-        )
+        x, y = finite(f["objective"]), finite(f[slo.metric])
+        dashed = {"color": "black", "dash": "dash", "width": 1}
+        data.append(scatter("lines", "Pareto frontier", x, y, line=dashed, hoverinfo="skip"))
     if len(t):
         lo, hi = float(t["objective_lo"].min()), float(t["objective_hi"].max())
         if not (math.isfinite(lo) and math.isfinite(hi)):
             lo, hi = float(t["objective"].min()), float(t["objective"].max())
         data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": str(slo),
-                "x": [lo, hi],
-                "y": [slo.bound, slo.bound],
-                "line": {"color": "#d62728", "width": 1},
-                "hovertemplate": f"{slo}<extra></extra>",
-            }
+            scatter(
+                "lines",
+                str(slo),
+                [lo, hi],
+                [slo.bound, slo.bound],
+                line={"color": "#d62728", "width": 1},
+                hovertemplate=f"{slo}<extra></extra>",
+            )
         )
     if pick is not None:
         row = t[t["candidate"] == pick]
         if len(row):
             data.append(
-                {
-                    "type": "scatter",
-                    "mode": "markers",
-                    "name": "recommended",
-                    "x": finite(row["objective"]),
-                    "y": finite(row[slo.metric]),
-                    "marker": {
+                scatter(
+                    "markers",
+                    "recommended",
+                    finite(row["objective"]),
+                    finite(row[slo.metric]),
+                    marker={
                         "symbol": "star",
                         "size": 18,
                         "color": "gold",
                         "line": {"color": "black", "width": 1},
                     },
-                    "text": [str(s) for s in row["setting"]],
-                    "hovertemplate": "recommended: %{text}<extra></extra>",
-                }
+                    text=[str(s) for s in row["setting"]],
+                    hovertemplate="recommended: %{text}<extra></extra>",
+                )
             )
     layout = {
         "title": {"text": "Every candidate: objective against the first SLO's metric"},
@@ -392,12 +356,12 @@ def _pareto_figure(table: Any, front: Any, slo: Any, objective: str, pick: int |
 
 def _knob_text(value: Any) -> str | None:
     """A knob value as ``--knob`` reads it back (None: it cannot be written in a list)."""
-    from irqlab.tuning import _scalar
+    from irqlab.ops.tune.search import scalar
 
     if isinstance(value, str):
         if "," in value or ".." in value or not value.strip():
             return None
-        return value if _scalar(value) == value else toml_writer.string(value)
+        return value if scalar(value) == value else toml_writer.string(value)
     return toml_writer.value(value)
 
 
@@ -406,7 +370,7 @@ def _tune_command(
 ) -> tuple[str, str]:
     """The ``irqlab tune`` command that runs this tune again, and a note when the candidates
     cannot be given as knobs."""
-    from irqlab.tuning import _effective, default_candidates, knob_candidates
+    from irqlab.ops.tune.search import default_candidates, effective_candidates, knob_candidates
 
     base = dict(definition["scenario"])
     loads = [float(x) for x in definition["loads"]]
@@ -417,14 +381,14 @@ def _tune_command(
     note = ""
     knobs: list[tuple[str, list[Any]]] | None = None
     try:
-        same_as_default = _effective(default_candidates(base), base, loads) == candidates
+        same_as_default = effective_candidates(default_candidates(base), base, loads) == candidates
     except ConfigError:
         same_as_default = False
     if not same_as_default:
         keys = list(dict.fromkeys(k for c in candidates for k in c))
         knobs = [(k, list(dict.fromkeys(c[k] for c in candidates if k in c))) for k in keys]
         try:
-            expressible = _effective(knob_candidates(knobs), base, loads) == candidates
+            expressible = effective_candidates(knob_candidates(knobs), base, loads) == candidates
         except ConfigError:
             expressible = False
         texts = [[_knob_text(v) for v in values] for _, values in knobs]

@@ -31,7 +31,8 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 from irqlab.analytic.beifuss import t_max
-from irqlab.studies.common import Sweeps, errorbar, mpps
+from irqlab.formatting import with_unit
+from irqlab.studies.common import Sweeps, errorbar, markdown_table, mpps
 
 NAME = "beifuss2016"
 TITLE = "Beifuß et al. (2016): ingress QoS on the receive path (SQ, RR, LL-RR, LL-WFQ)"
@@ -232,21 +233,6 @@ def max_throughput(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _fmt(x: float, unit: str, ci: float | None = None) -> str:
-    if x is None or not np.isfinite(x):
-        return "—"
-    scale, digits = {
-        "Mpps": (1e-6, 2),
-        "k/s": (1e-3, 1),
-        "µs": (1.0, 1),
-        "%": (100.0, 0),
-    }[unit]
-    text = f"{x * scale:.{digits}f}"
-    if ci is not None and np.isfinite(ci) and ci > 0:
-        text += f" ± {ci * scale:.{digits}f}"
-    return f"{text} {unit}"
-
-
 def paper_table(
     shares: pd.DataFrame, loads: pd.DataFrame, maximum: pd.DataFrame, offset: float
 ) -> pd.DataFrame:
@@ -280,7 +266,7 @@ def paper_table(
         df = shares if df_get == "s" else loads
         col = "latency_us.mean" if cls is None else class_column(df, cls, "latency_us.mean")
         v, ci = (s if df_get == "s" else ld)(strategy, key, col)
-        return _fmt(float(v) + offset, "µs", float(ci))
+        return with_unit(float(v) + offset, "µs", float(ci))
 
     add("SQ max. loss-free throughput (Fig. 5a)", "≈ 1.75 Mpps", span("sq"), "calibration")
     add("RR max. loss-free throughput", "1.6–1.65 Mpps", span("rr"))
@@ -294,14 +280,14 @@ def paper_table(
             f"{float(v):.1e}",
         )
     v, ci = s("sq", FIXED_RT, "irq_per_s")
-    add("SQ IRQ rate at 1.5 Mpps (Fig. 6a)", "≈ 32 k/s", _fmt(v, "k/s", ci), "calibration")
+    add("SQ IRQ rate at 1.5 Mpps (Fig. 6a)", "≈ 32 k/s", with_unit(v, "k/s", ci), "calibration")
     for share, paper in ((0.0, "≈ 20 k/s"), (0.5, "≈ 58 k/s (peak)"), (1.0, "≈ 20 k/s")):
         if np.isclose(list(shares["qos.rt_share"].unique()), share).any():
             v, ci = s("rr", share, "irq_per_s")
-            add(f"RR IRQ rate at 1.5 Mpps, {share:.0%} RT", paper, _fmt(v, "k/s", ci))
+            add(f"RR IRQ rate at 1.5 Mpps, {share:.0%} RT", paper, with_unit(v, "k/s", ci))
     for st in ("ll-rr", "ll-wfq"):
         v, ci = s(st, FIXED_RT, "irq_per_s")
-        add(f"{LABELS[st]} IRQ rate at 1.5 Mpps, 30 % RT", "≈ 20 k/s", _fmt(v, "k/s", ci))
+        add(f"{LABELS[st]} IRQ rate at 1.5 Mpps, 30 % RT", "≈ 20 k/s", with_unit(v, "k/s", ci))
     rates = loads["traffic.rate_pps"].unique()
 
     def have(rate: float) -> bool:
@@ -310,13 +296,17 @@ def paper_table(
     for rate, paper in ((0.8e6, "falls to ≈ 25 k/s (0.8–1.0)"), (1.0e6, "back to ≈ 32 k/s")):
         if have(rate):
             v, ci = ld("sq", rate, "irq_per_s")
-            add(f"SQ IRQ rate at {rate / 1e6:g} Mpps (Fig. 6b)", paper, _fmt(v, "k/s", ci))
+            add(f"SQ IRQ rate at {rate / 1e6:g} Mpps (Fig. 6b)", paper, with_unit(v, "k/s", ci))
     if have(1.7e6):
         v, ci = ld("sq", 1.7e6, "irq_per_s")
-        add("SQ IRQ rate at 1.7 Mpps", "0 (NAPI keeps polling)", _fmt(v, "k/s", ci))
+        add("SQ IRQ rate at 1.7 Mpps", "0 (NAPI keeps polling)", with_unit(v, "k/s", ci))
     if have(2.0e6):
         v, ci = ld("rr", 2.0e6, "irq_per_s")
-        add("RR IRQ rate in overload (2.0 Mpps)", "≈ 17 k/s (the RT vector)", _fmt(v, "k/s", ci))
+        add(
+            "RR IRQ rate in overload (2.0 Mpps)",
+            "≈ 17 k/s (the RT vector)",
+            with_unit(v, "k/s", ci),
+        )
     for rate in (1.5e6, 1.7e6):
         if have(rate):
             for st in ("sq", "rr"):
@@ -330,7 +320,7 @@ def paper_table(
                 add(
                     f"{LABELS[st]} CPU load at {rate / 1e6:g} Mpps (Fig. 5b)",
                     paper,
-                    _fmt(v, "%", ci),
+                    with_unit(v, "%", ci),
                 )
     add(
         "SQ mean latency at 1.5 Mpps, 30 % RT (Fig. 7a)",
@@ -379,10 +369,8 @@ def paper_table(
 
 
 def paper_markdown(table: pd.DataFrame) -> str:
-    lines = ["| quantity | paper | irqlab | role |", "|---|---|---|---|"]
-    for r in table.itertuples(index=False):
-        lines.append(f"| {r.quantity} | {r.paper} | {r.irqlab} | {r.role} |")
-    return "\n".join(lines) + "\n"
+    rows = table[["quantity", "paper", "irqlab", "role"]].itertuples(index=False)
+    return markdown_table(["quantity", "paper", "irqlab", "role"], rows)
 
 
 #: The headline table: printed by `irqlab reproduce`, first in its report.

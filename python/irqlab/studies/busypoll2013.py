@@ -28,7 +28,7 @@ from collections.abc import Mapping
 import pandas as pd
 from matplotlib.figure import Figure
 
-from irqlab.studies.common import SweepPlan, Sweeps
+from irqlab.studies.common import SweepPlan, Sweeps, markdown_table
 
 NAME = "busypoll2013"
 TITLE = "Busy polling (netdev cover letter, 2013): TCP_RR with and without busy polling"
@@ -135,21 +135,18 @@ def headline_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def headline_markdown(table: pd.DataFrame) -> str:
-    lines = [
-        "| busy poll | C-states | rx-usecs | letter tps | irqlab tps | letter cores "
-        "| irqlab cores | IRQs/s | |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    columns = ["busy poll", "C-states", "rx-usecs", "letter tps", "irqlab tps", "letter cores"]
+    rows = []
     for r in table.itertuples(index=False):
         letter = f"{r.letter_tps / 1e3:.0f}k" if pd.notna(r.letter_tps) else "–"
         cores = f"{r.letter_cores:.2f}" if pd.notna(r.letter_cores) else "–"
-        lines.append(
-            f"| {'on' if r.busy_poll else 'off'} | {'on' if r.c_states else 'off'} "
+        rows.append(
+            f"{'on' if r.busy_poll else 'off'} | {'on' if r.c_states else 'off'} "
             f"| {r.rx_usecs} | {letter} | {r.irqlab_tps / 1e3:.1f}k | {cores} "
             f"| {r.irqlab_cores:.2f} | {r.irq_per_s:,.0f} "
-            f"| {'calibrated' if r.calibrated else ''} |"
+            f"| {'calibrated' if r.calibrated else ''}"
         )
-    return "\n".join(lines) + "\n"
+    return markdown_table([*columns, "irqlab cores", "IRQs/s", ""], rows)
 
 
 #: The headline table: printed by `irqlab reproduce`, first in its report.

@@ -36,7 +36,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from irqlab.analytic import chang as model
-from irqlab.studies.common import Sweeps
+from irqlab.studies.common import SweepPlan, Sweeps, finish, markdown_table
 
 NAME = "chang2007"
 TITLE = "Chang et al. (2007): applications under receive load, QAPolling, AIC and RHIP"
@@ -173,14 +173,8 @@ def _sweep(
     duration_ms: float,
     warmup_ms: float | None,
 ) -> pd.DataFrame:
-    return sweeps.summary(
-        name,
-        base,
-        axes,
-        duration_ms=duration_ms,
-        replications=1,  # CBR and deterministic costs: every replication is the same run
-        warmup=warmup_ms,
-    )
+    # CBR and deterministic costs: every replication is the same run
+    return sweeps.planned(name, base, axes, SweepPlan(duration_ms, warmup_ms, replications=1))
 
 
 def run(sweeps: Sweeps, plan: Plan) -> dict[str, pd.DataFrame]:
@@ -344,20 +338,17 @@ def table2_table(fig9: pd.DataFrame) -> pd.DataFrame:
 
 
 def table2_markdown(t: pd.DataFrame) -> str:
-    head = " | ".join(f"{s} B" for s in TABLE2_SIZES)
-    lines = [
-        f"| scheme | {head} |",
-        "|---|" + "---|" * len(TABLE2_SIZES),
-    ]
+    rows = []
     for scheme in TABLE2_PAPER:
-        cells = []
+        cells = [LABELS[scheme]]
         for size in TABLE2_SIZES:
             r = t[(t["scheme"] == scheme) & (t["size_bytes"] == size)].iloc[0]
             cells.append(f"{r.paper_idle_pct:.0f} / {r.irqlab_idle_pct:.0f}")
-        lines.append(f"| {LABELS[scheme]} | " + " | ".join(cells) + " |")
+        rows.append(cells)
+    table = markdown_table(["scheme", *(f"{s} B" for s in TABLE2_SIZES)], rows)
     return (
         "CPU idle time (%), paper / irqlab; calibration targets: RHIP at 512 and 1024 B, NAPI "
-        "at 1500 B (the other cells are evidence).\n\n" + "\n".join(lines) + f"\n\n{CHOICE_NOTE}\n"
+        f"at 1500 B (the other cells are evidence).\n\n{table}\n{CHOICE_NOTE}\n"
     )
 
 
@@ -512,10 +503,8 @@ def calibration_markdown() -> str:
 
 
 def paper_markdown(t: pd.DataFrame) -> str:
-    lines = ["| what | paper | irqlab | kind |", "|---|---|---|---|"]
-    for r in t.itertuples(index=False):
-        lines.append(f"| {r.what} | {r.paper} | {r.irqlab} | {r.kind} |")
-    return "\n".join(lines) + f"\n\n{CHOICE_NOTE}\n"
+    columns = ["what", "paper", "irqlab", "kind"]
+    return markdown_table(columns, t[columns].itertuples(index=False)) + f"\n{CHOICE_NOTE}\n"
 
 
 #: The headline tables: printed by `irqlab reproduce`, first in its report.
@@ -604,44 +593,28 @@ def plot_fig9(fig9: pd.DataFrame) -> Figure:
     return fig
 
 
-def plot_fig10(fig10: pd.DataFrame) -> Figure:
+def _scheme_lines(
+    table: pd.DataFrame, schemes: Sequence[str], x: str, y: str, ms: float
+) -> tuple[Figure, Any]:
+    """A figure with one line of ``y`` against ``x`` per scheme, in the schemes' colours."""
     fig = Figure(figsize=(6.5, 4.2), layout="constrained")
     ax = fig.subplots()
-    for scheme in SCHEMES[:4]:
-        d = fig10[fig10["scheme"] == scheme].sort_values("mults")
-        ax.plot(
-            d["mults"],
-            d["goodput_mbps"],
-            marker="o",
-            ms=3.5,
-            color=COLORS[scheme],
-            label=LABELS[scheme],
-        )
-    ax.set_xlabel("floating-point multiplications per packet")
-    ax.set_ylabel("goodput (Mbit/s), 1500 B")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    for scheme in schemes:
+        d = table[table["scheme"] == scheme].sort_values(x)
+        ax.plot(d[x], d[y], marker="o", ms=ms, color=COLORS[scheme], label=LABELS[scheme])
+    return fig, ax
+
+
+def plot_fig10(fig10: pd.DataFrame) -> Figure:
+    fig, ax = _scheme_lines(fig10, SCHEMES[:4], "mults", "goodput_mbps", ms=3.5)
+    finish(ax, "floating-point multiplications per packet", "goodput (Mbit/s), 1500 B")
     fig.suptitle("Fig. 10 reproduced: goodput against application work", fontsize=10)
     return fig
 
 
 def plot_fig11(fig11: pd.DataFrame) -> Figure:
-    fig = Figure(figsize=(6.5, 4.2), layout="constrained")
-    ax = fig.subplots()
-    for scheme in ("qapolling", "aic", "rhip"):
-        d = fig11[fig11["scheme"] == scheme].sort_values("t_s")
-        ax.plot(
-            d["t_s"],
-            d["latency_us.mean"],
-            marker="o",
-            ms=3,
-            color=COLORS[scheme],
-            label=LABELS[scheme],
-        )
+    fig, ax = _scheme_lines(fig11, ("qapolling", "aic", "rhip"), "t_s", "latency_us.mean", ms=3)
     ax.set_yscale("log")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("mean protocol-path latency (µs)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    finish(ax, "time (s)", "mean protocol-path latency (µs)")
     fig.suptitle("Fig. 11 reproduced: latency under full 1500-byte load", fontsize=10)
     return fig

@@ -3,7 +3,7 @@ plans, load steps, and summary points drawn with their confidence intervals."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -16,17 +16,20 @@ import irqlab
 class Planned(Protocol):
     """How long and how often a study runs each point (a study's plan has these, and more)."""
 
-    duration_ms: float
-    warmup_ms: float
-    replications: int
+    @property
+    def duration_ms(self) -> float: ...
+    @property
+    def warmup_ms(self) -> str | float | None: ...
+    @property
+    def replications(self) -> int: ...
 
 
 @dataclass(frozen=True)
 class SweepPlan:
-    """A plan with nothing but the run length, warm-up and replications."""
+    """A plan with nothing but the run length, warm-up (ms, or ``"auto"``) and replications."""
 
     duration_ms: float
-    warmup_ms: float
+    warmup_ms: str | float | None
     replications: int
 
 
@@ -62,45 +65,47 @@ class Sweeps:
             **self.options,
         )
 
-    def summary(
-        self,
-        name: str,
-        base: Mapping[str, Any],
-        axes: Mapping[str, Sequence[Any]],
-        *,
-        duration_ms: float,
-        replications: int,
-        warmup: str | float | None,
-        precision: Mapping[str, Any] | None = None,
-    ) -> pd.DataFrame:
-        """The per-point summary of the sweep ``out/name`` (:meth:`runs`)."""
-        runs = self.runs(
-            name,
-            base,
-            axes,
-            duration_ms=duration_ms,
-            replications=replications,
-            warmup=warmup,
-            precision=precision,
-        )
-        return irqlab.summarize(runs)
-
     def planned(
         self,
         name: str,
         base: Mapping[str, Any],
         axes: Mapping[str, Sequence[Any]],
         plan: Planned,
+        precision: Mapping[str, Any] | None = None,
     ) -> pd.DataFrame:
-        """:meth:`summary` with the plan's run length, warm-up and replications."""
-        return self.summary(
+        """The per-point summary of the sweep ``out/name`` (:meth:`runs`), run with the plan's
+        run length, warm-up and replications."""
+        runs = self.runs(
             name,
             base,
             axes,
             duration_ms=plan.duration_ms,
             replications=plan.replications,
             warmup=plan.warmup_ms,
+            precision=precision,
         )
+        return irqlab.summarize(runs)
+
+
+def markdown_table(columns: Sequence[str], rows: Iterable[str | Sequence[object]]) -> str:
+    """A Markdown table of ``rows``, a line each and a newline at the end. A row is its cells
+    as given (already formatted), or one text of them joined by `` | ``; an empty column name
+    is a single space."""
+    head = "|" + "".join(f" {c} |" if c else " |" for c in columns)
+    body = [
+        f"| {row if isinstance(row, str) else ' | '.join(str(c) for c in row)} |" for row in rows
+    ]
+    return "\n".join([head, "|" + "---|" * len(columns), *body]) + "\n"
+
+
+def finish(ax: Any, xlabel: str, ylabel: str | None = None, *, legend: bool = True) -> None:
+    """An axes as the studies draw it: its labels, a light grid and (``legend``) the legend."""
+    ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    if legend:
+        ax.legend(fontsize=8)
 
 
 def mpps(*x: float) -> tuple[float, ...]:

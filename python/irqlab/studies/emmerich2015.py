@@ -26,7 +26,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from irqlab.studies.common import Sweeps, errorbar, mpps
+from irqlab.studies.common import Sweeps, errorbar, finish, markdown_table, mpps
 
 NAME = "emmerich2015"
 TITLE = "Emmerich et al. (2015): interrupt throttling, latency and CPU load"
@@ -171,17 +171,13 @@ def policy_table(curves: pd.DataFrame, plan: Plan) -> pd.DataFrame:
 
 
 def policy_markdown(table: pd.DataFrame) -> str:
-    lines = [
-        "| load (Mpps) | policy | latency p50 (µs) | p99 (µs) | CPU load | IRQs/s "
-        "| P_ll (cycles·µs) |",
-        "|---|---|---|---|---|---|---|",
+    columns = ["load (Mpps)", "policy", "latency p50 (µs)", "p99 (µs)", "CPU load", "IRQs/s"]
+    rows = [
+        f"{r.load_mpps:g} | {LABELS[r.policy]} | {r.latency_p50_us:.1f} | "
+        f"{r.latency_p99_us:.1f} | {r.cpu_load:.0%} | {r.irq_per_s:,.0f} | {r.p_ll:,.0f}"
+        for r in table.itertuples(index=False)
     ]
-    for r in table.itertuples(index=False):
-        lines.append(
-            f"| {r.load_mpps:g} | {LABELS[r.policy]} | {r.latency_p50_us:.1f} | "
-            f"{r.latency_p99_us:.1f} | {r.cpu_load:.0%} | {r.irq_per_s:,.0f} | {r.p_ll:,.0f} |"
-        )
-    return "\n".join(lines) + "\n"
+    return markdown_table([*columns, "P_ll (cycles·µs)"], rows)
 
 
 #: The headline table: printed by `irqlab reproduce`, first in its report.
@@ -258,9 +254,6 @@ def plot_pll(pll: pd.DataFrame) -> Figure:
             label=LABELS[name],
         )
     ax.plot(x, d["difference"] / 1e6, ls="--", color="gray", label="difference")
-    ax.set_xlabel("offered load (Mpps, 64 B CBR)")
-    ax.set_ylabel("load-latency product P_ll (10⁶ cycles·µs)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    finish(ax, "offered load (Mpps, 64 B CBR)", "load-latency product P_ll (10⁶ cycles·µs)")
     fig.suptitle("Fig. 7 reproduced: P_ll = c_pkt · t (95% CI)", fontsize=10)
     return fig

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 import pandas as pd
 from matplotlib.figure import Figure
 
-from irqlab.studies.common import SweepPlan, Sweeps
+from irqlab.studies.common import SweepPlan, Sweeps, finish, markdown_table
 
 NAME = "irq-suspend"
 TITLE = "IRQ suspension (Linux 6.13): deferral, busy polling and suspension under load"
@@ -162,23 +162,18 @@ def conclusions(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def headline_markdown(table: pd.DataFrame) -> str:
-    lines = [
-        "| load | mechanism | RTT p50 (µs) | RTT p99 (µs) | CPU | transactions/s | IRQs/s |",
-        "|---|---|---|---|---|---|---|",
+    columns = ["load", "mechanism", "RTT p50 (µs)", "RTT p99 (µs)", "CPU", "transactions/s"]
+    rows = [
+        f"{r.load} | {LABELS[r.mechanism]} | {r.rtt_p50_us:.1f} | {r.rtt_p99_us:.1f} "
+        f"| {r.cpu:.0%} | {r.transactions_per_s:,.0f} | {r.irq_per_s:,.0f}"
+        for r in table.itertuples(index=False)
     ]
-    for r in table.itertuples(index=False):
-        lines.append(
-            f"| {r.load} | {LABELS[r.mechanism]} | {r.rtt_p50_us:.1f} | {r.rtt_p99_us:.1f} "
-            f"| {r.cpu:.0%} | {r.transactions_per_s:,.0f} | {r.irq_per_s:,.0f} |"
-        )
-    return "\n".join(lines) + "\n"
+    return markdown_table([*columns, "IRQs/s"], rows)
 
 
 def conclusions_markdown(c: pd.DataFrame) -> str:
-    lines = ["| napi.rst / the patch | holds |", "|---|---|"]
-    for r in c.itertuples(index=False):
-        lines.append(f"| {r.statement} | {'yes' if r.holds else 'NO'} |")
-    return "\n".join(lines) + "\n"
+    rows = [[r.statement, "yes" if r.holds else "NO"] for r in c.itertuples(index=False)]
+    return markdown_table(["napi.rst / the patch", "holds"], rows)
 
 
 #: The headline tables: printed by `irqlab reproduce`, first in its report.
@@ -202,10 +197,7 @@ def plot(table: pd.DataFrame) -> Figure:
             ax.annotate(r.load[0], (r.cpu * 100, r.rtt_p99_us), fontsize=7, xytext=(3, 3),
                         textcoords="offset points")  # fmt: skip
     ax.set_yscale("log")
-    ax.set_xlabel("CPU load of the core (%)")
-    ax.set_ylabel("round-trip time p99 (µs)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    finish(ax, "CPU load of the core (%)", "round-trip time p99 (µs)")
     fig.suptitle("Latency against CPU per mechanism (l/m/s: low, medium, saturating load)",
                  fontsize=10)  # fmt: skip
     return fig

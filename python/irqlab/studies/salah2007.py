@@ -34,7 +34,7 @@ from matplotlib.ticker import EngFormatter
 import irqlab
 from irqlab.analytic import cliff_point, curve, model_rates
 from irqlab.scenario import mean_frame_bytes
-from irqlab.studies.common import Sweeps, errorbar
+from irqlab.studies.common import SweepPlan, Sweeps, errorbar, markdown_table
 
 NAME = "salah2007"
 TITLE = "Salah, El-Badawi & Haidari (2007): interrupt-handling schemes compared"
@@ -186,15 +186,8 @@ def _sweep(
             "relative": 0.05,
             "max_replications": plan.max_replications,
         }
-    return sweeps.summary(
-        name,
-        base,
-        axes,
-        duration_ms=duration_ms,
-        replications=replications,
-        warmup=plan.warmup,
-        precision=stop,
-    )
+    run = SweepPlan(duration_ms, plan.warmup, replications)
+    return sweeps.planned(name, base, axes, run, precision=stop)
 
 
 def _rate_of_load(load: float) -> float:
@@ -371,17 +364,13 @@ def _kilo(pair: tuple[float, float]) -> tuple[float, float]:
 
 
 def headline_markdown(table: pd.DataFrame) -> str:
-    lines = [
-        "| quantity | paper | irqlab analysis | irqlab simulation (95% CI) |",
-        "|---|---|---|---|",
+    rows = [
+        f"{row.quantity} | {'—' if math.isnan(row.paper) else f'{row.paper:g}'} | "
+        f"{row.analysis:.4g} | {row.simulation:.4g} ± {row._4:.2g}"
+        for row in table.itertuples(index=False)
     ]
-    for row in table.itertuples(index=False):
-        paper = "—" if math.isnan(row.paper) else f"{row.paper:g}"
-        lines.append(
-            f"| {row.quantity} | {paper} | {row.analysis:.4g} | "
-            f"{row.simulation:.4g} ± {row._4:.2g} |"
-        )
-    return "\n".join(lines) + "\n"
+    columns = ["quantity", "paper", "irqlab analysis", "irqlab simulation (95% CI)"]
+    return markdown_table(columns, rows)
 
 
 #: The headline table: printed by `irqlab reproduce`, first in its report.
@@ -409,6 +398,12 @@ def _axes_grid(
     return fig, fig.subplots(rows, cols, squeeze=False)
 
 
+def _points(scheme: str, lw: float = 0.9) -> dict[str, Any]:
+    """How a scheme's simulated points are drawn, with their 95% intervals."""
+    color, marker, label = COLORS[scheme], MARKERS[scheme], LABELS[scheme]
+    return {"color": color, "marker": marker, "ms": 4, "lw": lw, "capsize": 2, "label": label}
+
+
 def plot_fig6(sim: pd.DataFrame, analysis: pd.DataFrame) -> Figure:
     """Fig. 6: (a) throughput, (b) CPU availability, (c) latency at low load, (d) at high load."""
     fig, ax = _axes_grid(2, 2, height=3.8)
@@ -418,31 +413,20 @@ def plot_fig6(sim: pd.DataFrame, analysis: pd.DataFrame) -> Figure:
         (ax[1, 0], "latency_us.mean", "latency_us", 1.0, "(c) mean latency, low load (µs)", 1.1e5),
         (ax[1, 1], "latency_us.mean", "latency_us", 1.0, "(d) mean latency, high load (µs)", None),
     ]
+    rate = "traffic.rate_pps"
     for a, sim_col, model_col, scale, title, x_max in panels:
         for scheme in SCHEMES:
-            color = COLORS[scheme]
             part = sim[sim["scheme"] == scheme]
             model = analysis[analysis["scheme"] == scheme]
             if x_max is not None:
-                part = part[part["traffic.rate_pps"] <= x_max]
+                part = part[part[rate] <= x_max]
                 model = model[model["rate_pps"] <= x_max]
             if not model.empty:
-                a.plot(model["rate_pps"] / 1e3, model[model_col] * scale, color=color, lw=1.2)
-            errorbar(
-                a,
-                part,
-                "traffic.rate_pps",
-                sim_col,
-                scale=scale,
-                x_scale=1e-3,
-                color=color,
-                marker=MARKERS[scheme],
-                ms=4,
-                ls="none" if scheme in ANALYSED else "--",
-                lw=0.9,
-                capsize=2,
-                label=LABELS[scheme],
-            )
+                a.plot(
+                    model["rate_pps"] / 1e3, model[model_col] * scale, color=COLORS[scheme], lw=1.2
+                )
+            ls = "none" if scheme in ANALYSED else "--"
+            errorbar(a, part, rate, sim_col, scale=scale, x_scale=1e-3, ls=ls, **_points(scheme))
         a.set_title(title, fontsize=10)
         a.set_xlabel("Poisson arrival rate (kpps)")
         a.grid(alpha=0.3)
@@ -468,19 +452,7 @@ def plot_fig9(sim: pd.DataFrame) -> Figure:
     for a, (col, scale, title) in zip(ax[0], panels, strict=True):
         for scheme in SCHEMES:
             part = sim[sim["scheme"] == scheme]
-            errorbar(
-                a,
-                part,
-                "load",
-                col,
-                scale=scale,
-                color=COLORS[scheme],
-                marker=MARKERS[scheme],
-                ms=4,
-                lw=1,
-                capsize=2,
-                label=LABELS[scheme],
-            )
+            errorbar(a, part, "load", col, scale=scale, **_points(scheme, lw=1))
         a.set_title(title, fontsize=10)
         a.set_xlabel("load ρ (fraction of 1 Gbit/s)")
         a.grid(alpha=0.3)
