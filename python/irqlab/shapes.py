@@ -130,7 +130,7 @@ class Either:
 
     @property
     def name(self) -> str:
-        names = [s.name for s in self.shapes]
+        names: list[str] = [s.name for s in self.shapes]
         return ", ".join(names[:-1]) + " or " + names[-1]
 
     def check(self, value: Any, where: str) -> None:

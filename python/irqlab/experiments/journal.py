@@ -250,7 +250,9 @@ def open_journal(path: Path | None) -> Journal:
     return Journal(path)
 
 
-def _readable(db: sqlite3.Connection, table: str, columns: str, bound: int) -> Iterator[tuple]:
+def _readable(
+    db: sqlite3.Connection, table: str, columns: str, bound: int
+) -> Iterator[tuple[Any, ...]]:
     """Every row of ``table`` that can still be read, in rowid order, skipping damaged pages.
 
     Rows are read in order until a damaged page stops the scan; the scan then resumes after

@@ -14,11 +14,15 @@ import irqlab
 
 
 class Planned(Protocol):
-    """How long and how often a study runs each point (a study's plan has these, and more)."""
+    """How long and how often a study runs each point (a study's plan has these, and more;
+    read-only, as a frozen dataclass has them)."""
 
-    duration_ms: float
-    warmup_ms: float
-    replications: int
+    @property
+    def duration_ms(self) -> float: ...
+    @property
+    def warmup_ms(self) -> float: ...
+    @property
+    def replications(self) -> int: ...
 
 
 @dataclass(frozen=True)
