@@ -15,7 +15,8 @@ interrupts, the apps, the per-part lists, and the parts only some scenarios have
 replay's progress, request/response, busy polling), marked ``NotRequired``.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the TypedDicts' NotRequired keys are read when the
+# classes are made (their __required_keys__), which needs the annotations evaluated.
 
 from collections.abc import Callable, Mapping
 from typing import Literal, NotRequired, Protocol, TypedDict
