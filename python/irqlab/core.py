@@ -36,7 +36,7 @@ class Policy(Protocol):
     """A moderation policy written in Python (:mod:`irqlab.policy`): what one vector's
     ``on_complete`` (and, if it has one, ``initial``) returns is the register write."""
 
-    def on_complete(self, sample: Sample) -> Itr | Coalesce | None: ...
+    def on_complete(self, sample: Sample, /) -> Itr | Coalesce | None: ...
 
 
 #: Makes the policy of one queue vector; called once per vector.
