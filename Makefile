@@ -14,11 +14,13 @@ install:  ## build the Rust core and install irqlab
 dev:  ## editable install with test and benchmark extras
 	$(PYTHON) -m pip install -e '.[test,bench]'
 
-lint:  ## rustfmt, clippy (warnings are errors), ruff
+lint:  ## rustfmt, clippy (warnings are errors), ruff, mypy, and the core's .pyi against the built core (stubtest: needs make dev)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	ruff check .
 	ruff format --check .
+	$(PYTHON) -m mypy
+	$(PYTHON) -m mypy.stubtest irqlab._irqlab
 
 fmt:  ## format Rust and Python
 	cargo fmt --all

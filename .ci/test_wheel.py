@@ -34,6 +34,7 @@ import subprocess
 import sys
 import time
 import venv
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,7 +139,22 @@ def the_wheel(directory: Path) -> Path:
     if (python, abi) != ("cp311", "abi3"):
         sys.exit(f"test-wheel: {wheel.name} is not an abi3 wheel for CPython ≥ 3.11")
     print(f"wheel: {wheel.name} ({platform})", flush=True)
+    check_typed(wheel)
     return wheel
+
+
+#: What makes the installed package typed for a user's type checker: the PEP 561 marker, and the
+#: compiled core's signatures.
+TYPED_FILES = ("irqlab/py.typed", "irqlab/_irqlab.pyi")
+
+
+def check_typed(wheel: Path) -> None:
+    """The wheel ships :data:`TYPED_FILES`."""
+    with zipfile.ZipFile(wheel) as z:
+        missing = [f for f in TYPED_FILES if f not in z.namelist()]
+    if missing:
+        sys.exit(f"test-wheel: {wheel.name} lacks {', '.join(missing)}")
+    print(f"typed: {', '.join(TYPED_FILES)}", flush=True)
 
 
 def fresh_venv(env_dir: Path, system_site_packages: bool) -> None:

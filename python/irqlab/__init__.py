@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from irqlab._irqlab import __version__
+from irqlab.core import __version__
 from irqlab.errors import (
     ConfigError,
     ConfigWarning,

@@ -205,8 +205,8 @@ def plot(
     for ax, metric in zip(axes, ys, strict=True):
         for i, (values, part) in enumerate(lines):
             _check_unique_x(part, x, keys, values)
-            name = _line_label(keys, values, hue, varying)
-            _draw_line(ax, part, x, metric, ci, i, name, logx=logx, logy=logy, band=band)
+            line = _line_label(keys, values, hue, varying)
+            _draw_line(ax, part, x, metric, ci, i, line, logx=logx, logy=logy, band=band)
         ax.set_ylabel(label(metric))
         ax.grid(True, alpha=0.3)
         if logy:

@@ -23,14 +23,13 @@ import warnings
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from irqlab import _irqlab
+from irqlab import core
+from irqlab.core import KeySpec, ResolvedScenario, Value
+from irqlab.core import Scalar as Scalar  # irqlab.scenario.Scalar, as before
 from irqlab.errors import ConfigError, ConfigWarning, option
 
-Scalar = bool | int | float | str
-#: A scenario value: a scalar, or a list of scalars (``nic.irq_affinity = [0, 0, 1]``).
-Value = Scalar | list[Scalar]
 #: What ``overrides`` may be: ``{key: value}``, ``(key, value)`` pairs, ``"key=value"`` strings.
 Overrides = Mapping[str, Any] | Iterable[tuple[str, Any] | str] | str | None
 
@@ -43,19 +42,29 @@ _SHOWN_ITEMS = 16
 
 
 @cache
-def schema() -> dict[str, dict[str, Any]]:
+def schema() -> dict[str, KeySpec]:
     """The scenario schema: ``{dotted key: {type, default, allowed, doc, ...}}``, in order.
 
     Fields of numbered entries appear once, as ``{table}.N.{field}`` (``app.N.core``), with
     ``table``, ``noun`` and ``max_entries``.
     """
-    return {p["key"]: p for p in _irqlab.schema()}
+    return {p["key"]: p for p in core.schema()}
+
+
+class EntryTable(TypedDict):
+    """A table of numbered entries (``[[app]]``): what an entry is, how many there may be,
+    and the schema of each field."""
+
+    noun: str
+    max_entries: int
+    doc: str
+    fields: dict[str, KeySpec]
 
 
 @cache
-def tables() -> dict[str, dict[str, Any]]:
+def tables() -> dict[str, EntryTable]:
     """The numbered entries: ``{prefix: {noun, max_entries, doc, fields: {name: spec}}}``."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, EntryTable] = {}
     for spec in schema().values():
         if "table" in spec:
             t = out.setdefault(
@@ -71,7 +80,7 @@ def tables() -> dict[str, dict[str, Any]]:
     return out
 
 
-def spec_of(key: str) -> dict[str, Any] | None:
+def spec_of(key: str) -> KeySpec | None:
     """The schema entry of ``key`` (``app.3.core`` → the entry of ``app.N.core``), or None."""
     spec = schema().get(key)
     if spec is not None and "table" not in spec:
@@ -234,7 +243,7 @@ def _unknown(key: str) -> ConfigError:
     return ConfigError(f"unknown key '{show_key(key)}'{hint}", key)
 
 
-def check_key(key: Any) -> dict[str, Any]:
+def check_key(key: Any) -> KeySpec:
     """The schema entry of ``key``, or a :class:`ConfigError` saying it is no key (with the
     closest one)."""
     if not isinstance(key, str):
@@ -609,6 +618,21 @@ def _seed(seed: Any) -> int:
     return value
 
 
+def build(
+    scenario: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    overrides: Overrides = (),
+    *,
+    seed: int | None = None,
+) -> ResolvedScenario:
+    """The scenario built by the core, once: validated, every key resolved (its ``params``),
+    ready for :func:`irqlab.run` to run as it is.
+
+    Each setting that has no effect in the scenario is shown as a
+    :class:`irqlab.ConfigWarning` naming the key, here and not again when it runs.
+    """
+    return built(load_scenario(scenario, overrides, seed=seed), stacklevel=2)
+
+
 def resolve(
     scenario: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     overrides: Overrides = (),
@@ -620,17 +644,22 @@ def resolve(
     Each setting that has no effect in the scenario (an ITR with scheme ``ideal``, a polling
     period with ``napi``, …) is shown as a :class:`irqlab.ConfigWarning` naming the key.
     """
-    return checked(load_scenario(scenario, overrides, seed=seed), stacklevel=2)
+    return built(load_scenario(scenario, overrides, seed=seed), stacklevel=2).params
+
+
+def built(params: Mapping[str, Value], *, stacklevel: int = 1) -> ResolvedScenario:
+    """The core's build of ``params`` (as :func:`load_scenario` returns them), issuing a
+    :class:`irqlab.ConfigWarning` for each setting that has no effect in the scenario, at
+    ``stacklevel`` as seen from the caller."""
+    scenario = core.resolved(params)
+    for key, message in scenario.warnings:
+        warnings.warn(ConfigWarning(message, key), stacklevel=stacklevel + 1)
+    return scenario
 
 
 def checked(params: Mapping[str, Value], *, stacklevel: int = 1) -> dict[str, Value]:
-    """The core's resolution of ``params`` (as :func:`load_scenario` returns them), issuing a
-    :class:`irqlab.ConfigWarning` for each setting that has no effect in the scenario, at
-    ``stacklevel`` as seen from the caller."""
-    resolved, ignored = _irqlab.check(dict(params))
-    for key, message in ignored:
-        warnings.warn(ConfigWarning(message, key), stacklevel=stacklevel + 1)
-    return dict(resolved)
+    """:func:`built`'s resolved params."""
+    return built(params, stacklevel=stacklevel + 1).params
 
 
 def frame_sizes(
@@ -638,7 +667,7 @@ def frame_sizes(
     overrides: Iterable[tuple[str, Any]] | Mapping[str, Any] = (),
 ) -> list[tuple[int, float]]:
     """The scenario's frame sizes as ``[(bytes, probability), ...]`` (one pair if fixed)."""
-    return [(int(b), float(p)) for b, p in _irqlab.frame_sizes(load_scenario(scenario, overrides))]
+    return [(int(b), float(p)) for b, p in core.frame_sizes(load_scenario(scenario, overrides))]
 
 
 def mean_frame_bytes(

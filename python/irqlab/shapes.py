@@ -20,9 +20,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from irqlab.errors import ConfigError
+
+if TYPE_CHECKING:
+    from irqlab.core import Report
 
 
 class _Bad(Exception):
@@ -127,7 +130,7 @@ class Either:
 
     @property
     def name(self) -> str:
-        names = [s.name for s in self.shapes]
+        names: list[str] = [s.name for s in self.shapes]
         return ", ".join(names[:-1]) + " or " + names[-1]
 
     def check(self, value: Any, where: str) -> None:
@@ -237,9 +240,9 @@ def report_shape() -> Obj:
     """The shape of a run's report (``irqlab run --format json``): that of a report the core
     makes now of a tiny scenario with every list of entries filled, and the fields a page
     needs as they are."""
-    from irqlab import _irqlab
+    from irqlab import core
 
-    sample = _irqlab.run(
+    sample = core.run(
         {
             "run.duration_ms": 0.01,
             "run.warmup_ms": 0.0,
@@ -248,8 +251,7 @@ def report_shape() -> Obj:
             "host.forward": True,
         }
     )
-    sample.pop("scenario")
-    shape = _shape_of(sample)
+    shape = _shape_of({k: v for k, v in sample.items() if k != "scenario"})
     fields = dict(shape.fields)
     fields.update(
         scheme=TEXT, seed=INTEGER, replication=INTEGER, measured_s=NUMBER, scenario=SCENARIO
@@ -257,10 +259,11 @@ def report_shape() -> Obj:
     return Obj(fields, frozenset(), ANY, "a run's report (an object {...})")
 
 
-def check_report(report: Any, source: str | Path) -> Mapping[str, Any]:
+def check_report(report: Any, source: str | Path) -> Report:
     """``report`` (a run's JSON report, read from ``source``) if its fields have their
-    shapes; else a :class:`ConfigError` naming the field."""
-    return check(report, report_shape(), source)
+    shapes; else a :class:`ConfigError` naming the field. (A field may be missing: a report
+    edited by hand, or of an older irqlab.)"""
+    return cast("Report", check(report, report_shape(), source))
 
 
 # --- a sweep's definition and tables -----------------------------------------------------------

@@ -13,10 +13,11 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from irqlab import _irqlab
+from irqlab import core
+from irqlab.core import PacketTrace, PolicyMaker, Report, ResolvedScenario
 from irqlab.errors import ReplayWarning
 from irqlab.ops.policies import hook_errors, resolve_policy
-from irqlab.scenario import Overrides, checked, load_scenario
+from irqlab.scenario import Overrides, built, load_scenario, override_items
 
 #: A run of more packets than this is large enough to be said so before it starts (``irqlab
 #: run`` and ``irqlab check``): a minute or more of wall time (docs/scenario.md, "Long runs").
@@ -25,20 +26,24 @@ LARGE_RUN_PACKETS = 1e9
 #: (benches/README.md: 12-24 M/s on one machine core), for telling how long a large run takes.
 PACKETS_PER_S = (10e6, 25e6)
 
+#: What :func:`run` takes as its scenario.
+ScenarioLike = str | os.PathLike[str] | Mapping[str, Any] | ResolvedScenario | None
+
 
 def run(
-    scenario: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    scenario: ScenarioLike = None,
     overrides: Overrides = (),
     *,
     seed: int | None = None,
     policy: Any = None,
-) -> dict[str, Any]:
+) -> Report:
     """Runs one scenario and returns its report as a nested dict.
 
-    ``scenario`` is a TOML path, a nested dict shaped like the file, or a flat dict of dotted
-    keys; ``overrides`` are dotted keys applied on top (a dict, ``(key, value)`` pairs or
-    ``"key=value"`` strings); ``seed`` overrides ``run.seed``. ``policy`` runs the scenario
-    with a moderation policy written in Python (``driver.moderation = "python"``;
+    ``scenario`` is a TOML path, a nested dict shaped like the file, a flat dict of dotted
+    keys, or a scenario built already (:func:`irqlab.scenario.build`: it runs as it is, not
+    built again); ``overrides`` are dotted keys applied on top (a dict, ``(key, value)``
+    pairs or ``"key=value"`` strings); ``seed`` overrides ``run.seed``. ``policy`` runs the
+    scenario with a moderation policy written in Python (``driver.moderation = "python"``;
     :mod:`irqlab.policy`): a class, a callable making one, or a policy object. Raises
     :class:`irqlab.ConfigError` (naming the key or argument) before anything runs if the
     scenario is invalid, ``KeyboardInterrupt`` within about a second of Ctrl-C, and what a
@@ -47,20 +52,19 @@ def run(
     capture could not be read to the run's end. The report is bit-identical for the same
     scenario and seed.
     """
-    params, make = resolve_policy(load_scenario(scenario, overrides, seed=seed), policy)
-    checked(params, stacklevel=2)
+    ready, make = _ready(scenario, overrides, seed, policy)
     with hook_errors():
-        report = _irqlab.run(params, make)
+        report = core.run(ready, make)
     return _replayed(report)
 
 
 def run_traced(
-    scenario: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    scenario: ScenarioLike = None,
     overrides: Overrides = (),
     *,
     seed: int | None = None,
     policy: Any = None,
-) -> tuple[dict[str, Any], dict[str, list]]:
+) -> tuple[Report, PacketTrace]:
     """Like :func:`run`, plus every packet's arrival and completion time in picoseconds.
 
     The trace holds ``arrival_ps``, ``accepted`` (False if the ring was full), ``done_ps``
@@ -69,19 +73,44 @@ def run_traced(
     arrival order. Memory grows with the run:
     for tests and small studies.
     """
-    params, make = resolve_policy(load_scenario(scenario, overrides, seed=seed), policy)
-    checked(params, stacklevel=2)
+    ready, make = _ready(scenario, overrides, seed, policy)
     with hook_errors():
-        report, trace = _irqlab.run_traced(params, make)
+        report, trace = core.run_traced(ready, make)
     return _replayed(report), trace
 
 
-def _replayed(report: dict[str, Any]) -> dict[str, Any]:
+def _ready(
+    scenario: ScenarioLike, overrides: Overrides, seed: int | None, policy: Any
+) -> tuple[ResolvedScenario, PolicyMaker | None]:
+    """The scenario of a run, built once (its warnings issued at the caller of the run), and
+    the maker of its Python policy. A scenario built already runs as it is, unless overrides,
+    a seed or a policy change it: then its params are the base of a new one."""
+    if isinstance(scenario, ResolvedScenario):
+        if seed is None and not override_items(overrides):
+            params, make = resolve_policy(scenario.params, policy)
+            if policy is None or params == scenario.params:
+                return scenario, make
+        scenario = scenario.params
+    params, make = resolve_policy(load_scenario(scenario, overrides, seed=seed), policy)
+    # built ← _ready ← run ← its caller
+    return built(params, stacklevel=3), make
+
+
+def _replayed(report: Report) -> Report:
     """``report``, with a :class:`ReplayWarning` if its replay stopped before the run's end."""
-    error = (report.get("replay") or {}).get("error")
-    if error:
+    replay = report.get("replay")
+    if replay is not None and (error := replay["error"]):
         warnings.warn(ReplayWarning(f"traffic.pcap: {error}"), stacklevel=3)
     return report
+
+
+def simulated_seconds(params: Mapping[str, Any]) -> float:
+    """The simulated time of a resolved scenario's run, s: warm-up and measured window.
+
+    >>> simulated_seconds({"run.warmup_ms": 10, "run.duration_ms": 90})
+    0.1
+    """
+    return float((params["run.warmup_ms"] + params["run.duration_ms"]) / 1e3)
 
 
 def expected_packets(params: Mapping[str, Any]) -> float:
@@ -92,8 +121,7 @@ def expected_packets(params: Mapping[str, Any]) -> float:
     >>> expected_packets({"traffic.rate_pps": 1e5, "run.warmup_ms": 10, "run.duration_ms": 90})
     10000.0
     """
-    seconds = (params["run.warmup_ms"] + params["run.duration_ms"]) / 1e3
-    return params["traffic.rate_pps"] * seconds
+    return float(params["traffic.rate_pps"] * simulated_seconds(params))
 
 
 def _short(x: float) -> str:
@@ -122,7 +150,7 @@ def large_run_warning(params: Mapping[str, Any]) -> str | None:
     if packets <= LARGE_RUN_PACKETS:
         return None
     slow, fast = PACKETS_PER_S
-    seconds = (params["run.warmup_ms"] + params["run.duration_ms"]) / 1e3
+    seconds = simulated_seconds(params)
     rate = params["traffic.rate_pps"]
     wall = _wall(packets / fast, packets / slow)
     speed = f"{slow / 1e6:.0f}-{fast / 1e6:.0f} M packets/s"

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from irqlab import _irqlab
+from irqlab import core
 from irqlab.files import regular_file
 from irqlab.formatting import seconds, short
 from irqlab.scenario import _path
@@ -69,11 +69,11 @@ def trace_info(path: str | os.PathLike[str], top: int = 5) -> dict[str, Any]:
     regular_file(
         p, "capture", "it is read from a file (gzip-compressed or not): save it to one first"
     )
-    raw = _irqlab.trace_info(str(p), top)
+    raw = core.trace_info(str(p), top)
     packets = raw["packets"]
     sizes = [(int(b), int(n)) for b, n in raw["sizes"]]
     replay_s = raw["period_ps"] / 1e12
-    ranges = [
+    ranges: list[dict[str, Any]] = [
         {"bytes": f"{lo}" if lo == hi else f"{lo}-{hi}", "frames": 0} for lo, hi in SIZE_RANGES
     ]
     ranges.append({"bytes": ">1518", "frames": 0})

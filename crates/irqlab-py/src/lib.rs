@@ -3,6 +3,7 @@
 //! is caught here and becomes `irqlab.errors.InternalError`, never a crash or a
 //! `PanicException`. A run can be stopped by a signal (Ctrl-C): see [`interruptible`].
 
+use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -165,23 +166,6 @@ fn build(py: Python<'_>, params: &Bound<'_, PyDict>) -> PyResult<Scenario> {
     }
 }
 
-/// [`build`], with the scenario's `python` moderation policies made by `policy()` (a
-/// zero-argument callable, one call per vector); their first error goes to the returned
-/// [`Failure`].
-fn build_with(
-    py: Python<'_>,
-    params: &Bound<'_, PyDict>,
-    policy: Option<Bound<'_, PyAny>>,
-) -> PyResult<(Scenario, Arc<Failure>)> {
-    let s = build(py, params)?;
-    let failure = Arc::new(Failure::default());
-    let s = match policy {
-        Some(make) => s.with_policy(policy::factory(make.unbind(), Arc::clone(&failure))),
-        None => s,
-    };
-    Ok((s, failure))
-}
-
 /// Runs `f`, turning a panic into `InternalError`.
 fn guard<T>(py: Python<'_>, f: impl FnOnce() -> T) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panic_error(py, payload))
@@ -223,51 +207,80 @@ fn value_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
     })
 }
 
-/// Validates a flat `{dotted key: value}` scenario; returns every key with its resolved value.
-#[pyfunction]
-fn resolve<'py>(py: Python<'py>, params: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
-    let s = build(py, params)?;
-    let out = PyDict::new(py);
-    for (k, v) in s.params.iter() {
-        out.set_item(k, value_to_py(py, v)?)?;
-    }
-    Ok(out)
+/// A scenario built by the core once: validated, every key resolved, its warnings found, ready
+/// to run as it is (`run`, `run_traced`, `run_series` take it instead of a params dict, so a
+/// checked scenario is not built again to run).
+#[pyclass(frozen, module = "irqlab.core", name = "ResolvedScenario")]
+struct Resolved {
+    scenario: Scenario,
 }
 
-/// `(key, message)` of each setting that has no effect in a scenario.
-type Warnings = Vec<(String, String)>;
-
-/// Like `resolve`, and also returns the settings that have no effect in the scenario, as
-/// `[(key, message), ...]` (the Python layer shows them as `irqlab.ConfigWarning`).
-#[pyfunction]
-fn check<'py>(
-    py: Python<'py>,
-    params: &Bound<'py, PyDict>,
-) -> PyResult<(Bound<'py, PyDict>, Warnings)> {
-    let s = build(py, params)?;
-    let out = PyDict::new(py);
-    for (k, v) in s.params.iter() {
-        out.set_item(k, value_to_py(py, v)?)?;
+#[pymethods]
+impl Resolved {
+    /// Builds the scenario of a flat `{dotted key: value}` dict; a bad one raises `ConfigError`.
+    #[new]
+    fn new(py: Python<'_>, params: &Bound<'_, PyDict>) -> PyResult<Resolved> {
+        Ok(Resolved {
+            scenario: build(py, params)?,
+        })
     }
-    let warnings = s
-        .warnings
-        .iter()
-        .map(|w| (w.key.clone(), w.to_string()))
-        .collect();
-    Ok((out, warnings))
+
+    /// Every key with its resolved value (defaults filled in), as a new dict.
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (k, v) in self.scenario.params.iter() {
+            out.set_item(k, value_to_py(py, v)?)?;
+        }
+        Ok(out)
+    }
+
+    /// The settings that have no effect in the scenario, as `[(key, message), ...]` (the
+    /// Python layer shows them as `irqlab.ConfigWarning`).
+    #[getter]
+    fn warnings(&self) -> Vec<(String, String)> {
+        self.scenario
+            .warnings
+            .iter()
+            .map(|w| (w.key.clone(), w.to_string()))
+            .collect()
+    }
+}
+
+/// What to run: a [`Resolved`] scenario as it is, or a params dict built now; with the
+/// scenario's `python` moderation policies made by `policy()` (a zero-argument callable, one
+/// call per vector), whose first error goes to the returned [`Failure`].
+fn scenario_of<'a>(
+    py: Python<'_>,
+    scenario: &'a Bound<'_, PyAny>,
+    policy: Option<Bound<'_, PyAny>>,
+) -> PyResult<(Cow<'a, Scenario>, Arc<Failure>)> {
+    let s = match scenario.cast::<Resolved>() {
+        Ok(resolved) => Cow::Borrowed(&resolved.get().scenario),
+        Err(_) => Cow::Owned(build(py, scenario.cast::<PyDict>()?)?),
+    };
+    let failure = Arc::new(Failure::default());
+    let s = match policy {
+        Some(make) => Cow::Owned(
+            s.into_owned()
+                .with_policy(policy::factory(make.unbind(), Arc::clone(&failure))),
+        ),
+        None => s,
+    };
+    Ok((s, failure))
 }
 
 /// Runs one scenario given as a flat `{dotted key: value}` dict; returns the report as a dict.
 /// A signal stops it within about a second, raising what its handler raised. `policy`: a
 /// zero-argument callable making the `python` moderation policy of each vector.
 #[pyfunction]
-#[pyo3(signature = (params, policy = None))]
+#[pyo3(signature = (scenario, policy = None))]
 fn run<'py>(
     py: Python<'py>,
-    params: &Bound<'py, PyDict>,
+    scenario: &Bound<'py, PyAny>,
     policy: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (s, failure) = build_with(py, params, policy)?;
+    let (s, failure) = scenario_of(py, scenario, policy)?;
     let r = interruptible_with(py, &failure, |stop| run_interruptible(&s, stop))?;
     report_to_py(py, &r)
 }
@@ -276,13 +289,13 @@ fn run<'py>(
 /// size_bytes, flow, queue, class}` lists (`done_ps` is None for dropped packets and packets still in
 /// flight; `queue`: the vector RSS steered the packet to).
 #[pyfunction]
-#[pyo3(signature = (params, policy = None))]
+#[pyo3(signature = (scenario, policy = None))]
 fn run_traced<'py>(
     py: Python<'py>,
-    params: &Bound<'py, PyDict>,
+    scenario: &Bound<'py, PyAny>,
     policy: Option<Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
-    let (s, failure) = build_with(py, params, policy)?;
+    let (s, failure) = scenario_of(py, scenario, policy)?;
     let (r, trace) = interruptible_with(py, &failure, |stop| {
         run_with_interruptible(&s, PacketTrace::default(), stop)
     })?;
@@ -300,10 +313,10 @@ fn run_traced<'py>(
 /// Like `run`, and also returns the run as a time series of `buckets` equal buckets from time
 /// zero (warm-up included): `{bucket_ps, offered, dropped, delivered, latency_sum_us}` lists.
 #[pyfunction]
-#[pyo3(signature = (params, buckets, policy = None))]
+#[pyo3(signature = (scenario, buckets, policy = None))]
 fn run_series<'py>(
     py: Python<'py>,
-    params: &Bound<'py, PyDict>,
+    scenario: &Bound<'py, PyAny>,
     buckets: usize,
     policy: Option<Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
@@ -317,7 +330,7 @@ fn run_series<'py>(
             ),
         ));
     }
-    let (s, failure) = build_with(py, params, policy)?;
+    let (s, failure) = scenario_of(py, scenario, policy)?;
     let (r, series) = interruptible_with(py, &failure, |stop| {
         run_with_interruptible(&s, Series::new(s.run.end, buckets), stop)
     })?;
@@ -470,8 +483,7 @@ fn _panic_for_test(py: Python<'_>, in_run: bool) -> PyResult<()> {
 
 #[pymodule]
 fn _irqlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(resolve, m)?)?;
-    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_class::<Resolved>()?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_traced, m)?)?;
     m.add_function(wrap_pyfunction!(run_series, m)?)?;

@@ -143,7 +143,8 @@ def _log_quotient(n: np.ndarray, rate: float, service_rate: float, first_rate: f
     log_m = math.log(max(a, b))
     log_q = -abs(math.log1p((rate + first_rate - service_rate) / service_rate))
     if log_q == 0.0:  # a = b: the sum is n a^(n−1)
-        return (n - 1) * log_m + np.log(n)
+        equal: np.ndarray = (n - 1) * log_m + np.log(n)
+        return equal
     # m^(n−1) (1 − q^n)/(1 − q)
     return (n - 1) * log_m + np.log(np.expm1(n * log_q) / math.expm1(log_q))
 

@@ -61,7 +61,8 @@ def departure_distribution(rho: float, capacity: int) -> np.ndarray:
         pi[j + 1] = acc / a0
         if pi[j + 1] > _RESCALE_AT:
             pi /= pi[j + 1]
-    return pi / pi.sum()
+    p: np.ndarray = pi / pi.sum()
+    return p
 
 
 def _excess_means(rho: float, most: int) -> np.ndarray:

@@ -66,7 +66,8 @@ def distribution(rho: float, capacity: int) -> np.ndarray:
     # log-weights avoid overflow (ρ^B for ρ > 1) and underflow alike
     logw = n * np.log(rho)
     w = np.exp(logw - logw.max())
-    return w / w.sum()
+    dist: np.ndarray = w / w.sum()
+    return dist
 
 
 def mm1b(rate: float, service_rate: float, capacity: int) -> MM1B:

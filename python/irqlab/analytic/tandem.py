@@ -218,7 +218,8 @@ def _stationary(q: sp.csr_array, scale: float) -> np.ndarray:
     residual = np.abs(pi @ q).max()
     if not residual < 1e-9 * scale:
         raise ArithmeticError(f"tandem chain not solved (residual {residual:.2e})")
-    return pi
+    solved: np.ndarray = pi
+    return solved
 
 
 def distribution(lam: float, proto_s: float, app_s: float, ring: int, socket: int) -> np.ndarray:
@@ -274,7 +275,8 @@ def behind_distribution(lam: float, proto_s: float, ring: int) -> np.ndarray:
     absorb = np.zeros((len(k), ring))
     absorb[last, b[last]] = mu1
     x = spl.spsolve(system, absorb).reshape(len(k), ring)
-    return np.clip(x[index[np.arange(1, ring + 1), 0]], 0.0, None)
+    absorbed: np.ndarray = np.clip(x[index[np.arange(1, ring + 1), 0]], 0.0, None)
+    return absorbed
 
 
 def consume_time(lam: float, proto_s: float, app_s: float, ring: int, socket: int) -> np.ndarray:

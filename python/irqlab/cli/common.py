@@ -100,14 +100,12 @@ def user_errors(f: F) -> F:
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         shown = warnings.showwarning
-        said: set[str] = set()
 
         def show(message: Any, category: Any, *rest: Any, **kw: Any) -> None:
             if not issubclass(category, IrqlabWarning):
                 shown(message, category, *rest, **kw)
-            elif (line := f"irqlab: warning: {one_line(str(message))}") not in said:
-                said.add(line)  # once, though checking and running both find it
-                click.echo(line, err=True)
+            else:
+                click.echo(f"irqlab: warning: {one_line(str(message))}", err=True)
 
         try:
             with warnings.catch_warnings(), command_line(), _sigterm_stops():

@@ -53,24 +53,25 @@ def run(
     second: one line on stderr, nothing written, exit status 130.
     """
     from irqlab.report import render
-    from irqlab.scenario import resolve
-    from irqlab.simulate import expected_packets
+    from irqlab.scenario import build
+    from irqlab.simulate import expected_packets, simulated_seconds
     from irqlab.simulate import run as run_scenario
 
-    overrides = parse_sets(sets)
-    params = resolve(scenario, overrides, seed=seed)
+    # built once: its warnings are said here, and the run takes it as it is
+    resolved = build(scenario, parse_sets(sets), seed=seed)
+    params = resolved.params
     _warn_if_large(params)
     if out:
         check_output_file(out, "--out")
-    seconds = (params["run.warmup_ms"] + params["run.duration_ms"]) / 1e3
+    seconds = simulated_seconds(params)
     packets = expected_packets(params)
     status = Console(stderr=True)
     if packets > 2e7 and status.is_terminal:
         # Long runs (seconds of wall time): say what is happening while the core works.
         with status.status(f"simulating {packets / 1e6:,.0f} M packets ({seconds:g} s)…"):
-            report = run_scenario(scenario, overrides, seed=seed)
+            report = run_scenario(resolved)
     else:
-        report = run_scenario(scenario, overrides, seed=seed)
+        report = run_scenario(resolved)
     if fmt == "json":
         text = json.dumps(report, indent=2) + "\n"
         if out:

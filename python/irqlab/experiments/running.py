@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from irqlab import __version__, _irqlab
+from irqlab import __version__, core
 from irqlab.errors import ConfigError, IrqlabError, option
 from irqlab.experiments import journal as journal_module
 from irqlab.experiments.executors import Executor, WorkersLost, make_executor
@@ -79,7 +79,7 @@ def _resolve(spec: SweepSpec, points: Points, i: int) -> Point:
     if isinstance(spec.warmup, float):
         overrides["run.warmup_ms"] = spec.warmup
     try:
-        params = dict(_irqlab.resolve(overrides))
+        params = core.resolve(overrides)
     except ConfigError as e:
         where = ", ".join(f"{a.key}={shown(overrides[a.key])}" for a in spec.axes)
         raise ConfigError(f"{e} (at point {i}: {where})", e.key) from None

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from irqlab import __version__
 from irqlab.errors import ConfigError
@@ -272,7 +272,9 @@ def _once(leaves: Iterable[tuple[str, tuple[str, ...]]], where: str, hint: str) 
         seen[key] = parts
 
 
-def _leaves(tree: Mapping[str, Any], parts: tuple[str, ...] = ()) -> Iterator[tuple[str, tuple]]:
+def _leaves(
+    tree: Mapping[str, Any], parts: tuple[str, ...] = ()
+) -> Iterator[tuple[str, tuple[str, ...]]]:
     """Every leaf of a scenario table as (dotted key, the parts it was written as), numbering
     the entries of an array of tables as :func:`irqlab.scenario.flatten` does."""
     for k, v in tree.items():
@@ -329,14 +331,13 @@ def parse_axes(tree: Mapping[str, Any] | None) -> list[Axis]:
     leaves = _axis_leaves(tree or {})
     _once(((key, parts) for key, _, parts in leaves), "axes", "give each axis once")
     for key, spec, _ in leaves:
-        check_key(key)
+        listed = check_key(key)["type"] == "int_list"
         if key in RESERVED:
             raise ConfigError(
                 f"axes.{key}: a sweep sets {key} itself "
                 "(use [sweep] seed and replications instead)",
                 key,
             )
-        listed = (spec_of(key) or {}).get("type") == "int_list"
         if not isinstance(spec, Mapping):
             spec = plain(spec)  # a numpy array of values is a list
         if isinstance(spec, Mapping):
@@ -497,7 +498,7 @@ def parse_warmup(value: Any) -> str | float:
             raise ConfigError(
                 f'sweep.warmup = {value!r}: must be "auto" or a number of ms', "sweep.warmup"
             ) from None
-    return float(check_value("run.warmup_ms", value))
+    return float(cast(float, check_value("run.warmup_ms", value)))  # a float key's value
 
 
 def is_parameter(column: str) -> bool:

@@ -105,7 +105,8 @@ def _as_float(column: pd.Series) -> np.ndarray:
     """A metric column as float64, ``None``/``NA`` becoming NaN (integers average to floats)."""
     if not pd.api.types.is_numeric_dtype(column):
         column = pd.to_numeric(column, errors="raise")
-    return column.to_numpy(dtype=np.float64, na_value=np.nan)
+    values: np.ndarray = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    return values
 
 
 def _reduce(ufunc: np.ufunc, a: np.ndarray, starts: np.ndarray) -> np.ndarray:

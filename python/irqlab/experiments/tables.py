@@ -125,7 +125,8 @@ def table_columns(runs: pd.DataFrame) -> tuple[list[str], list[str], list[str]]:
     name an entry, like ``per_core.0.vectors``, and other text) and metrics (the rest)."""
     params = [c for c in runs.columns if is_parameter(c) and c != "run.replication"]
     skip = {*BOOKKEEPING, "run.replication", *params}
-    labels, metrics = [], []
+    labels: list[str] = []
+    metrics: list[str] = []
     for c in runs.columns:
         if c in skip:
             continue
@@ -165,7 +166,7 @@ def write_results(runs: pd.DataFrame, out: Path) -> None:
         ) from None
 
 
-def load_results(path: str | Path, kind: str = "summary") -> pd.DataFrame:
+def load_results(path: str | os.PathLike[str], kind: str = "summary") -> pd.DataFrame:
     """A sweep's ``summary`` or ``runs`` table from its directory (or a .parquet/.csv file).
 
     A missing or damaged table is a :class:`ConfigError` that says how to get it back: the

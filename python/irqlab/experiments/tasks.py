@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from irqlab import _irqlab
+from irqlab import core
+from irqlab.core import Series
 from irqlab.experiments.statistics import mser
 from irqlab.ops.policies import hook_errors, resolve_policy
 from irqlab.report.flat import encode_list, flatten_report
@@ -24,6 +25,10 @@ PILOT_PACKETS_PER_BUCKET = 20
 PILOT_BUCKETS = (100, 20_000)
 
 
+#: What a report echoes of its scenario.
+_ECHOED = ("scenario", "seed", "replication")
+
+
 def run_replication(task: dict[str, Any]) -> dict[str, Any]:
     """Runs one replication; returns its row: metrics flattened with dots, then parameters.
 
@@ -34,12 +39,11 @@ def run_replication(task: dict[str, Any]) -> dict[str, Any]:
     """
     params, make = resolve_policy(task["params"])
     with hook_errors():
-        report = _irqlab.run(params, make)
-    params = report.pop("scenario")
-    report.pop("seed")  # the same as run.seed
-    report.pop("replication")  # the same as run.replication
-    row = flatten_report(report)
-    for key, value in params.items():
+        report = core.run(params, make)
+    # the metrics, without the scenario's echo (and seed and replication: run.seed and
+    # run.replication among the parameters)
+    row = flatten_report({k: v for k, v in report.items() if k not in _ECHOED})
+    for key, value in report["scenario"].items():
         if isinstance(value, list | tuple):
             value = encode_list(value)
         if key in row and row[key] != value:
@@ -57,7 +61,7 @@ def pilot_buckets(params: dict[str, Any]) -> int:
     return int(min(high, max(low, expected // PILOT_PACKETS_PER_BUCKET)))
 
 
-def batch_latency(series: dict[str, Any], batch: int = MSER_BATCH) -> np.ndarray:
+def batch_latency(series: Series, batch: int = MSER_BATCH) -> np.ndarray:
     """Mean latency of the packets delivered in each batch of ``batch`` buckets.
 
     Batches in which nothing was delivered take the previous batch's value (the first ones,
@@ -95,7 +99,7 @@ def run_pilot(task: dict[str, Any]) -> dict[str, Any]:
     buckets = pilot_buckets(params)
     params, make = resolve_policy(params)
     with hook_errors():
-        _, series = _irqlab.run_series(params, buckets, make)
+        _, series = core.run_series(params, buckets, make)
     # MSER-5 on packet-weighted batch means of 5 buckets: MSER over those means, batch 1.
     z = batch_latency(series, MSER_BATCH)
     result = mser(z, batch=1)

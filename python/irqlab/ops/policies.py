@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from irqlab._irqlab import Coalesce, Itr, Sample
+from irqlab.core import Coalesce, Itr, Sample
 from irqlab.errors import ConfigError, PolicyError
 from irqlab.files import regular_file
 

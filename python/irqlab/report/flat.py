@@ -14,7 +14,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from irqlab.core import Report
 
 #: The lists of entries in a report, and the fields that name an entry rather than measure
 #: it: they are carried into tables as they are and never averaged.
@@ -66,11 +69,12 @@ def instantiate(name: str, indices: Sequence[int]) -> str:
 def is_entry_label(name: str) -> bool:
     """Whether a flattened name is a field naming an entry (``per_core.0.vectors``)."""
     m = _LABEL.match(name)
-    return bool(m) and m["field"] in ENTRY_LABELS.get(m["list"], ())
+    return m is not None and m["field"] in ENTRY_LABELS.get(m["list"], ())
 
 
-def flatten_report(report: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """The report as flat scalars, names joined with dots.
+def flatten_report(report: Report | Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """The report (or a part of one: a section, an entry, a report without its ``scenario``)
+    as flat scalars, names joined with dots.
 
     ``{"latency_us": {"p99": 1.0}}`` → ``{"latency_us.p99": 1.0}``; a list of entries becomes
     numbered names (``per_core.0.cpu.busy``; an empty one, none); a list of scalars its

@@ -136,7 +136,8 @@ def _plotly_js() -> str:
     """The plotly.js bundle the plotly package ships, safe to inline in a <script>."""
     from plotly.offline import get_plotlyjs
 
-    return get_plotlyjs().replace("</script", "<\\/script")
+    bundle: str = get_plotlyjs()
+    return bundle.replace("</script", "<\\/script")
 
 
 def default_out(results: str | Path) -> Path:

@@ -170,10 +170,12 @@ def _sized(
     lack = sum(span[c][WIDE] - span[c][tier] for c in columns)
     for i, c in enumerate(columns):
         column = table.columns[c]
-        changes: dict[str, object] = {"_index": i, "_cells": list(column.cells)}
+        width_of = column.width
         if tier != WIDE:
             given = span[c][tier] + (room * (span[c][WIDE] - span[c][tier]) // lack if lack else 0)
-            changes["width"] = max(given - left - right, 1)
-        out.columns.append(dataclasses.replace(column, **changes))
+            width_of = max(given - left - right, 1)
+        out.columns.append(
+            dataclasses.replace(column, _index=i, _cells=list(column.cells), width=width_of)
+        )
     out.rows = list(table.rows)
     return out

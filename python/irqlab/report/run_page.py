@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from irqlab import shapes, toml_writer
+from irqlab.core import Report
 from irqlab.errors import ConfigError
 from irqlab.formatting import page_number
 from irqlab.report.charts import finite, metric_label, plotly_figure
 from irqlab.report.flat import flatten_report
-from irqlab.report.page import Cell, Code, Figures, Page, Plot, Section, Table
+from irqlab.report.page import Cell, Code, Figures, Image, Page, Plot, Section, Table
 from irqlab.report.parts import scenario_table, shell, value_cell
 from irqlab.report.reading import lookup, read_json
 
@@ -130,7 +131,7 @@ def page(path: Path, title: str | None) -> Page:
             + ", ".join(repr(k) for k in missing),
             None,
         )
-    shapes.check_report(report, path)
+    report = shapes.check_report(report, path)
     scenario = dict(report["scenario"])
     cores = len(report.get("per_core") or ()) or 1
     lede = [
@@ -192,7 +193,7 @@ def page(path: Path, title: str | None) -> Page:
     metrics = Section("metrics", "Key metrics")
     metrics.items.append(Table("key-metrics", "", ["group", "metric", "name", "value"], rows))
 
-    figures = [_latency_figure(report), _cpu_figure(report)]
+    figures: list[Plot | Image] = [_latency_figure(report), _cpu_figure(report)]
     figs = Section("figures", "Figures")
     figs.p(
         "Hover over a bar to read its value; click a legend entry to hide or show its series "
@@ -202,7 +203,7 @@ def page(path: Path, title: str | None) -> Page:
 
     entries = Section("entries", "Cores, queues, classes and apps")
     for name, columns in _ENTRY_COLUMNS.items():
-        items = report.get(name) or []
+        items: list[Any] = lookup(report, name) or []
         if len(items) > 1 or (name == "per_app" and items):
             entries.items.append(_entry_table(name, items, columns))
     sections = [metrics, figs]
@@ -263,9 +264,11 @@ def _entry_table(name: str, items: list[Mapping[str, Any]], columns: Sequence[st
     return Table(f"{name}-table", _ENTRY_TITLES[name], [metric_label(c) for c in shown], rows)
 
 
-def _latency_figure(report: Mapping[str, Any]) -> Plot:
+def _latency_figure(report: Report) -> Plot:
     data = []
-    series = [("latency_us", "to the end of protocol processing")]
+    series: list[tuple[Literal["latency_us", "app_latency_us"], str]] = [
+        ("latency_us", "to the end of protocol processing")
+    ]
     if report.get("per_app") and report.get("app_latency_us"):
         series.append(("app_latency_us", "to the application"))
     for key, name in series:
@@ -291,7 +294,7 @@ def _latency_figure(report: Mapping[str, Any]) -> Plot:
     return plotly_figure("latency", "Latency of the packets, from NIC arrival (µs)", data, layout)
 
 
-def _cpu_figure(report: Mapping[str, Any]) -> Plot:
+def _cpu_figure(report: Report) -> Plot:
     per_core = report.get("per_core") or []
     if len(per_core) > 1:
         names = [f"core {c.get('core', i)}" for i, c in enumerate(per_core)]

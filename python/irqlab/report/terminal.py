@@ -5,7 +5,7 @@ when the host has several (:func:`render`), each laid out to the terminal's widt
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.console import Console, Group
 from rich.table import Table
@@ -14,10 +14,11 @@ from rich.text import Text
 from irqlab.formatting import count, kilo, mbps, percent, percent_bare, short
 from irqlab.report.layout import fit
 
+if TYPE_CHECKING:
+    from irqlab.core import CpuCategory, Report
 
-def _setting(
-    report: Mapping[str, Any], scenario: Mapping[str, Any] | None, key: str, default: Any
-) -> Any:
+
+def _setting(report: Report, scenario: Mapping[str, Any] | None, key: str, default: Any) -> Any:
     """A scenario value: the report's echo of what ran, else ``scenario``, else ``default``."""
     for source in (report.get("scenario"), scenario):
         if source and key in source:
@@ -29,7 +30,7 @@ def _grouped(group: str, rows: Sequence[tuple[str, str]]) -> list[tuple[str, str
     return [(group if i == 0 else "", m, v) for i, (m, v) in enumerate(rows)]
 
 
-def render_table(report: Mapping[str, Any], scenario: Mapping[str, Any] | None = None) -> Table:
+def render_table(report: Report, scenario: Mapping[str, Any] | None = None) -> Table:
     """The host-wide table, grouped as an engineer reads it.
 
     A one-core host without apps or forwarding gets exactly the groups it always had; a
@@ -108,15 +109,16 @@ def _vectors(values: Sequence[int]) -> str:
     return ", ".join(str(v) for v in values) if values else "—"
 
 
-def render_per_core(report: Mapping[str, Any]) -> Table | None:
+def render_per_core(report: Report) -> Table | None:
     """One row per core (vectors, throughput, latency, CPU shares, IRQs), or None with one.
     Compact enough for an 80-column terminal: rates in thousands, shares in percent; the
     ksoftirqd and app columns only when some core spends time there."""
     per_core = report.get("per_core") or []
     if len(per_core) <= 1:
         return None
-    shares = ["busy", "irq", "softirq"]
-    shares += [n for n in ("ksoftirqd", "app") if any(c["cpu"][n] > 0 for c in per_core)]
+    shares: list[CpuCategory] = ["busy", "irq", "softirq"]
+    optional: tuple[CpuCategory, ...] = ("ksoftirqd", "app")
+    shares += [n for n in optional if any(c["cpu"][n] > 0 for c in per_core)]
     t = Table(title="per core", show_header=True, header_style="bold")
     headers = ["core", "vectors", "kpps", "p99 µs", *(f"{n} %" for n in shares), "IRQ k/s"]
     for i, h in enumerate(headers):
@@ -133,7 +135,15 @@ def render_per_core(report: Mapping[str, Any]) -> Table | None:
     return t
 
 
-def render_per_class(report: Mapping[str, Any]) -> Table | None:
+#: Where a class's packets were dropped, and the field that counts them.
+_DROPPED: dict[str, Literal["dropped_nic", "dropped_socket", "dropped_tx"]] = {
+    "nic": "dropped_nic",
+    "socket": "dropped_socket",
+    "tx": "dropped_tx",
+}
+
+
+def render_per_class(report: Report) -> Table | None:
     """One row per traffic class (offered and delivered rates, loss, latency mean and
     percentiles, drops by place where there are some), or None with one class."""
     per_class = report.get("per_class") or []
@@ -143,7 +153,7 @@ def render_per_class(report: Mapping[str, Any]) -> Table | None:
     t = Table(title="per traffic class (rates in kpps)", show_header=True, header_style="bold")
     headers = ["class", "share", "offered", "kpps", "loss %", "mean µs", "p50 µs", "p99 µs"]
     # packets dropped, by place, when some class lost some
-    places = [p for p in ("nic", "socket", "tx") if any(c[f"dropped_{p}"] for c in per_class)]
+    places = [p for p, key in _DROPPED.items() if any(c[key] for c in per_class)]
     if places:
         headers.append("drops")
     if apps:
@@ -162,7 +172,7 @@ def render_per_class(report: Mapping[str, Any]) -> Table | None:
             short(c["latency_us"]["p99"]),
         ]
         if places:
-            drops = [f"{p} {short(c[f'dropped_{p}'])}" for p in places if c[f"dropped_{p}"]]
+            drops = [f"{p} {short(c[_DROPPED[p]])}" for p in places if c[_DROPPED[p]]]
             cells.append(", ".join(drops) or "0")
         if apps:
             cells += [short(c["app_latency_us"]["p99"]), mbps(c.get("goodput_bps"))]
@@ -170,7 +180,7 @@ def render_per_class(report: Mapping[str, Any]) -> Table | None:
     return t
 
 
-def render(report: Mapping[str, Any], scenario: Mapping[str, Any] | None = None) -> Group:
+def render(report: Report, scenario: Mapping[str, Any] | None = None) -> Group:
     """Everything ``irqlab run`` prints: the host-wide table, then the per-core table (several
     cores) and the per-class table (several classes)."""
     parts = [render_table(report, scenario), render_per_core(report), render_per_class(report)]
@@ -180,7 +190,7 @@ def render(report: Mapping[str, Any], scenario: Mapping[str, Any] | None = None)
 
 
 def print_table(
-    report: Mapping[str, Any],
+    report: Report,
     scenario: Mapping[str, Any] | None = None,
     console: Console | None = None,
 ) -> None:

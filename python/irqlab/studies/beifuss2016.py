@@ -262,7 +262,7 @@ def paper_table(
         r = at(loads, strategy, rate_pps=rate)
         return r[col], r.get(f"{col}.ci95", np.nan)
 
-    def lat(df_get, strategy, key, cls: str | None) -> str:
+    def lat(df_get: str, strategy: str, key: float, cls: str | None) -> str:
         df = shares if df_get == "s" else loads
         col = "latency_us.mean" if cls is None else class_column(df, cls, "latency_us.mean")
         v, ci = (s if df_get == "s" else ld)(strategy, key, col)

@@ -24,6 +24,7 @@ predictions.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -54,7 +55,7 @@ BASE = {
     "app": [{"core": 1, "cost_ns": 900, "cost_dist": "deterministic", "flows": [0]}],
 }
 #: rx-usecs as the letter sets it with ethtool -C.
-RX = {
+RX: dict[str, dict[str, Any]] = {
     "0": {"nic.itr_us": 0},
     "adaptive": {"driver.moderation": "ixgbe-legacy"},
     "100": {"nic.itr_us": 100},

@@ -112,6 +112,7 @@ class Plan:
     windows: int
 
 
+FULL_BUDGETS: tuple[int, ...]
 FULL_BUDGETS = (1, 5, 10, 20, 35, 50, 70, 100, 150, 200, 300, 400, 500, 600, 750, 900)
 FULL_BUDGETS = (*FULL_BUDGETS, 1200, 1500, 2000, 3000)
 FULL = Plan(
@@ -465,7 +466,7 @@ def paper_table(
     best = []
     for m in sorted(fig10["mults"].unique()):
         g = {s: at(fig10, s, 1500, m)["goodput_pps"] for s in SCHEMES[:4]}
-        best.append(f"{m}: {LABELS[max(g, key=g.get)]}")
+        best.append(f"{m}: {LABELS[max(g, key=lambda s: g[s])]}")
     row("Fig. 10: best scheme by application work", "RHIP and AIC", "; ".join(best), "evidence")
     qa_vs_napi = [
         at(fig10, "qapolling", 1500, m)["goodput_pps"] / at(fig10, "napi", 1500, m)["goodput_pps"]

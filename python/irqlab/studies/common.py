@@ -14,7 +14,8 @@ import irqlab
 
 
 class Planned(Protocol):
-    """How long and how often a study runs each point (a study's plan has these, and more)."""
+    """How long and how often a study runs each point (a study's plan has these, and more;
+    read-only, as a frozen dataclass has them)."""
 
     @property
     def duration_ms(self) -> float: ...

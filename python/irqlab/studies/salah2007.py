@@ -201,7 +201,7 @@ def _mean_size() -> float:
     return mean_frame_bytes(BURSTY_BASE)
 
 
-def _analysis(base: Mapping[str, Any], rates: Sequence[float]) -> pd.DataFrame:
+def _analysis(base: Mapping[str, Any], rates: Sequence[float] | np.ndarray) -> pd.DataFrame:
     frames = []
     for scheme in ANALYSED:
         params = irqlab.resolve({**base, "scheme": scheme})
@@ -244,7 +244,7 @@ def run(sweeps: Sweeps, plan: Plan) -> dict[str, pd.DataFrame]:
 
     rates = plan.param_rates
     polling = ("poll", "napi-poll")
-    fig10 = {
+    fig10: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         "fig10_tau": (
             {"scheme": "coalesce-count"},
             {"nic.rx_frames": plan.taus},
@@ -470,7 +470,7 @@ def plot_fig10(tables: Mapping[str, pd.DataFrame]) -> Figure:
         ("cpu.idle", 1.0, "CPU availability"),
         ("latency_us.mean", 1.0, "mean latency (µs)"),
     ]
-    rows = [
+    rows: list[list[tuple[pd.DataFrame, str, str, str, str | None]]] = [
         [
             (tables["fig10_tau"], "nic.rx_frames", "τ = {}", "-", None),
             (tables["fig10_T"], "nic.rx_usecs", "T = {:g} µs", ":", None),

@@ -94,7 +94,7 @@ def tune(
     ``progress(done, most)`` is called after each run. With ``out``, writes the folder
     described in docs/tune.md and resumes from it.
     """
-    from irqlab import _irqlab
+    from irqlab import core
     from irqlab.experiments.executors import make_executor
     from irqlab.experiments.tasks import run_replication
     from irqlab.report import flatten_report
@@ -127,7 +127,7 @@ def tune(
     probe["run.duration_ms"] = min(float(cast(float, base["run.duration_ms"])), 0.1)
     probe["run.warmup_ms"] = 0.0
     check_metrics(
-        flatten_report(_irqlab.run(probe)),
+        flatten_report(core.run(probe)),
         [(f"{option('--slo', 'slos:')} {str(s)!r}", s.metric) for s in slo_list]
         + [(option(f"--minimize {minimize}", f"minimize={minimize!r}"), minimize)],
     )
