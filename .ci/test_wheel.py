@@ -139,7 +139,6 @@ def the_wheel(directory: Path) -> Path:
     if (python, abi) != ("cp311", "abi3"):
         sys.exit(f"test-wheel: {wheel.name} is not an abi3 wheel for CPython ≥ 3.11")
     print(f"wheel: {wheel.name} ({platform})", flush=True)
-    check_typed(wheel)
     return wheel
 
 
@@ -245,10 +244,12 @@ def main() -> None:
 
     if args.build_only:
         wheel = build_wheel(args.build_only.resolve())
+        check_typed(wheel)
         print(f"wheel: {wheel} (pip install it; no Rust needed)", flush=True)
         return
     started = time.monotonic()
     wheel = the_wheel(args.wheel_dir.resolve()) if args.wheel_dir else build_wheel(WORK / "dist")
+    check_typed(wheel)
     env_dir = WORK / "venv"
     fresh_venv(env_dir, args.system_site_packages)
     env, dropped = rustless_env(env_dir, not args.no_constraints, dict(os.environ))

@@ -201,6 +201,29 @@ def test_the_script_takes_only_an_abi3_wheel(tmp_path, name, ok):
             script.the_wheel(tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("files", "missing"),
+    [
+        (["irqlab/__init__.py", "irqlab/py.typed", "irqlab/_irqlab.pyi"], None),
+        (["irqlab/__init__.py", "irqlab/_irqlab.pyi"], "irqlab/py.typed"),
+        (["irqlab/__init__.py", "irqlab/py.typed"], "irqlab/_irqlab.pyi"),
+    ],
+)
+def test_the_script_takes_only_a_typed_wheel(tmp_path, files, missing):
+    import zipfile
+
+    script = load_script()
+    wheel = tmp_path / "irqlab-0.1.0-cp311-abi3-win_amd64.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for f in files:
+            z.writestr(f, "")
+    if missing is None:
+        script.check_typed(wheel)
+    else:
+        with pytest.raises(SystemExit, match=f"lacks {missing}"):
+            script.check_typed(wheel)
+
+
 def test_make_and_ci_run_the_wheel_test():
     assert re.search(r"^test-wheel:.*## ", (ROOT / "Makefile").read_text(), re.M)
     assert "python3 .ci/test_wheel.py --pytest" in (ROOT / ".ci" / "run").read_text()

@@ -1,5 +1,7 @@
 """A run's report and the results made of runs, shown to a person.
 
+- :class:`Report`: what a run's report holds, key by key (a ``TypedDict``: the type of the dict
+  :func:`irqlab.run` returns; defined with the core's other shapes in :mod:`irqlab.core`);
 - ``flat``: a report as flat rows for data frames (:func:`flatten_report`, ``per_core.1.…``);
 - ``terminal``: the tables ``irqlab run`` prints (:func:`render`);
 - ``layout``: tables laid out to the output's width, never cutting a value;
@@ -17,6 +19,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from irqlab.core import Report
 from irqlab.formatting import count
 from irqlab.report.flat import (
     ENTRY_LABELS,
@@ -50,6 +53,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ENTRY_LABELS",
+    "Report",
     "count",
     "decode_list",
     "default_out",
