@@ -236,13 +236,12 @@ fn check_placement(
     if traffic.kind == TrafficKind::Rr
         && let Some(f) = (0..traffic.flows as u32).find(|&f| topology.app_of(f).is_none())
     {
-        return Err(Error::Inconsistent {
-            key: rr::CLIENTS.into(),
-            value: p.get(rr::CLIENTS).to_string(),
-            reason: format!(
+        return Err(p.inconsistent(
+            rr::CLIENTS,
+            format!(
                 "client {f}'s flow reaches no app, so its requests would never be answered; give it to an app (app.N.flows)"
             ),
-        });
+        ));
     }
     if !scheme.uses_poll_loop() {
         return Ok(());
@@ -253,15 +252,14 @@ fn check_placement(
         } else {
             crate::topology::IRQ_AFFINITY
         };
-        return Err(Error::Inconsistent {
-            key: key.into(),
-            value: p.get(key).to_string(),
-            reason: format!(
+        return Err(p.inconsistent(
+            key,
+            format!(
                 "scheme \"{}\" runs Salah's polling loop, one queue vector per core; core {c} has {}",
                 scheme.name(),
                 topology.core_vectors[c].len()
             ),
-        });
+        ));
     }
     if host.forward {
         return Err(Error::Inconsistent {
@@ -292,11 +290,10 @@ fn check_scheme_settings(
     }
     moderation.check_scheme(scheme)?;
     if scheme == Scheme::Ideal && kernel::soft_coalescing(p) {
-        return Err(Error::Inconsistent {
-            key: kernel::NAPI_DEFER_HARD_IRQS.into(),
-            value: p.get(kernel::NAPI_DEFER_HARD_IRQS).to_string(),
-            reason: "scheme \"ideal\" has no interrupt cost, and software IRQ coalescing would add the NAPI timer's interrupts (platform.poll_timer_ns); use it with scheme \"napi\"".into(),
-        });
+        return Err(p.inconsistent(
+            kernel::NAPI_DEFER_HARD_IRQS,
+            "scheme \"ideal\" has no interrupt cost, and software IRQ coalescing would add the NAPI timer's interrupts (platform.poll_timer_ns); use it with scheme \"napi\"",
+        ));
     }
     if scheme.uses_poll_loop() && classes > 1 {
         return Err(Error::Inconsistent {

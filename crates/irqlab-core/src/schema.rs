@@ -571,6 +571,16 @@ impl Params {
             .collect()
     }
 
+    /// The error of `key`'s value, which its range allows but the rest of the scenario does
+    /// not: `key = value: reason`.
+    pub fn inconsistent(&self, key: &str, reason: impl Into<String>) -> Error {
+        Error::Inconsistent {
+            key: key.to_string(),
+            value: self.get(key).to_string(),
+            reason: reason.into(),
+        }
+    }
+
     pub fn get(&self, key: &str) -> &Value {
         self.values
             .get(key)
@@ -683,18 +693,18 @@ pub fn unknown_name(key: &str, name: &str, names: &'static [&'static str]) -> Er
     }
 }
 
-/// Declares a closed set of variants that a string key chooses from: a unit enum, its
-/// names (`NAMES`, the allowed values the key table lists), `name`, and `parse`, whose
-/// error for an unknown name is the table's (it lists the known names). The match is
-/// exhaustive: a name maps to a variant or is an error, never a silent default. With
-/// `key: K;` the set belongs to one key, and `from_name` and `of` read it; without, the set
-/// serves several keys (the distributions of the costs), read with `read(p, key)`.
+/// Declares a closed set of variants that a string key chooses from: a unit enum (`Clone`,
+/// `Copy`, `Debug`, `PartialEq`, `Eq`: a name is a value), its names (`NAMES`, the allowed
+/// values the key table lists), `name`, and `parse`, whose error for an unknown name is the
+/// table's (it lists the known names). The match is exhaustive: a name maps to a variant or is
+/// an error, never a silent default. With `key: K;` the set belongs to one key, and
+/// `from_name` and `of` read it; without, the set serves several keys (the distributions of
+/// the costs), read with `read(p, key)`.
 ///
 /// ```text
 /// registry! {
 ///     key: "nic.cause_mode";
 ///     /// How re-enabling the vector treats a latched cause.
-///     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 ///     pub enum CauseMode {
 ///         Latched = "latched",
 ///         Armed = "armed",
@@ -738,6 +748,7 @@ macro_rules! registry {
         }
     ) => {
         $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         $vis enum $name {
             $( $(#[$vmeta])* $variant ),+
         }
@@ -774,3 +785,74 @@ macro_rules! registry {
     };
 }
 pub(crate) use registry;
+
+/// Declares a part's keys once: a constant per key and the list of them, in order (what the
+/// warnings name and the check that each key of the table belongs to one part reads). An
+/// entry is `NAME = "key"` (a key of this part: `pub const NAME: &str`), `NAME = ["a", "b"]`
+/// (a cost's pair of keys, its mean and its distribution: `pub const NAME: [&str; 2]`), a
+/// path to a key declared elsewhere (`super::config::ALPHA`), or a named sub-list,
+/// `GROUP = [entries]`, declared as a list of its own and part of this one.
+///
+/// ```text
+/// keys! {
+///     /// The kernel's keys.
+///     pub KEYS = [
+///         /// What Salah's polling loop replaces.
+///         pub SOFTIRQ_KEYS = [
+///             NAPI_WEIGHT = "kernel.napi_weight",
+///             NETDEV_BUDGET = "kernel.netdev_budget",
+///         ],
+///         HZ = "kernel.hz",
+///     ];
+/// }
+/// ```
+macro_rules! keys {
+    ($(#[$meta:meta])* $vis:vis $list:ident = [ $($entries:tt)* ] $(;)?) => {
+        $crate::schema::keys!(@munch [$(#[$meta])* $vis $list] [] $($entries)*);
+    };
+    // all read: the list
+    (@munch [$(#[$meta:meta])* $vis:vis $list:ident] [$($acc:expr,)*] $(,)?) => {
+        $(#[$meta])*
+        $vis const $list: &[&str] = &[$($acc),*];
+    };
+    // a cost's two keys
+    (@munch $head:tt [$($acc:tt)*]
+        $(#[$meta:meta])* $name:ident = [$mean:literal, $dist:literal] $(, $($rest:tt)*)?) => {
+        $(#[$meta])*
+        pub const $name: [&str; 2] = [$mean, $dist];
+        $crate::schema::keys!(@munch $head [$($acc)* $name[0], $name[1],] $($($rest)*)?);
+    };
+    // a sub-list: declared on its own, then its names join this list
+    (@munch $head:tt [$($acc:tt)*]
+        $(#[$meta:meta])* $vis:vis $group:ident = [ $($inner:tt)* ] $(, $($rest:tt)*)?) => {
+        $crate::schema::keys!($(#[$meta])* $vis $group = [ $($inner)* ]);
+        $crate::schema::keys!(@names $head [$($acc)*] [$($($rest)*)?] $($inner)*);
+    };
+    // a key of this part
+    (@munch $head:tt [$($acc:tt)*]
+        $(#[$meta:meta])* $name:ident = $key:literal $(, $($rest:tt)*)?) => {
+        $(#[$meta])*
+        pub const $name: &str = $key;
+        $crate::schema::keys!(@munch $head [$($acc)* $name,] $($($rest)*)?);
+    };
+    // a key declared elsewhere
+    (@munch $head:tt [$($acc:tt)*] $key:path $(, $($rest:tt)*)?) => {
+        $crate::schema::keys!(@munch $head [$($acc)* $key,] $($($rest)*)?);
+    };
+    // the names of a sub-list's entries (declared already), then on with the rest
+    (@names $head:tt [$($acc:tt)*] [$($rest:tt)*] $(,)?) => {
+        $crate::schema::keys!(@munch $head [$($acc)*] $($rest)*);
+    };
+    (@names $head:tt [$($acc:tt)*] $rest:tt
+        $(#[$meta:meta])* $name:ident = [$mean:literal, $dist:literal] $(, $($inner:tt)*)?) => {
+        $crate::schema::keys!(@names $head [$($acc)* $name[0], $name[1],] $rest $($($inner)*)?);
+    };
+    (@names $head:tt [$($acc:tt)*] $rest:tt
+        $(#[$meta:meta])* $name:ident = $key:literal $(, $($inner:tt)*)?) => {
+        $crate::schema::keys!(@names $head [$($acc)* $name,] $rest $($($inner)*)?);
+    };
+    (@names $head:tt [$($acc:tt)*] $rest:tt $key:path $(, $($inner:tt)*)?) => {
+        $crate::schema::keys!(@names $head [$($acc)* $key,] $rest $($($inner)*)?);
+    };
+}
+pub(crate) use keys;

@@ -14,20 +14,26 @@
 
 use super::config::{ALPHA, BETA, BUFLOW, BUFUPPER, MICRO};
 use super::{Band, Controller, Interval, Knobs, band};
-use crate::schema::registry;
+use crate::schema::{keys, registry};
 use crate::time::SimDuration;
 
 /// `adapt.scheme = "aic"`.
 pub const KIND: &str = "aic";
-pub const MIN_RATE: &str = "adapt.aic_min_rate";
-pub const MAX_RATE: &str = "adapt.aic_max_rate";
-pub const RATE_STEP: &str = "adapt.aic_rate_step";
-/// How often the rate is divided ([`Decrease`]).
-pub const DECREASE: &str = "adapt.aic_decrease";
-/// The keys it reads.
-pub const KEYS: &[&str] = &[
-    BUFLOW, BUFUPPER, ALPHA, BETA, MICRO, MIN_RATE, MAX_RATE, RATE_STEP, DECREASE,
-];
+keys! {
+    /// The keys it reads.
+    pub KEYS = [
+        BUFLOW,
+        BUFUPPER,
+        ALPHA,
+        BETA,
+        MICRO,
+        MIN_RATE = "adapt.aic_min_rate",
+        MAX_RATE = "adapt.aic_max_rate",
+        RATE_STEP = "adapt.aic_rate_step",
+        /// How often the rate is divided ([`Decrease`]).
+        DECREASE = "adapt.aic_decrease",
+    ];
+}
 /// What its results depend on beyond the paper.
 pub const CHOICE_NOTE: &str = "adapt.scheme = \"aic\": AIC's rule on the interrupt rate (adapt.alpha, \
      adapt.beta, adapt.aic_rate_step, adapt.aic_decrease) is irqlab's choice: this \
@@ -36,7 +42,6 @@ pub const CHOICE_NOTE: &str = "adapt.scheme = \"aic\": AIC's rule on the interru
 registry! {
     key: DECREASE;
     /// How often AIC divides the interrupt rate.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Decrease {
         /// At most once per sampling interval.
         PerInterval = "per-interval",

@@ -67,7 +67,6 @@ pub const NONE: &str = "none";
 registry! {
     key: config::SCHEME;
     /// Which controller (`adapt.scheme`): one line per controller, its name from its file.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Scheme {
         None = NONE,
         QaPolling = qapolling::KIND,

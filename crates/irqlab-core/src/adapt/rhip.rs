@@ -15,30 +15,28 @@
 
 use super::config::{ALPHA, BETA, BUDGET_MAX, BUDGET_MIN, BUFLOW, BUFUPPER};
 use super::{Band, BudgetRule, Controller, Interval, Knobs, band};
+use crate::schema::keys;
 use crate::time::SimDuration;
 
 /// `adapt.scheme = "rhip"`, and the variant without the ksoftirqd rule.
 pub const KIND: &str = "rhip";
 pub const KIND_NOKSD: &str = "rhip-noksd";
-pub const RATE: &str = "adapt.rhip_rate";
-pub const BUDGET: &str = "adapt.rhip_budget";
-pub const T_DECREASE: &str = "adapt.t_decrease";
-pub const T_INCREASE_NS: &str = "adapt.t_increase_ns";
-pub const T_SNAP_NS: &str = "adapt.t_snap_ns";
-/// The keys it reads.
-pub const KEYS: &[&str] = &[
-    BUFLOW,
-    BUFUPPER,
-    ALPHA,
-    BETA,
-    BUDGET_MIN,
-    BUDGET_MAX,
-    RATE,
-    BUDGET,
-    T_DECREASE,
-    T_INCREASE_NS,
-    T_SNAP_NS,
-];
+keys! {
+    /// The keys it reads.
+    pub KEYS = [
+        BUFLOW,
+        BUFUPPER,
+        ALPHA,
+        BETA,
+        BUDGET_MIN,
+        BUDGET_MAX,
+        RATE = "adapt.rhip_rate",
+        BUDGET = "adapt.rhip_budget",
+        T_DECREASE = "adapt.t_decrease",
+        T_INCREASE_NS = "adapt.t_increase_ns",
+        T_SNAP_NS = "adapt.t_snap_ns",
+    ];
+}
 /// What its results depend on beyond the paper.
 pub const CHOICE_NOTE: &str = "adapt.scheme = rhip: the unit of the paper's \"+500\" (adapt.t_increase_ns, \
      ns) and the budget rule taken from QAPolling (adapt.alpha, adapt.beta) are \

@@ -66,7 +66,6 @@ const TIRED_MAX: u8 = 2 * NUM_PROFILES as u8;
 registry! {
     key: MODE;
     /// The CQ period mode: which profile table, and whether each completion restarts the timer.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum DimMode {
         /// `DIM_CQ_PERIOD_MODE_START_FROM_EQE`.
         Eqe = "eqe",

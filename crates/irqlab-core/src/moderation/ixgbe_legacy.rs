@@ -30,13 +30,18 @@
 
 use super::{Counters, Itr, Policy, Sample, Totals, Variant, Write};
 use crate::error::Error;
-use crate::schema::{Params, registry};
+use crate::schema::{Params, keys, registry};
 use crate::time::{PS_PER_US, SimDuration, SimTime};
 
-/// The bulk class's interrupt rate (8000 or 12000).
-pub const BULK_RATE: &str = "driver.legacy_bulk_rate";
-/// How the elapsed time is estimated ([`Elapsed`]).
-pub const ELAPSED: &str = "driver.legacy_elapsed";
+keys! {
+    /// The keys it reads.
+    pub KEYS = [
+        /// The bulk class's interrupt rate (8000 or 12000).
+        BULK_RATE = "driver.legacy_bulk_rate",
+        /// How the elapsed time is estimated ([`Elapsed`]).
+        ELAPSED = "driver.legacy_elapsed",
+    ];
+}
 
 /// `IXGBE_100K_ITR`: the target of the `lowest_latency` class (10 µs).
 pub const IXGBE_100K_ITR: u16 = 40;
@@ -73,7 +78,6 @@ pub fn write_eitr(itr: &mut u16, new: u16) -> Option<Write> {
 registry! {
     key: ELAPSED;
     /// How the driver estimates the time since the previous update.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Elapsed {
         /// The driver's assumption: the currently programmed interval, `itr >> 2` µs.
         Itr = "itr",
@@ -244,7 +248,7 @@ pub struct Config {
 
 impl Variant for IxgbeLegacy {
     const KIND: &'static str = "ixgbe-legacy";
-    const KEYS: &'static [&'static str] = &[BULK_RATE, ELAPSED];
+    const KEYS: &'static [&'static str] = KEYS;
     const ADAPTIVE: bool = true;
     const ITR: Itr = Itr::Programs;
     type Config = Config;

@@ -44,20 +44,24 @@
 use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval, write_eitr};
 use super::{Counters, Itr, Policy, Sample, Totals, Variant, Write};
 use crate::error::Error;
-use crate::schema::{Params, registry};
+use crate::schema::{Params, keys, registry};
 use crate::time::{PS_PER_NS, SimDuration, SimTime};
 
-pub const RATE_MAX: &str = "driver.linear_rate_max";
-pub const RATE_MIN: &str = "driver.linear_rate_min";
-pub const PPS_MAX: &str = "driver.linear_pps_max";
-pub const MIN_UPDATE_US: &str = "driver.linear_min_update_us";
-/// How the elapsed time is measured ([`Elapsed`]).
-pub const ELAPSED: &str = "driver.linear_elapsed";
+keys! {
+    /// The keys it reads.
+    pub KEYS = [
+        RATE_MAX = "driver.linear_rate_max",
+        RATE_MIN = "driver.linear_rate_min",
+        PPS_MAX = "driver.linear_pps_max",
+        MIN_UPDATE_US = "driver.linear_min_update_us",
+        /// How the elapsed time is measured ([`Elapsed`]).
+        ELAPSED = "driver.linear_elapsed",
+    ];
+}
 
 registry! {
     key: ELAPSED;
     /// How the patch measures the time since its last update.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Elapsed {
         /// The whole elapsed time.
         Measured = "measured",
@@ -203,7 +207,7 @@ pub struct Config {
 
 impl Variant for Linear {
     const KIND: &'static str = "linear";
-    const KEYS: &'static [&'static str] = &[RATE_MAX, RATE_MIN, PPS_MAX, MIN_UPDATE_US, ELAPSED];
+    const KEYS: &'static [&'static str] = KEYS;
     const ADAPTIVE: bool = true;
     const ITR: Itr = Itr::Programs;
     type Config = Config;

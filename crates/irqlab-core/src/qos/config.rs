@@ -5,28 +5,31 @@
 use super::{BE, BE_NAME, Discipline, RT, RT_NAME, Strategy};
 use crate::error::Error;
 use crate::nic::config::QUEUES;
-use crate::schema::{Params, Value, field_key, registry};
+use crate::schema::{Params, Value, field_key, keys, registry};
 use crate::scheme::Scheme;
 use crate::traffic::config::{CLASS_NAME, CLASS_SHARE, CLASSES};
 use crate::warnings::{Warnings, no_effect};
 
-/// The key that chooses the strategy.
-pub const STRATEGY: &str = "qos.strategy";
-/// The share of RT packets.
-pub const RT_SHARE: &str = "qos.rt_share";
-/// The LL driver's ring budgets, `[BE, RT]` (empty: the strategy's own).
-pub const RING_BUDGETS: &str = "qos.ring_budgets";
-/// The ring a pass visits first ([`RingOrder`]).
-pub const RING_ORDER: &str = "qos.ring_order";
-/// The QoS keys.
-pub const KEYS: &[&str] = &[STRATEGY, RT_SHARE, RING_BUDGETS, RING_ORDER];
-/// The keys of a strategy.
-const STRATEGY_KEYS: &[&str] = &[RT_SHARE, RING_BUDGETS, RING_ORDER];
+keys! {
+    /// The QoS keys.
+    pub KEYS = [
+        /// The key that chooses the strategy.
+        STRATEGY = "qos.strategy",
+        /// The keys of a strategy.
+        STRATEGY_KEYS = [
+            /// The share of RT packets.
+            RT_SHARE = "qos.rt_share",
+            /// The LL driver's ring budgets, `[BE, RT]` (empty: the strategy's own).
+            RING_BUDGETS = "qos.ring_budgets",
+            /// The ring a pass visits first ([`RingOrder`]).
+            RING_ORDER = "qos.ring_order",
+        ],
+    ];
+}
 
 registry! {
     key: RING_ORDER;
     /// The order in which a pass visits the rings.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum RingOrder {
         /// RT first.
         RtFirst = "rt-first",
@@ -78,14 +81,6 @@ pub struct Context<'a> {
     pub budgets: Vec<u64>,
 }
 
-pub(super) fn inconsistent(p: &Params, key: &str, reason: impl Into<String>) -> Error {
-    Error::Inconsistent {
-        key: key.into(),
-        value: p.get(key).to_string(),
-        reason: reason.into(),
-    }
-}
-
 /// Reads the `qos.*` keys and checks the strategy against the scheme (Salah's polling loop
 /// has one ring per vector). With a strategy, sets the classes `be` and `rt` from
 /// `qos.rt_share` (so that the resolved scenario lists them) and, for `rr`, two queue vectors
@@ -93,14 +88,13 @@ pub(super) fn inconsistent(p: &Params, key: &str, reason: impl Into<String>) -> 
 pub fn prepare(p: &mut Params, scheme: Scheme) -> Result<Strategy, Error> {
     let strategy = prepare_classes(p)?;
     if scheme.uses_poll_loop() && strategy != Strategy::Off {
-        return Err(Error::Inconsistent {
-            key: STRATEGY.into(),
-            value: p.get(STRATEGY).to_string(),
-            reason: format!(
+        return Err(p.inconsistent(
+            STRATEGY,
+            format!(
                 "scheme \"{}\" runs Salah's polling loop, one ring per vector; QoS needs a NAPI scheme (napi, irq, coalesce-count, coalesce-time, ideal)",
                 scheme.name()
             ),
-        });
+        ));
     }
     Ok(strategy)
 }
@@ -124,8 +118,7 @@ fn prepare_classes(p: &mut Params) -> Result<Strategy, Error> {
         });
     }
     if !budgets.is_empty() && budgets.len() != 2 {
-        return Err(inconsistent(
-            p,
+        return Err(p.inconsistent(
             RING_BUDGETS,
             "must be two ring budgets, [BE, RT] (the driver's PRB order)",
         ));

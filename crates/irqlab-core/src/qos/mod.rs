@@ -49,7 +49,6 @@ registry! {
     key: config::STRATEGY;
     /// How the driver serves the vector's Rx rings (`qos.strategy`): one line per strategy,
     /// its name from its file.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Strategy {
         Off = off::KIND,
         Sq = sq::KIND,

@@ -8,28 +8,29 @@ use std::sync::Arc;
 use super::replay::ReplayConfig;
 use super::{cbr, onoff, pcap, poisson, rr};
 use crate::error::Error;
-use crate::schema::{Params, Value, field_key, registry};
+use crate::schema::{Params, Value, field_key, keys, registry};
 use crate::warnings::{Warnings, no_effect};
 
-/// The key that chooses the kind of source ([`TrafficKind`]).
-pub const KIND: &str = "traffic.kind";
-pub const RATE_PPS: &str = "traffic.rate_pps";
-pub const SIZE_BYTES: &str = "traffic.size_bytes";
-pub const SIZES: &str = "traffic.sizes";
-pub const FLOWS: &str = "traffic.flows";
-pub const FLOW_ZIPF_S: &str = "traffic.flow_zipf_s";
+keys! {
+    /// The keys of every kind of traffic.
+    pub KEYS = [
+        /// The key that chooses the kind of source ([`TrafficKind`]).
+        KIND = "traffic.kind",
+        RATE_PPS = "traffic.rate_pps",
+        SIZE_BYTES = "traffic.size_bytes",
+        SIZES = "traffic.sizes",
+        FLOWS = "traffic.flows",
+        FLOW_ZIPF_S = "traffic.flow_zipf_s",
+    ];
+}
 /// The traffic classes, numbered entries (`traffic.classes.N.name`, `.share`).
 pub const CLASSES: &str = "traffic.classes";
 pub const CLASS_NAME: &str = "name";
 pub const CLASS_SHARE: &str = "share";
 
-/// The keys of every kind of traffic.
-pub const KEYS: &[&str] = &[KIND, RATE_PPS, SIZE_BYTES, SIZES, FLOWS, FLOW_ZIPF_S];
-
 registry! {
     key: KIND;
     /// The arrival process: one line per kind, its name from its file.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum TrafficKind {
         Poisson = poisson::KIND,
         Cbr = cbr::KIND,

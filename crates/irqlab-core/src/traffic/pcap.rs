@@ -5,18 +5,21 @@
 use super::config::{FLOW_ZIPF_S, FLOWS, RATE_PPS, SIZE_BYTES, SIZES, SizeDist};
 use super::replay::{ReplayConfig, Scan};
 use crate::error::Error;
-use crate::schema::{Params, Value};
+use crate::schema::{Params, Value, keys};
 use crate::warnings::{Warnings, no_effect};
 
 /// Its name.
 pub const KIND: &str = "pcap";
-/// The capture's file.
-pub const PCAP: &str = "traffic.pcap";
-pub const SPEEDUP: &str = "traffic.speedup";
-/// Passes over the capture (0: until the run ends).
-pub const LOOP: &str = "traffic.loop";
-/// What only a replay uses.
-pub const KEYS: &[&str] = &[PCAP, SPEEDUP, LOOP];
+keys! {
+    /// What only a replay uses.
+    pub KEYS = [
+        /// The capture's file.
+        PCAP = "traffic.pcap",
+        SPEEDUP = "traffic.speedup",
+        /// Passes over the capture (0: until the run ends).
+        LOOP = "traffic.loop",
+    ];
+}
 
 /// The replay of `traffic.pcap`: its capture read once (every error a reader finds surfaces
 /// here, naming the key), and the settings checked against it.
@@ -41,14 +44,13 @@ pub fn configure(p: &Params) -> Result<ReplayConfig, Error> {
     let scan = Scan::cached(std::path::Path::new(path)).map_err(|e| bad(e.0))?;
     let loops = p.u64(LOOP);
     if scan.period_ps() == 0 && loops != 1 {
-        return Err(Error::Inconsistent {
-            key: LOOP.into(),
-            value: p.get(LOOP).to_string(),
-            reason: format!(
+        return Err(p.inconsistent(
+            LOOP,
+            format!(
                 "the capture has no duration to repeat ({}), so it can be played once only",
                 no_duration(&scan)
             ),
-        });
+        ));
     }
     Ok(ReplayConfig {
         path: path.into(),
