@@ -36,6 +36,21 @@ pub fn keys() -> Vec<&'static str> {
     out
 }
 
+/// The settings of a policy that reads the link speed and nothing else (`ixgbe`, `i40e`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpeed {
+    /// The link speed the driver reads (`driver.link_gbps`, resolved to the NIC's).
+    pub link_gbps: f64,
+}
+
+impl LinkSpeed {
+    pub fn from_params(p: &Params) -> Result<LinkSpeed, Error> {
+        Ok(LinkSpeed {
+            link_gbps: p.f64(LINK_GBPS),
+        })
+    }
+}
+
 registry! {
     key: FIRST_PACKET;
     /// Who processes the first packet of a busy period under disable-enable and hybrid.
@@ -241,7 +256,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             sc.moderation,
-            Moderation::Ixgbe(crate::moderation::ixgbe::Config { link_gbps: 25.0 })
+            Moderation::Ixgbe(LinkSpeed { link_gbps: 25.0 })
         );
         assert_eq!(sc.params.f64("driver.link_gbps"), 25.0);
         let sc = build(&[
@@ -252,7 +267,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             sc.moderation,
-            Moderation::I40e(crate::moderation::i40e::Config { link_gbps: 40.0 })
+            Moderation::I40e(LinkSpeed { link_gbps: 40.0 })
         );
         assert_eq!(sc.params.f64("driver.link_gbps"), 40.0);
     }

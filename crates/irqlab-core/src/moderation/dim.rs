@@ -156,38 +156,25 @@ fn significant(val: u64, reference: u64) -> bool {
 
 /// `net_dim_stats_compare`.
 fn compare(cur: &Stats, prev: &Stats) -> Compare {
-    let higher_is_better = |c: u64, p: u64| {
-        if c > p {
-            Compare::Better
-        } else {
-            Compare::Worse
+    // Bytes, then packets per ms: more is better, and a rate that was zero is bettered by any.
+    for (c, p) in [(cur.bpms, prev.bpms), (cur.ppms, prev.ppms)] {
+        if p == 0 {
+            return if c != 0 {
+                Compare::Better
+            } else {
+                Compare::Same
+            };
         }
-    };
-    if prev.bpms == 0 {
-        return if cur.bpms != 0 {
-            Compare::Better
-        } else {
-            Compare::Same
-        };
+        if significant(c, p) {
+            return if c > p {
+                Compare::Better
+            } else {
+                Compare::Worse
+            };
+        }
     }
-    if significant(cur.bpms, prev.bpms) {
-        return higher_is_better(cur.bpms, prev.bpms);
-    }
-    if prev.ppms == 0 {
-        return if cur.ppms != 0 {
-            Compare::Better
-        } else {
-            Compare::Same
-        };
-    }
-    if significant(cur.ppms, prev.ppms) {
-        return higher_is_better(cur.ppms, prev.ppms);
-    }
-    if prev.epms == 0 {
-        return Compare::Same;
-    }
+    // Then interrupts per ms: fewer is better (a zero reference is never significantly off).
     if significant(cur.epms, prev.epms) {
-        // Fewer interrupts is better.
         return if cur.epms < prev.epms {
             Compare::Better
         } else {

@@ -51,7 +51,7 @@
 //! updated and is held at [`TX_RINGLESS`], 50 µs in latency mode (irqlab's model before it had
 //! Tx rings).
 
-use super::config::LINK_GBPS;
+use super::config::{LINK_GBPS, LinkSpeed};
 use super::{Counters, Itr, Policy, Sample, Totals, Variant, Write, link_is};
 use crate::error::Error;
 use crate::schema::Params;
@@ -201,34 +201,27 @@ impl I40e {
         self.by_size(u32::from(BULK), bytes / packets)
     }
 
-    /// `i40e_update_itr` for the Rx container: the new target.
-    fn rx_value(&self, s: &Sample) -> u32 {
-        if s.jiffies > self.rx.next_update {
-            return MIN_USECS | u32::from(LATENCY);
+    /// `i40e_update_itr` for the Rx container (`rx`) or the Tx container: the new target.
+    fn value(&self, rx: bool, s: &Sample) -> u32 {
+        let (c, counters, stale) = if rx {
+            (&self.rx, s.rx(), MIN_USECS)
+        } else {
+            (&self.tx, s.tx(), MAX_USECS)
+        };
+        if s.jiffies > c.next_update {
+            return stale | u32::from(LATENCY);
         }
         if self.itr_countdown > 0 {
-            return u32::from(self.rx.target);
+            return u32::from(c.target);
         }
-        let packets = self.rx.totals.packets(s.rx());
-        let bytes = self.rx.totals.bytes(s.rx());
-        if packets > 0 && packets < 4 && bytes < 9000 && self.tx.target & LATENCY != 0 {
-            return self.by_size(u32::from(LATENCY), bytes / packets);
-        }
-        self.by_count(self.rx.target, packets, bytes)
-    }
-
-    /// `i40e_update_itr` for the Tx container: the new target.
-    fn tx_value(&self, s: &Sample) -> u32 {
-        if s.jiffies > self.tx.next_update {
-            return MAX_USECS | u32::from(LATENCY);
-        }
-        if self.itr_countdown > 0 {
-            return u32::from(self.tx.target);
-        }
-        let packets = self.tx.totals.packets(s.tx());
-        let bytes = self.tx.totals.bytes(s.tx());
-        let mut target = self.tx.target;
-        if packets < 4 {
+        let packets = c.totals.packets(counters);
+        let bytes = c.totals.bytes(counters);
+        let mut target = c.target;
+        if rx {
+            if packets > 0 && packets < 4 && bytes < 9000 && self.tx.target & LATENCY != 0 {
+                return self.by_size(u32::from(LATENCY), bytes / packets);
+            }
+        } else if packets < 4 {
             if u32::from(target) == MAX_USECS && u32::from(self.rx.target & MASK) == MAX_USECS {
                 // Tx and Rx maxed: Tx back to latency mode so that the Rx can relax
                 return MAX_USECS | u32::from(LATENCY);
@@ -256,10 +249,10 @@ impl Policy for I40e {
     /// ITR register.
     fn on_complete(&mut self, s: &Sample) -> Option<Write> {
         if self.has_tx {
-            let itr = self.tx_value(s);
+            let itr = self.value(false, s);
             Self::set_target(&mut self.tx, itr, s.tx(), s.jiffies);
         }
-        let itr = self.rx_value(s);
+        let itr = self.value(true, s);
         Self::set_target(&mut self.rx, itr, s.rx(), s.jiffies);
         let (rt, rc) = (i32::from(self.rx.target), i32::from(self.rx.current));
         let (tt, tc) = (i32::from(self.tx.target), i32::from(self.tx.current));
@@ -289,27 +282,18 @@ impl Policy for I40e {
     }
 }
 
-/// The settings of `i40e`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Config {
-    /// The link speed the driver reads (`driver.link_gbps`, resolved to the NIC's).
-    pub link_gbps: f64,
-}
-
 impl Variant for I40e {
     const KIND: &'static str = "i40e";
     const KEYS: &'static [&'static str] = &[LINK_GBPS];
     const ADAPTIVE: bool = true;
     const ITR: Itr = Itr::Programs;
-    type Config = Config;
+    type Config = LinkSpeed;
 
-    fn from_params(p: &Params) -> Result<Config, Error> {
-        Ok(Config {
-            link_gbps: p.f64(LINK_GBPS),
-        })
+    fn from_params(p: &Params) -> Result<LinkSpeed, Error> {
+        LinkSpeed::from_params(p)
     }
 
-    fn new_vector(c: &Config, has_tx: bool) -> I40e {
+    fn new_vector(c: &LinkSpeed, has_tx: bool) -> I40e {
         I40e::new(c.link_gbps, has_tx)
     }
 }

@@ -40,9 +40,9 @@
 //! * `next_update = jiffies + 1` after every update, including at ring setup (jiffies 0), so
 //!   a first session at jiffies ≥ 2 already counts as stale.
 
-use super::config::LINK_GBPS;
+use super::config::{LINK_GBPS, LinkSpeed};
 use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval, write_eitr};
-use super::{Counters, Itr, Policy, Sample, Totals, Variant, Write, link_is};
+use super::{Counters, Itr, Policy, RingContainers, Sample, Totals, Variant, Write, link_is};
 use crate::error::Error;
 use crate::schema::Params;
 use crate::time::SimDuration;
@@ -94,10 +94,7 @@ pub struct Ixgbe {
     divisor: SizeDivisor,
     /// `q_vector->itr`: µs × 4.
     itr: u16,
-    rx: Container,
-    tx: Container,
-    /// The vector has a Tx ring (else its Tx container keeps its initial value).
-    has_tx: bool,
+    rings: RingContainers<Container>,
 }
 
 impl Ixgbe {
@@ -112,9 +109,7 @@ impl Ixgbe {
                 SizeDivisor::Fast
             },
             itr: IXGBE_20K_ITR,
-            rx: Container::new(),
-            tx: Container::new(),
-            has_tx,
+            rings: RingContainers::new(Container::new(), has_tx),
         }
     }
 
@@ -125,12 +120,12 @@ impl Ixgbe {
 
     /// The Rx container's value: µs plus [`LATENCY`] when in latency mode.
     pub fn rx_itr(&self) -> u8 {
-        self.rx.itr
+        self.rings.rx.itr
     }
 
     /// The Tx container's value.
     pub fn tx_itr(&self) -> u8 {
-        self.tx.itr
+        self.rings.tx.itr
     }
 
     /// The size formula: µs to add for an average wire size, in the mode `itr` carries.
@@ -196,13 +191,8 @@ impl Policy for Ixgbe {
     /// `ixgbe_set_itr`: update Tx (a ringless container: nothing) and Rx, take the raw min,
     /// write if new.
     fn on_complete(&mut self, s: &Sample) -> Option<Write> {
-        let (mut rx, mut tx) = (self.rx, self.tx);
-        if self.has_tx {
-            self.update(&mut tx, s.tx(), s.jiffies);
-        }
-        self.update(&mut rx, s.rx(), s.jiffies);
-        (self.rx, self.tx) = (rx, tx);
-        let v = self.rx.itr.min(self.tx.itr);
+        self.rings = self.rings.updated(s, |c, k| self.update(c, k, s.jiffies));
+        let v = self.rings.rx.itr.min(self.rings.tx.itr);
         write_eitr(&mut self.itr, u16::from(v & !LATENCY) << 2)
     }
 
@@ -211,27 +201,18 @@ impl Policy for Ixgbe {
     }
 }
 
-/// The settings of `ixgbe`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Config {
-    /// The link speed the driver reads (`driver.link_gbps`, resolved to the NIC's).
-    pub link_gbps: f64,
-}
-
 impl Variant for Ixgbe {
     const KIND: &'static str = "ixgbe";
     const KEYS: &'static [&'static str] = &[LINK_GBPS];
     const ADAPTIVE: bool = true;
     const ITR: Itr = Itr::Programs;
-    type Config = Config;
+    type Config = LinkSpeed;
 
-    fn from_params(p: &Params) -> Result<Config, Error> {
-        Ok(Config {
-            link_gbps: p.f64(LINK_GBPS),
-        })
+    fn from_params(p: &Params) -> Result<LinkSpeed, Error> {
+        LinkSpeed::from_params(p)
     }
 
-    fn new_vector(c: &Config, has_tx: bool) -> Ixgbe {
+    fn new_vector(c: &LinkSpeed, has_tx: bool) -> Ixgbe {
         Ixgbe::new(c.link_gbps, has_tx)
     }
 }
@@ -409,7 +390,7 @@ mod tests {
         assert_eq!(p.tx_itr(), 254);
         // rx at 126 | LAT = 254 ties with tx: 126 µs.
         let mut p = Ixgbe::new(10.0, false);
-        p.rx.itr = 124 | LATENCY;
+        p.rings.rx.itr = 124 | LATENCY;
         p.itr = 4 * 124;
         let s = Sample {
             now: SimTime(0),
@@ -428,15 +409,15 @@ mod tests {
         let s = Sample {
             now: SimTime(jiffies),
             jiffies,
-            packets: p.rx.totals.packets(Counters::default()) + rx.0,
+            packets: p.rings.rx.totals.packets(Counters::default()) + rx.0,
             bytes: rx.0 * rx.1,
             tx_packets: tx.0,
             tx_bytes: tx.0 * tx.1,
             ..Sample::default()
         };
         let w = p.on_complete(&s);
-        p.rx.totals = Totals::default();
-        p.tx.totals = Totals::default();
+        p.rings.rx.totals = Totals::default();
+        p.rings.tx.totals = Totals::default();
         w
     }
 

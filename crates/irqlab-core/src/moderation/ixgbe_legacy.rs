@@ -28,7 +28,7 @@
 //! * The register drops the low three bits, so an `itr` of 142 programs 136 (34 µs).
 //! * Integer bytes per µs (`bytes / elapsed_us`), classes compared with `>` as in the driver.
 
-use super::{Counters, Itr, Policy, Sample, Totals, Variant, Write};
+use super::{Counters, Itr, Policy, RingContainers, Sample, Totals, Variant, Write};
 use crate::error::Error;
 use crate::schema::{Params, keys, registry};
 use crate::time::{PS_PER_US, SimDuration, SimTime};
@@ -121,9 +121,7 @@ pub struct IxgbeLegacy {
     elapsed: Elapsed,
     /// `q_vector->itr`: the smoothed interval, EITR units (µs × 4).
     itr: u16,
-    rx: Container,
-    tx: Container,
-    has_tx: bool,
+    rings: RingContainers<Container>,
 }
 
 impl IxgbeLegacy {
@@ -146,9 +144,7 @@ impl IxgbeLegacy {
             bulk_target,
             elapsed,
             itr: IXGBE_20K_ITR,
-            rx: Container::new(),
-            tx: Container::new(),
-            has_tx,
+            rings: RingContainers::new(Container::new(), has_tx),
         }
     }
 
@@ -159,12 +155,12 @@ impl IxgbeLegacy {
 
     /// The Rx container's latency class.
     pub fn class(&self) -> Class {
-        self.rx.class
+        self.rings.rx.class
     }
 
     /// The Tx container's latency class.
     pub fn tx_class(&self) -> Class {
-        self.tx.class
+        self.rings.tx.class
     }
 
     fn target(&self, class: Class) -> u16 {
@@ -220,13 +216,8 @@ impl Policy for IxgbeLegacy {
     /// `ixgbe_set_itr`: update the classes (Tx first), then target of the more bulk one,
     /// smoothing and the EITR write.
     fn on_complete(&mut self, s: &Sample) -> Option<Write> {
-        let (mut rx, mut tx) = (self.rx, self.tx);
-        if self.has_tx {
-            self.update_class(&mut tx, s.tx(), s.now);
-        }
-        self.update_class(&mut rx, s.rx(), s.now);
-        (self.rx, self.tx) = (rx, tx);
-        let target = self.target(self.rx.class.max(self.tx.class));
+        self.rings = self.rings.updated(s, |c, k| self.update_class(c, k, s.now));
+        let target = self.target(self.rings.rx.class.max(self.rings.tx.class));
         if target == self.itr {
             return None;
         }

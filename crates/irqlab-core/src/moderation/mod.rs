@@ -305,6 +305,39 @@ impl Totals {
     }
 }
 
+/// A vector's two ring containers (`q_vector->rx` and `q_vector->tx`), each with what a
+/// driver's update keeps for it (its value, the baseline of its counters, …).
+#[derive(Clone, Copy, Debug)]
+pub struct RingContainers<C> {
+    pub rx: C,
+    pub tx: C,
+    /// The vector has a Tx ring (a TxRx vector); else its Tx container keeps its initial value.
+    pub has_tx: bool,
+}
+
+impl<C: Copy> RingContainers<C> {
+    /// Both containers at `initial`.
+    pub fn new(initial: C, has_tx: bool) -> RingContainers<C> {
+        RingContainers {
+            rx: initial,
+            tx: initial,
+            has_tx,
+        }
+    }
+
+    /// The containers after a session as the ixgbe-family `set_itr` updates them: the Tx
+    /// container first (on a TxRx vector), then the Rx container, each by `update` with its own
+    /// counters.
+    #[inline]
+    pub fn updated(mut self, s: &Sample, mut update: impl FnMut(&mut C, Counters)) -> Self {
+        if self.has_tx {
+            update(&mut self.tx, s.tx());
+        }
+        update(&mut self.rx, s.rx());
+        self
+    }
+}
+
 /// Whether a link speed (Gbit/s) is the one a driver's `switch` case names.
 pub(crate) fn link_is(gbps: f64, v: f64) -> bool {
     (gbps - v).abs() < 1e-9
