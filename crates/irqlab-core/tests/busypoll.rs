@@ -19,7 +19,7 @@ use irqlab_core::socket::Socket;
 use irqlab_core::time::{SimDuration, SimTime};
 use irqlab_core::{Report, Tracer, run, run_with, runs_core_by_core};
 
-use crate::common::{Pairs, b, f, i, list, s};
+use crate::common::{Pairs, b, conserved, f, i, list, s};
 
 /// App `n`'s fields: on `core`, 1000 ns deterministic per request, waiting with `io`.
 fn app(n: usize, core: i128, io: &str) -> Pairs {
@@ -82,28 +82,8 @@ fn without_scenario(mut r: Report) -> Report {
 
 /// The receive path's packets and every CPU picosecond of the window are accounted for.
 fn assert_conserved(r: &Report) {
-    let p = &r.packets;
-    assert_eq!(
-        p.offered + p.in_flight_at_warmup,
-        p.delivered + p.dropped_nic + p.dropped_socket + p.dropped_tx + p.in_flight,
-        "{p:?}"
-    );
-    let c = &r.cpu_ps;
-    assert_eq!(
-        c.irq + c.softirq + c.ksoftirqd + c.app + c.busy_poll + c.idle,
-        c.measured,
-        "{c:?}"
-    );
+    conserved(r);
     assert!((r.cpu.busy + r.cpu.idle - 1.0).abs() < 1e-12, "{:?}", r.cpu);
-    for core in &r.per_core {
-        let k = &core.cpu_ps;
-        assert_eq!(
-            k.irq + k.softirq + k.ksoftirqd + k.app + k.busy_poll + k.idle,
-            k.measured,
-            "core {}: {k:?}",
-            core.core
-        );
-    }
 }
 
 /// The state machine's rules (`__napi_busy_loop`, `busy_poll_stop`, `napi_complete_done`,
@@ -1283,7 +1263,6 @@ mod loops {
 mod random {
     use super::*;
     use proptest::prelude::*;
-    use proptest::test_runner::{Config, TestError, TestRunner};
 
     fn scenario() -> impl Strategy<Value = Pairs> {
         (
@@ -1379,29 +1358,13 @@ mod random {
 
     #[test]
     fn random_busy_poll_scenarios_conserve_and_repeat() {
-        let config = Config {
-            cases: std::env::var("BUSY_CASES")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(12),
-            failure_persistence: None,
-            ..Config::default()
-        };
-        let mut runner = TestRunner::new(config);
-        let out = runner.run(&scenario(), |pairs| {
+        crate::common::for_random("BUSY_CASES", 12, scenario(), |pairs| {
             let sc = pairs.build();
             let a = run(&sc);
             assert_conserved(&a);
             prop_assert_eq!(&a, &run(&sc), "the same scenario twice");
             Ok(())
         });
-        match out {
-            Ok(()) => {}
-            Err(TestError::Fail(why, pairs)) => {
-                panic!("{why}\nminimal failing scenario: {pairs:#?}")
-            }
-            Err(TestError::Abort(why)) => panic!("aborted: {why}"),
-        }
     }
 }
 

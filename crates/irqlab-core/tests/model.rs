@@ -7,7 +7,7 @@ fn scenario(pairs: &[(&str, Value)]) -> Scenario {
     Scenario::from_pairs(pairs.iter().cloned()).expect("valid scenario")
 }
 
-use crate::common::{f, i, s};
+use crate::common::{conserved, f, i, s};
 
 /// Salah et al. (2007) costs: 1/r = 3.73 us, 1/mu = 5.34 us, exponential; B = 1024.
 fn salah(scheme: &str, rate: f64) -> Vec<(&'static str, Value)> {
@@ -22,21 +22,6 @@ fn salah(scheme: &str, rate: f64) -> Vec<(&'static str, Value)> {
         ("run.warmup_ms", f(50.0)),
         ("run.duration_ms", f(400.0)),
     ]
-}
-
-fn conserved(r: &Report) {
-    let p = &r.packets;
-    assert_eq!(
-        p.offered + p.in_flight_at_warmup,
-        p.delivered + p.dropped_nic + p.dropped_socket + p.in_flight,
-        "{p:?}"
-    );
-    let c = &r.cpu_ps;
-    assert_eq!(
-        c.irq + c.softirq + c.ksoftirqd + c.app + c.idle,
-        c.measured,
-        "{c:?}"
-    );
 }
 
 mod conservation {

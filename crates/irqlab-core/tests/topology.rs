@@ -8,21 +8,16 @@
 use irqlab_core::time::SimTime;
 use irqlab_core::{NoTrace, Report, Scenario, Tracer, run, run_with, runs_core_by_core};
 
-use crate::common::{Pairs, US, b, f, i, list, s};
+use crate::common::{self, Pairs, US, b, conserved, f, i, list, s};
 
-/// CBR arrivals, deterministic costs, no warm-up; every CPU cost zero except protocol
-/// processing (its default until a test sets it) — each test adds the costs its story needs.
+/// [`common::exact`]: CBR arrivals, deterministic costs, no warm-up; and every CPU cost zero
+/// except protocol processing (its default until a test sets it) — each test adds the costs
+/// its story needs.
 fn exact(scheme: &str) -> Pairs {
-    Pairs::default()
-        .with("scheme", s(scheme))
-        .with("traffic.kind", s("cbr"))
-        .with("run.warmup_ms", f(0.0))
+    common::exact(scheme)
         .with("platform.irq_ns", f(0.0))
-        .with("platform.irq_dist", s("deterministic"))
-        .with("platform.proto_dist", s("deterministic"))
         .with("platform.tx_ns", f(0.0))
         .with("platform.tx_clean_ns", f(0.0))
-        .with("platform.poll_timer_dist", s("deterministic"))
 }
 
 /// One call of a driver's poll function, as the tracer saw it.
@@ -94,12 +89,8 @@ fn traced(sc: &Scenario) -> (Report, Log) {
 /// Both conservation laws of `metrics`, the CPU accounts of every core, and that the per-core,
 /// per-queue, per-class and per-app breakdowns add up to the totals.
 fn check_laws(r: &Report) {
+    conserved(r);
     let p = &r.packets;
-    assert_eq!(
-        p.offered + p.in_flight_at_warmup,
-        p.delivered + p.dropped_nic + p.dropped_socket + p.dropped_tx + p.in_flight,
-        "receive path: {p:?}"
-    );
     assert_eq!(
         p.offered + p.in_host_at_warmup,
         p.consumed
@@ -115,20 +106,13 @@ fn check_laws(r: &Report) {
         "whole host: {p:?}"
     );
     let c = &r.cpu_ps;
-    assert_eq!(
-        c.irq + c.softirq + c.ksoftirqd + c.app + c.idle,
-        c.measured,
-        "{c:?}"
-    );
     let cores = r.per_core.len() as u64;
     assert_eq!(c.measured % cores, 0);
     for core in &r.per_core {
-        let k = &core.cpu_ps;
-        assert_eq!(k.measured, c.measured / cores, "core {}", core.core);
         assert_eq!(
-            k.irq + k.softirq + k.ksoftirqd + k.app + k.idle,
-            k.measured,
-            "core {}: {k:?}",
+            core.cpu_ps.measured,
+            c.measured / cores,
+            "core {}",
             core.core
         );
     }
@@ -1095,7 +1079,7 @@ mod fair_share_of_a_core {
 mod conservation_and_determinism {
     use super::*;
     use proptest::prelude::*;
-    use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
+    use proptest::test_runner::TestCaseError;
     use std::cell::Cell;
 
     fn cost() -> impl Strategy<Value = f64> {
@@ -1250,22 +1234,7 @@ mod conservation_and_determinism {
     /// Holds `check` on `TOPO_CASES` (default 150) random hosts it does not reject; a failure
     /// panics with the minimal failing scenario.
     pub(super) fn for_random_hosts(check: impl Fn(Pairs) -> Result<(), TestCaseError>) {
-        let config = Config {
-            cases: std::env::var("TOPO_CASES")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(150),
-            failure_persistence: None,
-            ..Config::default()
-        };
-        let mut runner = TestRunner::new(config);
-        match runner.run(&host(), check) {
-            Ok(()) => {}
-            Err(TestError::Fail(why, pairs)) => {
-                panic!("{why}\nminimal failing scenario: {pairs:#?}")
-            }
-            Err(TestError::Abort(why)) => panic!("aborted: {why}"),
-        }
+        crate::common::for_random("TOPO_CASES", 150, host(), check);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use irqlab_core::moderation::{Sample, Write};
 
 use irqlab_core::time::SimTime;
 
-use crate::rules::common::{conserved, exact, f, i, s};
+use crate::common::{conserved, exact, f, i, s};
 
 /// A `python` moderation policy that writes nothing and keeps every sample it is given.
 struct Recorder(Arc<Mutex<Vec<Sample>>>);

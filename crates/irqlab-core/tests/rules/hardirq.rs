@@ -3,7 +3,7 @@
 
 use irqlab_core::Report;
 
-use crate::rules::common::{conserved, exact, f, i, list, s};
+use crate::common::{conserved, exact, f, i, list, s};
 
 const IRQ_NS: u64 = 3000;
 const TIMER_NS: u64 = 5000;

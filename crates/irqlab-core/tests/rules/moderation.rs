@@ -6,10 +6,10 @@ use irqlab_core::moderation::ixgbe::Ixgbe;
 use irqlab_core::moderation::{Policy, Sample, Write};
 use irqlab_core::time::{SimDuration, SimTime};
 
-use crate::rules::common::{exact, f, i, s};
+use crate::common::{exact, f, i, s};
 
 fn us(v: u64) -> SimDuration {
-    SimDuration(v * crate::rules::common::US)
+    SimDuration(v * crate::common::US)
 }
 
 /// One Rx-only session on a fresh policy, at jiffies 1 (not stale).
@@ -100,7 +100,7 @@ fn dim_needs_64_events_per_window_not_64_sessions() {
     let mut d = Dim::new(DimMode::Eqe);
     let mut t = 0;
     let mut sample = |packets: u64, events: u64| {
-        t += 100 * crate::rules::common::US;
+        t += 100 * crate::common::US;
         Sample {
             now: SimTime(t),
             jiffies: t / 4_000_000_000,

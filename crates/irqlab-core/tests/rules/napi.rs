@@ -1,6 +1,6 @@
 //! NAPI on a host: software IRQ coalescing (deferral), and what the measured window holds.
 
-use crate::rules::common::{conserved, exact, f, i, s};
+use crate::common::{conserved, exact, f, i, s};
 
 #[test]
 fn deferral_polls_n_times_from_the_timer_then_re_enables_the_vector() {

@@ -3,7 +3,7 @@
 
 use irqlab_core::Report;
 
-use crate::rules::common::{Pairs, conserved, exact, f, i, s};
+use crate::common::{Pairs, conserved, exact, f, i, s};
 
 /// `scheme` on Salah's loop: 1 µs per packet, a 2 µs ISR, a 1 µs timer handler.
 fn salah(scheme: &str, rate: f64) -> Pairs {
@@ -314,7 +314,7 @@ fn a_poll_that_wakes_an_app_goes_on_with_its_quota_after_the_wake_up() {
         .with("host.cores", i(2))
         .with("platform.task_wakeup_ns", f(200.0))
         .with("app.0.core", i(1))
-        .with("app.0.flows", crate::rules::common::list(&[0]))
+        .with("app.0.flows", crate::common::list(&[0]))
         .with("app.0.cost_ns", f(100.0))
         .with("app.0.cost_dist", s("deterministic"))
         .run();

@@ -2,7 +2,7 @@
 
 use irqlab_core::Report;
 
-use crate::rules::common::{conserved, exact, f, i};
+use crate::common::{conserved, exact, f, i};
 
 /// Overload (2 Mpps against 1 µs per packet) with HZ 1000 and a restart window of one jiffy
 /// (`max_softirq_time_ms` = 1), restarts otherwise unbounded; the first `ms` of the run.
