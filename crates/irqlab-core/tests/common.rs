@@ -52,6 +52,26 @@ impl Pairs {
         self.0.retain(|(k, _)| k != key);
         self
     }
+    /// `traffic.rate_pps`, the offered rate.
+    pub fn rate_pps(self, pps: f64) -> Pairs {
+        self.with("traffic.rate_pps", f(pps))
+    }
+    /// `run.duration_ms`, the measured window.
+    pub fn duration_ms(self, ms: f64) -> Pairs {
+        self.with("run.duration_ms", f(ms))
+    }
+    /// `platform.irq_ns`, an interrupt's cost.
+    pub fn irq_ns(self, ns: f64) -> Pairs {
+        self.with("platform.irq_ns", f(ns))
+    }
+    /// `platform.proto_ns`, a packet's protocol processing.
+    pub fn proto_ns(self, ns: f64) -> Pairs {
+        self.with("platform.proto_ns", f(ns))
+    }
+    /// `n` cores with a queue vector each (`host.cores`, `nic.queues`).
+    pub fn cores(self, n: i128) -> Pairs {
+        self.with("host.cores", i(n)).with("nic.queues", i(n))
+    }
     pub fn try_build(&self) -> Result<Scenario, irqlab_core::Error> {
         Scenario::from_pairs(self.0.iter().cloned())
     }

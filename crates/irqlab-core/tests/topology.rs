@@ -15,7 +15,7 @@ use crate::common::{self, Pairs, US, b, conserved, f, i, list, s};
 /// its story needs.
 fn exact(scheme: &str) -> Pairs {
     common::exact(scheme)
-        .with("platform.irq_ns", f(0.0))
+        .irq_ns(0.0)
         .with("platform.tx_ns", f(0.0))
         .with("platform.tx_clean_ns", f(0.0))
 }
@@ -194,8 +194,8 @@ mod several_napis_on_one_core {
         exact("ideal")
             .with("nic.queues", i(queues))
             .with("traffic.flows", i(64))
-            .with("traffic.rate_pps", f(rate))
-            .with("platform.proto_ns", f(1000.0))
+            .rate_pps(rate)
+            .proto_ns(1000.0)
     }
 
     /// Overload: 4 Mpps against 1 Mpps of service, 16-slot rings: every ring stays full, so
@@ -220,8 +220,8 @@ mod several_napis_on_one_core {
         // the poll list means packets leave in the order they were accepted.
         let sc = napis(3, 1e6)
             .with("nic.ring_descriptors", i(1))
-            .with("platform.proto_ns", f(10_000.0))
-            .with("run.duration_ms", f(5.0))
+            .proto_ns(10_000.0)
+            .duration_ms(5.0)
             .build();
         assert!(sc.topology.queue_flows.iter().all(|&n| n > 0));
         let (r, log) = traced(&sc);
@@ -262,7 +262,7 @@ mod several_napis_on_one_core {
         // and goes to the repoll list, behind the NAPIs still to be polled: a strict rotation.
         let sc = busy(3)
             .with("kernel.netdev_budget", i(1 << 20))
-            .with("run.duration_ms", f(2.0))
+            .duration_ms(2.0)
             .build();
         let (r, log) = traced(&sc);
         check_laws(&r);
@@ -291,7 +291,7 @@ mod several_napis_on_one_core {
         // pass make the passes visible: 4 us between the polls of a pass, 4.1 us across passes.
         let base = busy(2)
             .with("platform.softirq_ns", f(100.0))
-            .with("run.duration_ms", f(2.0));
+            .duration_ms(2.0);
         let (r, log) = traced(&base.clone().with("kernel.netdev_budget", i(6)).build());
         check_laws(&r);
         let polls = steady(&log);
@@ -373,10 +373,10 @@ mod several_napis_on_one_core {
                 .with("nic.ring_descriptors", i(16))
                 .with("kernel.napi_weight", i(1))
                 .with("kernel.netdev_budget", i(1 << 20))
-                .with("platform.proto_ns", f(250_000.0))
+                .proto_ns(250_000.0)
                 .with("kernel.hz", i(hz))
                 .with("kernel.netdev_budget_usecs", i(usecs))
-                .with("run.duration_ms", f(60.0))
+                .duration_ms(60.0)
                 .build();
             assert!(sc.topology.queue_flows.iter().all(|&n| n > 0));
             let (r, log) = traced(&sc);
@@ -410,7 +410,7 @@ mod several_napis_on_one_core {
                 .with("nic.irq_affinity", list(&[1, 1]))
                 .with("kernel.netdev_budget", i(6))
                 .with("kernel.max_softirq_restart", i(restart))
-                .with("run.duration_ms", f(0.5))
+                .duration_ms(0.5)
                 .build();
             let (r, log) = traced(&sc);
             check_laws(&r);
@@ -457,10 +457,10 @@ mod vectors_run_on_their_cores {
             .with("host.cores", i(cores))
             .with("nic.queues", i(queues))
             .with("traffic.flows", i(64))
-            .with("traffic.rate_pps", f(100_000.0))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(2000.0))
-            .with("run.duration_ms", f(10.0))
+            .rate_pps(100_000.0)
+            .irq_ns(1000.0)
+            .proto_ns(2000.0)
+            .duration_ms(10.0)
     }
 
     /// Every core's IRQ and softirq time is exactly its vectors' packets' cost.
@@ -530,13 +530,13 @@ mod forwarding {
                 .with("host.forward", b(true))
                 .with("nic.link_gbps", f(gbps))
                 .with("traffic.size_bytes", i(size))
-                .with("traffic.rate_pps", f(rate))
-                .with("platform.irq_ns", f(500.0))
-                .with("platform.proto_ns", f(100.0))
+                .rate_pps(rate)
+                .irq_ns(500.0)
+                .proto_ns(100.0)
                 .with("platform.tx_ns", f(50.0))
                 .with("platform.tx_clean_ns", f(20.0))
                 .with("run.warmup_ms", f(2.0))
-                .with("run.duration_ms", f(20.0))
+                .duration_ms(20.0)
                 .build());
             check_laws(&r);
             let line = gbps * 1e9 / 8.0 / (size as f64 + 20.0);
@@ -560,9 +560,9 @@ mod forwarding {
             .with("platform.preset", s("emmerich2015"))
             .with("driver.moderation", s("off"))
             .with("traffic.size_bytes", i(64))
-            .with("traffic.rate_pps", f(3e6))
+            .rate_pps(3e6)
             .with("run.warmup_ms", f(5.0))
-            .with("run.duration_ms", f(20.0));
+            .duration_ms(20.0);
         let rx = run(&base.clone().with("host.forward", b(false)).build());
         let fwd = run(&base.with("host.forward", b(true)).build());
         check_laws(&fwd);
@@ -590,9 +590,9 @@ mod forwarding {
             .with("host.forward", b(true))
             .with("nic.tx_ring_descriptors", i(1))
             .with("nic.link_gbps", f(0.1))
-            .with("traffic.rate_pps", f(500_000.0))
-            .with("platform.proto_ns", f(0.0))
-            .with("run.duration_ms", f(0.08))
+            .rate_pps(500_000.0)
+            .proto_ns(0.0)
+            .duration_ms(0.08)
             .build();
         let (r, log) = traced(&sc);
         check_laws(&r);
@@ -617,12 +617,12 @@ mod forwarding {
         let r = run(&exact("napi")
             .with("host.forward", b(true))
             .with("nic.tx_irq", b(tx_irq))
-            .with("traffic.rate_pps", f(10_000.0))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(2000.0))
+            .rate_pps(10_000.0)
+            .irq_ns(1000.0)
+            .proto_ns(2000.0)
             .with("platform.tx_ns", f(250.0))
             .with("platform.tx_clean_ns", f(50.0))
-            .with("run.duration_ms", f(10.0))
+            .duration_ms(10.0)
             .build());
         check_laws(&r);
         assert_eq!(r.packets.offered, 100);
@@ -650,14 +650,13 @@ mod forwarding {
         );
         // Two vectors on two cores: each cleans its own descriptors, on its own core.
         let r2 = run(&exact("napi")
-            .with("host.cores", i(2))
-            .with("nic.queues", i(2))
+            .cores(2)
             .with("traffic.flows", i(64))
             .with("host.forward", b(true))
-            .with("traffic.rate_pps", f(10_000.0))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(2000.0))
-            .with("run.duration_ms", f(10.0))
+            .rate_pps(10_000.0)
+            .irq_ns(1000.0)
+            .proto_ns(2000.0)
+            .duration_ms(10.0)
             .build());
         check_laws(&r2);
         for (v, q) in r2.per_queue.iter().enumerate() {
@@ -690,9 +689,9 @@ mod forwarding {
             .with("host.forward", b(true))
             .with("nic.tx_irq", b(false))
             .with("nic.itr_us", f(10.0))
-            .with("traffic.rate_pps", f(1e6))
-            .with("platform.proto_ns", f(0.0))
-            .with("run.duration_ms", f(0.1));
+            .rate_pps(1e6)
+            .proto_ns(0.0)
+            .duration_ms(0.1);
         let (r, log) = traced(&base.clone().with("driver.tx_work_limit", i(4)).build());
         check_laws(&r);
         let calls: Vec<(u64, u64, u64)> = log
@@ -734,10 +733,10 @@ mod forwarding {
                 .with("nic.tx_ring_descriptors", i(1))
                 .with("traffic.kind", s("pareto-onoff"))
                 .with("traffic.sources", i(1))
-                .with("traffic.rate_pps", f(2000.0))
-                .with("platform.irq_ns", f(1000.0))
-                .with("platform.proto_ns", f(2000.0))
-                .with("run.duration_ms", f(50.0))
+                .rate_pps(2000.0)
+                .irq_ns(1000.0)
+                .proto_ns(2000.0)
+                .duration_ms(50.0)
                 .build();
             let (r, log) = traced(&sc);
             check_laws(&r);
@@ -765,16 +764,16 @@ mod apps_and_sockets {
     fn sleepy(app_core: i128) -> Report {
         let r = run(&exact("napi")
             .with("host.cores", i(2))
-            .with("traffic.rate_pps", f(10_000.0))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(2000.0))
+            .rate_pps(10_000.0)
+            .irq_ns(1000.0)
+            .proto_ns(2000.0)
             .with("platform.task_wakeup_ns", f(200.0))
             .with("platform.ctx_switch_ns", f(500.0))
             .with("app.0.core", i(app_core))
             .with("app.0.flows", list(&[0]))
             .with("app.0.cost_ns", f(1000.0))
             .with("app.0.cost_dist", s("deterministic"))
-            .with("run.duration_ms", f(10.0))
+            .duration_ms(10.0)
             .build());
         check_laws(&r);
         assert_eq!(r.packets.consumed, 100);
@@ -829,16 +828,16 @@ mod apps_and_sockets {
         let rcvbuf = 230_400u64;
         let r = run(&exact("napi")
             .with("host.cores", i(2))
-            .with("traffic.rate_pps", f(200_000.0))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(1000.0))
+            .rate_pps(200_000.0)
+            .irq_ns(1000.0)
+            .proto_ns(1000.0)
             .with("app.0.core", i(1))
             .with("app.0.flows", list(&[0]))
             .with("app.0.cost_ns", f(10_000.0))
             .with("app.0.cost_dist", s("deterministic"))
             .with("app.0.rcvbuf_bytes", i(rcvbuf as i128))
             .with("run.warmup_ms", f(2.0))
-            .with("run.duration_ms", f(20.0))
+            .duration_ms(20.0)
             .build());
         check_laws(&r);
         let (p, a) = (&r.packets, &r.per_app[0]);
@@ -865,13 +864,12 @@ mod apps_and_sockets {
     /// each core reading the flows RSS steers there, 200-byte frames.
     fn busy_apps() -> Scenario {
         Pairs::default()
-            .with("host.cores", i(2))
-            .with("nic.queues", i(2))
+            .cores(2)
             .with("traffic.flows", i(32))
             .with("traffic.size_bytes", i(200))
-            .with("traffic.rate_pps", f(150_000.0))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(2000.0))
+            .rate_pps(150_000.0)
+            .irq_ns(1000.0)
+            .proto_ns(2000.0)
             .with("platform.task_wakeup_ns", f(300.0))
             .with("platform.ctx_switch_ns", f(800.0))
             .with("app.0.core", i(0))
@@ -880,7 +878,7 @@ mod apps_and_sockets {
             .with("app.1.cost_ns", f(6000.0))
             .with("app.1.rcvbuf_bytes", i(20_000))
             .with("run.warmup_ms", f(0.0))
-            .with("run.duration_ms", f(20.0))
+            .duration_ms(20.0)
             .build()
     }
 
@@ -936,13 +934,12 @@ mod apps_and_sockets {
         // Two queues on two cores; the app on core 1 reads exactly the flows RSS steers to
         // queue 1: queue 0's packets all end in the stack, queue 1's all go to the socket.
         let base = exact("napi")
-            .with("host.cores", i(2))
-            .with("nic.queues", i(2))
+            .cores(2)
             .with("traffic.flows", i(16))
-            .with("traffic.rate_pps", f(100_000.0))
-            .with("platform.irq_ns", f(500.0))
-            .with("platform.proto_ns", f(1000.0))
-            .with("run.duration_ms", f(10.0));
+            .rate_pps(100_000.0)
+            .irq_ns(500.0)
+            .proto_ns(1000.0)
+            .duration_ms(10.0);
         let queues = base.build().topology.flow_queue;
         let mine: Vec<i128> = (0..16)
             .filter(|&f| queues[f] == 1)
@@ -980,9 +977,9 @@ mod fair_share_of_a_core {
     fn shared(slice_us: f64, app_here: bool) -> Pairs {
         exact("napi")
             .with("host.cores", i(if app_here { 1 } else { 2 }))
-            .with("traffic.rate_pps", f(1.5e6))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(1000.0))
+            .rate_pps(1.5e6)
+            .irq_ns(1000.0)
+            .proto_ns(1000.0)
             .with("kernel.napi_weight", i(8))
             .with("kernel.netdev_budget", i(8))
             .with("kernel.max_softirq_restart", i(1))
@@ -992,7 +989,7 @@ mod fair_share_of_a_core {
             .with("app.0.cost_ns", f(5000.0))
             .with("app.0.cost_dist", s("deterministic"))
             .with("run.warmup_ms", f(2.0))
-            .with("run.duration_ms", f(20.0))
+            .duration_ms(20.0)
     }
 
     #[test]
@@ -1163,7 +1160,7 @@ mod conservation_and_determinism {
                         .with("scheme", s(scheme))
                         .with("run.seed", i(seed as i128))
                         .with("run.warmup_ms", f(warmup))
-                        .with("run.duration_ms", f(duration))
+                        .duration_ms(duration)
                         .with("host.cores", i(cores as i128))
                         .with("host.forward", b(forward))
                         .with("nic.queues", i(queues as i128))
@@ -1174,7 +1171,7 @@ mod conservation_and_determinism {
                         .with("nic.cause_mode", s(if armed { "armed" } else { "latched" }))
                         .with("driver.tx_work_limit", i(tx_limit))
                         .with("traffic.kind", s(if cbr { "cbr" } else { "poisson" }))
-                        .with("traffic.rate_pps", f(rate))
+                        .rate_pps(rate)
                         .with("traffic.size_bytes", i(size))
                         .with("traffic.flows", i(flows as i128))
                         .with("traffic.flow_zipf_s", f(zipf))
@@ -1307,12 +1304,11 @@ mod core_by_core {
             let sc = Pairs::default()
                 .with("scheme", s(scheme))
                 .with("platform.preset", s("salah2007"))
-                .with("host.cores", i(3))
-                .with("nic.queues", i(3))
+                .cores(3)
                 .with("traffic.flows", i(64))
-                .with("traffic.rate_pps", f(300_000.0))
+                .rate_pps(300_000.0)
                 .with("run.warmup_ms", f(2.0))
-                .with("run.duration_ms", f(20.0))
+                .duration_ms(20.0)
                 .build();
             assert!(runs_core_by_core(&sc));
             same(&sc).unwrap_or_else(|e| panic!("{scheme}: {e}"));
@@ -1321,10 +1317,7 @@ mod core_by_core {
 
     #[test]
     fn which_hosts_run_core_by_core() {
-        let two = Pairs::default()
-            .with("host.cores", i(2))
-            .with("nic.queues", i(2))
-            .with("traffic.flows", i(8));
+        let two = Pairs::default().cores(2).with("traffic.flows", i(8));
         assert!(runs_core_by_core(&two.build()));
         assert!(!runs_core_by_core(&exact("napi").build()), "one core");
         assert!(
@@ -1519,13 +1512,12 @@ mod report_figures {
     /// 2 us a packet, every packet done before the next arrives (one IRQ, one poll each).
     fn light() -> Pairs {
         exact("napi")
-            .with("host.cores", i(2))
-            .with("nic.queues", i(2))
+            .cores(2)
             .with("traffic.flows", i(64))
-            .with("traffic.rate_pps", f(100_000.0))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(2000.0))
-            .with("run.duration_ms", f(10.0))
+            .rate_pps(100_000.0)
+            .irq_ns(1000.0)
+            .proto_ns(2000.0)
+            .duration_ms(10.0)
     }
 
     #[test]
@@ -1564,10 +1556,7 @@ mod report_figures {
         }
         // A window no packet arrives in (CBR at 10 pps: one at time zero, in the 1 ms warm-up,
         // the next at 100 ms): no poll, no ratio.
-        let r = run(&light()
-            .with("traffic.rate_pps", f(10.0))
-            .with("run.warmup_ms", f(1.0))
-            .build());
+        let r = run(&light().rate_pps(10.0).with("run.warmup_ms", f(1.0)).build());
         assert_eq!((r.packets.offered, r.counts.polls), (0, 0));
         assert_eq!(r.packets_per_poll, None);
     }
@@ -1576,7 +1565,7 @@ mod report_figures {
     fn offered_gbps_is_offered_frame_bits_per_measured_second() {
         // 200 kpps of 1500 B frames for 10 ms: 2000 frames, 2.4 Gbit/s.
         let r = run(&light()
-            .with("traffic.rate_pps", f(200_000.0))
+            .rate_pps(200_000.0)
             .with("traffic.size_bytes", i(1500))
             .build());
         assert_eq!(r.measured_s, 0.01);
@@ -1589,13 +1578,12 @@ mod report_figures {
         // 4 Mpps against two 16-slot rings served at 1 Mpps each: both rings hold packets at
         // the end, and each queue's (and core's) packets are conserved on their own.
         let r = run(&exact("ideal")
-            .with("host.cores", i(2))
-            .with("nic.queues", i(2))
+            .cores(2)
             .with("traffic.flows", i(64))
-            .with("traffic.rate_pps", f(4e6))
-            .with("platform.proto_ns", f(1000.0))
+            .rate_pps(4e6)
+            .proto_ns(1000.0)
             .with("nic.ring_descriptors", i(16))
-            .with("run.duration_ms", f(1.0))
+            .duration_ms(1.0)
             .build());
         check_laws(&r);
         let own = |p: &irqlab_core::metrics::PathReport, what: String| {
@@ -1622,10 +1610,9 @@ mod report_figures {
         // 40 us and are done by 43 us; packet 5 arrives at 50 us, in flight when the 50 us
         // window ends at 53 us.
         let r = run(&light()
-            .with("host.cores", i(1))
-            .with("nic.queues", i(1))
+            .cores(1)
             .with("run.warmup_ms", f(0.003))
-            .with("run.duration_ms", f(0.05))
+            .duration_ms(0.05)
             .build());
         check_laws(&r);
         let p = &r.packets;
@@ -1662,11 +1649,11 @@ fn a_packet_taken_from_one_of_two_rings_to_the_stack_exactly_at_the_end_of_the_w
         .with("nic.queues", i(1))
         .with("traffic.classes.0.share", f(0.5))
         .with("traffic.classes.1.share", f(0.5))
-        .with("traffic.rate_pps", f(100_000.0))
-        .with("platform.irq_ns", f(1000.0))
-        .with("platform.proto_ns", f(2000.0))
+        .rate_pps(100_000.0)
+        .irq_ns(1000.0)
+        .proto_ns(2000.0)
         .with("run.warmup_ms", f(0.003))
-        .with("run.duration_ms", f(0.05))
+        .duration_ms(0.05)
         .build();
     let (r, log) = traced(&sc);
     check_laws(&r);

@@ -6,7 +6,7 @@ use irqlab_core::moderation::ixgbe::Ixgbe;
 use irqlab_core::moderation::{Policy, Sample, Write};
 use irqlab_core::time::{SimDuration, SimTime};
 
-use crate::common::{exact, f, i, s};
+use crate::common::{exact, i, s};
 
 fn us(v: u64) -> SimDuration {
     SimDuration(v * crate::common::US)
@@ -83,8 +83,8 @@ fn dim_on_a_host_closes_windows_and_moves_off_its_default_profile() {
     // interrupts, no window would close and nothing would be written.
     let r = exact("napi")
         .with("driver.moderation", s("dim"))
-        .with("traffic.rate_pps", f(1e5))
-        .with("run.duration_ms", f(50.0))
+        .rate_pps(1e5)
+        .duration_ms(50.0)
         .run();
     assert!(r.counts.irqs > 4 * 64, "interrupts: {}", r.counts.irqs);
     assert!(
@@ -159,9 +159,9 @@ fn an_idle_tx_ring_takes_part_in_i40es_itr_and_a_ringless_vector_has_none() {
     let irqs = |tx: i128| {
         let r = exact("napi")
             .with("driver.moderation", s("i40e"))
-            .with("traffic.rate_pps", f(1e4))
+            .rate_pps(1e4)
             .with("nic.tx_ring_descriptors", i(tx))
-            .with("run.duration_ms", f(20.0))
+            .duration_ms(20.0)
             .run();
         (r.counts.irqs, r.counts.moderation_writes)
     };
@@ -181,8 +181,8 @@ fn dims_profiles_program_the_nics_coalescing_timer() {
     let irqs = |moderation: &str| {
         exact("napi")
             .with("driver.moderation", s(moderation))
-            .with("traffic.rate_pps", f(1e5))
-            .with("run.duration_ms", f(20.0))
+            .rate_pps(1e5)
+            .duration_ms(20.0)
             .run()
             .counts
             .irqs

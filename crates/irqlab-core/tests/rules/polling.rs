@@ -8,11 +8,11 @@ use crate::common::{Pairs, conserved, exact, f, i, s};
 /// `scheme` on Salah's loop: 1 µs per packet, a 2 µs ISR, a 1 µs timer handler.
 fn salah(scheme: &str, rate: f64) -> Pairs {
     exact(scheme)
-        .with("traffic.rate_pps", f(rate))
-        .with("platform.proto_ns", f(1000.0))
-        .with("platform.irq_ns", f(2000.0))
+        .rate_pps(rate)
+        .proto_ns(1000.0)
+        .irq_ns(2000.0)
         .with("platform.poll_timer_ns", f(1000.0))
-        .with("run.duration_ms", f(10.0))
+        .duration_ms(10.0)
 }
 
 fn same_outcome(a: &Report, b: &Report) {
