@@ -132,7 +132,7 @@ impl Controller for Aic {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Scheme, test_config};
+    use super::super::{Scheme, knobs, test_config};
     use super::*;
 
     fn rate(k: &Knobs) -> f64 {
@@ -141,10 +141,7 @@ mod tests {
 
     /// The budget at its default, the NIC at `pps` interrupts a second.
     fn at_rate(pps: f64) -> Knobs {
-        Knobs {
-            budget: 300,
-            itr: crate::moderation::interval_of_rate(pps),
-        }
+        knobs(300, crate::moderation::interval_of_rate(pps))
     }
 
     /// An interval whose ring maximum was `max`, after `prev` in the one before.
@@ -159,10 +156,7 @@ mod tests {
     #[test]
     fn overflow_pressure_halves_the_rate_once_per_interval() {
         let mut a = Aic::new(&test_config(Scheme::Aic));
-        let mut k = Knobs {
-            budget: 300,
-            itr: SimDuration::ZERO,
-        };
+        let mut k = knobs(300, SimDuration::ZERO);
         for _ in 0..10 {
             a.on_enqueue(0.6, &mut k);
         }
@@ -185,10 +179,7 @@ mod tests {
         let mut c = test_config(Scheme::Aic);
         c.aic_once_per_interval = false;
         let mut a = Aic::new(&c);
-        let mut k = Knobs {
-            budget: 300,
-            itr: SimDuration::ZERO,
-        };
+        let mut k = knobs(300, SimDuration::ZERO);
         a.on_enqueue(0.4, &mut k);
         assert!(k.itr.is_zero(), "below bufupper: nothing");
         a.on_enqueue(0.6, &mut k);

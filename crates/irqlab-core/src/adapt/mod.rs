@@ -203,6 +203,12 @@ pub fn band(max_util: f64, buflow: f64, bufupper: f64) -> Band {
     }
 }
 
+/// The knobs at `budget` and `itr`, for the controllers' tests.
+#[cfg(test)]
+pub(crate) fn knobs(budget: u64, itr: SimDuration) -> Knobs {
+    Knobs { budget, itr }
+}
+
 #[cfg(test)]
 pub(crate) fn test_config(scheme: Scheme) -> AdaptConfig {
     AdaptConfig {

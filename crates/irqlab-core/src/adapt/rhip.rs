@@ -107,7 +107,7 @@ impl Controller for Rhip {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Scheme, test_config};
+    use super::super::{Scheme, knobs, test_config};
     use super::*;
 
     fn us(v: f64) -> SimDuration {
@@ -117,10 +117,7 @@ mod tests {
     #[test]
     fn pressure_raises_t_to_the_8000_per_second_interval_before_lowering_the_budget() {
         let mut r = Rhip::new(&test_config(Scheme::Rhip), true);
-        let mut k = Knobs {
-            budget: 300,
-            itr: SimDuration::ZERO,
-        };
+        let mut k = knobs(300, SimDuration::ZERO);
         r.on_enqueue(0.5, &mut k);
         assert!(k.itr.is_zero(), "at bufupper: nothing");
         r.on_enqueue(0.6, &mut k);
@@ -137,10 +134,7 @@ mod tests {
     #[test]
     fn t_never_passes_the_threshold() {
         let mut r = Rhip::new(&test_config(Scheme::Rhip), true);
-        let mut k = Knobs {
-            budget: 300,
-            itr: us(124.8),
-        };
+        let mut k = knobs(300, us(124.8));
         r.on_enqueue(0.9, &mut k);
         assert_eq!(k.itr, us(125.0));
     }
@@ -157,10 +151,7 @@ mod tests {
     #[test]
     fn a_calm_interval_raises_the_budget_to_300_then_lowers_t_by_ten_percent() {
         let mut r = Rhip::new(&test_config(Scheme::Rhip), true);
-        let mut k = Knobs {
-            budget: 299,
-            itr: us(125.0),
-        };
+        let mut k = knobs(299, us(125.0));
         r.on_interval(&interval(0.2, true), &mut k);
         assert_eq!((k.budget, k.itr), (300, us(125.0)));
         r.on_interval(&interval(0.01, true), &mut k);
@@ -174,10 +165,7 @@ mod tests {
     fn an_overflowing_interval_acts_only_when_ksoftirqd_was_idle() {
         let mut rhip = Rhip::new(&test_config(Scheme::Rhip), true);
         let mut noksd = Rhip::new(&test_config(Scheme::RhipNoKsd), false);
-        let start = Knobs {
-            budget: 100,
-            itr: us(125.0),
-        };
+        let start = knobs(100, us(125.0));
         let (mut a, mut b) = (start, start);
         rhip.on_interval(&interval(0.7, true), &mut a);
         noksd.on_interval(&interval(0.7, true), &mut b);
@@ -195,10 +183,7 @@ mod tests {
         let mut c = test_config(Scheme::Rhip);
         c.t_snap = us(9.0);
         let mut r = Rhip::new(&c, true);
-        let mut k = Knobs {
-            budget: 300,
-            itr: us(10.0),
-        };
+        let mut k = knobs(300, us(10.0));
         r.on_interval(&interval(0.01, true), &mut k);
         assert_eq!((k.budget, k.itr), (300, us(9.0)));
         k.itr = us(9.99);

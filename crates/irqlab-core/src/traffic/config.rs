@@ -146,15 +146,7 @@ fn parse_sizes(p: &Params) -> Result<SizeDist, Error> {
             "the table needs at least one size with a positive weight".into(),
         ));
     }
-    let mut acc = 0.0;
-    let mut cum: Vec<f64> = weights
-        .iter()
-        .map(|w| {
-            acc += w;
-            acc / total
-        })
-        .collect();
-    *cum.last_mut().expect("non-empty") = 1.0;
+    let cum = cumulative(weights, total);
     Ok(SizeDist::Table { sizes, cum })
 }
 
@@ -259,15 +251,21 @@ pub fn warnings(w: &mut Warnings, kind: TrafficKind) {
 fn zipf_cum(n: usize, s: f64) -> Vec<f64> {
     let w: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
     let total: f64 = w.iter().sum();
+    cumulative(w, total)
+}
+
+/// The cumulative distribution of `weights` (at least one) that sum to `total`, its last
+/// entry exactly 1 (a uniform draw below 1 always finds an entry).
+fn cumulative(weights: impl IntoIterator<Item = f64>, total: f64) -> Vec<f64> {
     let mut acc = 0.0;
-    let mut cum: Vec<f64> = w
-        .iter()
-        .map(|x| {
-            acc += x;
+    let mut cum: Vec<f64> = weights
+        .into_iter()
+        .map(|w| {
+            acc += w;
             acc / total
         })
         .collect();
-    *cum.last_mut().expect("at least one flow") = 1.0;
+    *cum.last_mut().expect("at least one weight") = 1.0;
     cum
 }
 
@@ -321,23 +319,15 @@ pub fn classes(p: &mut Params) -> Result<(Vec<ClassConfig>, Vec<f64>), Error> {
         }
     } else if (total - 1.0).abs() > 1e-9 {
         let key = field_key(CLASSES, 0, CLASS_SHARE);
-        return Err(Error::Inconsistent {
-            value: p.get(&key).to_string(),
-            key,
-            reason: format!(
+        return Err(p.inconsistent(
+            &key,
+            format!(
                 "the class shares sum to {total}; they must sum to 1 (or all be 0 for equal shares)"
             ),
-        });
+        ));
     }
-    let mut acc = 0.0;
-    let mut cum: Vec<f64> = classes
-        .iter()
-        .map(|c| {
-            acc += c.share;
-            acc
-        })
-        .collect();
-    *cum.last_mut().expect("at least one class") = 1.0;
+    // the shares sum to 1: dividing by 1 leaves each sum as it is
+    let cum = cumulative(classes.iter().map(|c| c.share), 1.0);
     Ok((classes, cum))
 }
 
