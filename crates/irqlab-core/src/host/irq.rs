@@ -56,6 +56,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// Starts the handler of vector `v`'s timer interrupt on its core's hard-IRQ level: the
     /// polling timer's ([`Work::PollTimer`]) or the NAPI hrtimer's ([`Work::NapiWatchdog`]),
     /// each costing `platform.poll_timer_ns`; a zero cost takes no time: it runs at once.
+    /// (Inlined, so that each call's `handler` is a constant and its continuation a call.)
+    #[inline(always)]
     pub(super) fn start_timer_handler(&mut self, v: usize, handler: Work) {
         let c = self.l.vector_mut(v).core;
         self.l.core_mut(c).hardirq = v as u16;
