@@ -97,26 +97,26 @@ pub fn budget_or_default(b: u64) -> u64 {
 
 keys! {
     /// Busy polling's keys (its iteration's cost is the platform's, `platform.busy_iter_ns`).
-    pub KEYS = [
+    pub KEYS = "kernel." [
         /// What only an app reading with `recv` uses.
-        RECV_KEYS = [
-            BUSY_READ_US = "socket.busy_read_us",
+        RECV_KEYS = "socket." [
+            BUSY_READ_US,
             SOCK_BUDGET = "socket.busy_poll_budget",
             SOCK_PREFER = "socket.prefer_busy_poll",
         ],
         /// What only an app waiting with `epoll_wait` uses.
-        EPOLL_KEYS = [
+        EPOLL_KEYS = "epoll." [
             /// `net.core.busy_poll`: the epoll contexts' busy-poll time unless they have their
             /// own.
             BUSY_POLL_US = "kernel.busy_poll_us",
             EPOLL_US = "epoll.busy_poll_us",
             EPOLL_BUDGET = "epoll.busy_poll_budget",
             EPOLL_PREFER = "epoll.prefer_busy_poll",
-            MAXEVENTS = "epoll.maxevents",
-            TIMEOUT_MS = "epoll.timeout_ms",
-            BATCH_NS = "epoll.batch_ns",
+            MAXEVENTS,
+            TIMEOUT_MS,
+            BATCH_NS,
         ],
-        IRQ_SUSPEND_TIMEOUT_NS = "kernel.irq_suspend_timeout_ns",
+        IRQ_SUSPEND_TIMEOUT_NS,
     ];
 }
 /// The keys that turn busy polling on.

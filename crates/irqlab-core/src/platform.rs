@@ -15,28 +15,28 @@ use crate::time::SimDuration;
 
 keys! {
     /// The platform's keys.
-    pub KEYS = [
+    pub KEYS = "platform." [
         /// The key that chooses a preset of costs (the presets are in the key table).
-        PRESET = "platform.preset",
-        CPU_GHZ = "platform.cpu_ghz",
+        PRESET,
+        CPU_GHZ,
         /// Each cost's two keys: its mean in ns and its distribution.
-        IRQ = ["platform.irq_ns", "platform.irq_dist"],
-        PROTO = ["platform.proto_ns", "platform.proto_dist"],
-        PROTO_NS_PER_BYTE = "platform.proto_ns_per_byte",
-        POLL = ["platform.poll_ns", "platform.poll_dist"],
-        SOFTIRQ = ["platform.softirq_ns", "platform.softirq_dist"],
-        MASK = ["platform.mask_ns", "platform.mask_dist"],
-        UNMASK = ["platform.unmask_ns", "platform.unmask_dist"],
-        POLL_TIMER = ["platform.poll_timer_ns", "platform.poll_timer_dist"],
-        WAKEUP_NS = "platform.wakeup_ns",
-        WAKEUP_AFTER_US = "platform.wakeup_after_us",
-        CTX_SWITCH = ["platform.ctx_switch_ns", "platform.ctx_switch_dist"],
-        TX = ["platform.tx_ns", "platform.tx_dist"],
-        TX_CLEAN = ["platform.tx_clean_ns", "platform.tx_clean_dist"],
-        TASK_WAKEUP = ["platform.task_wakeup_ns", "platform.task_wakeup_dist"],
-        RING_SWITCH_NS = "platform.ring_switch_ns",
+        [IRQ],
+        [PROTO],
+        PROTO_NS_PER_BYTE,
+        [POLL],
+        [SOFTIRQ],
+        [MASK],
+        [UNMASK],
+        [POLL_TIMER],
+        WAKEUP_NS,
+        WAKEUP_AFTER_US,
+        [CTX_SWITCH],
+        [TX],
+        [TX_CLEAN],
+        [TASK_WAKEUP],
+        RING_SWITCH_NS,
         /// One iteration of a busy loop that finds nothing (read by `busypoll`).
-        BUSY_ITER_NS = "platform.busy_iter_ns",
+        BUSY_ITER_NS,
     ];
 }
 

@@ -10,18 +10,18 @@ use crate::warnings::{Warnings, no_effect};
 
 keys! {
     /// The polling loop's and the hybrid switch's keys.
-    pub KEYS = [
+    pub KEYS = "poll." [
         POLL_KEYS = [
             /// T_poll.
-            PERIOD_US = "poll.period_us",
+            PERIOD_US,
             /// Q.
-            QUOTA = "poll.quota",
+            QUOTA,
         ],
-        HYBRID_KEYS = [
+        HYBRID_KEYS = "hybrid." [
             /// The switching throughput (0: 95 % of the cliff point).
-            SWITCH_PPS = "hybrid.switch_pps",
-            WINDOW_US = "hybrid.window_us",
-            HYSTERESIS = "hybrid.hysteresis",
+            SWITCH_PPS,
+            WINDOW_US,
+            HYSTERESIS,
         ],
     ];
 }

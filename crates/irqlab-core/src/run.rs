@@ -12,11 +12,11 @@ use crate::traffic::replay::ReplayConfig;
 keys! {
     /// The run's keys (for the check that each key has one part).
     #[cfg(test)]
-    pub KEYS = [
-        SEED = "run.seed",
-        REPLICATION = "run.replication",
-        DURATION_MS = "run.duration_ms",
-        WARMUP_MS = "run.warmup_ms",
+    pub KEYS = "run." [
+        SEED,
+        REPLICATION,
+        DURATION_MS,
+        WARMUP_MS,
     ];
 }
 

@@ -14,10 +14,10 @@ use crate::socket::config::{APP, APP_CORE, APP_FLOWS};
 
 keys! {
     /// The host's keys, and where its vectors are.
-    pub KEYS = [
-        CORES = "host.cores",
+    pub KEYS = "host." [
+        CORES,
         /// Packets no app reads are transmitted rather than ending in the stack.
-        FORWARD = "host.forward",
+        FORWARD,
         /// The core of each vector's IRQ (empty: vector v on core v mod cores).
         IRQ_AFFINITY = "nic.irq_affinity",
     ];

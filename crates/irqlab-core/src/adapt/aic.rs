@@ -12,7 +12,7 @@
 //! packets, and a ring emptied once a second into the socket keeps it above `bufupper`, so the
 //! scheme never leaves the floor.
 
-use super::config::{ALPHA, BETA, BUFLOW, BUFUPPER, MICRO};
+use super::config;
 use super::{Band, Controller, Interval, Knobs, band};
 use crate::schema::{keys, registry};
 use crate::time::SimDuration;
@@ -21,17 +21,17 @@ use crate::time::SimDuration;
 pub const KIND: &str = "aic";
 keys! {
     /// The keys it reads.
-    pub KEYS = [
-        BUFLOW,
-        BUFUPPER,
-        ALPHA,
-        BETA,
-        MICRO,
-        MIN_RATE = "adapt.aic_min_rate",
-        MAX_RATE = "adapt.aic_max_rate",
-        RATE_STEP = "adapt.aic_rate_step",
+    pub KEYS = "adapt.aic_" [
+        config::BUFLOW,
+        config::BUFUPPER,
+        config::ALPHA,
+        config::BETA,
+        config::MICRO,
+        MIN_RATE,
+        MAX_RATE,
+        RATE_STEP,
         /// How often the rate is divided ([`Decrease`]).
-        DECREASE = "adapt.aic_decrease",
+        DECREASE,
     ];
 }
 /// What its results depend on beyond the paper.

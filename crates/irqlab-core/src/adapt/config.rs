@@ -15,16 +15,16 @@ pub const SCHEME: &str = "adapt.scheme";
 keys! {
     /// The controllers' parameters (every key but the choice), in the order the warnings list
     /// them.
-    pub KEYS = [
-        INTERVAL_MS = "adapt.interval_ms",
-        BUFLOW = "adapt.buflow",
-        BUFUPPER = "adapt.bufupper",
-        ALPHA = "adapt.alpha",
-        BETA = "adapt.beta",
-        BUDGET_MIN = "adapt.budget_min",
-        BUDGET_MAX = "adapt.budget_max",
+    pub KEYS = "adapt." [
+        INTERVAL_MS,
+        BUFLOW,
+        BUFUPPER,
+        ALPHA,
+        BETA,
+        BUDGET_MIN,
+        BUDGET_MAX,
         /// The micro-adjustment between the thresholds ([`Micro`]).
-        MICRO = "adapt.micro",
+        MICRO,
         rhip::RATE,
         rhip::BUDGET,
         rhip::T_DECREASE,

@@ -13,7 +13,7 @@
 //! ksoftirqd ran changes nothing. `rhip-noksd`, the variant of Table II "without adjusting
 //! ksoftirqd", drops the first condition.
 
-use super::config::{ALPHA, BETA, BUDGET_MAX, BUDGET_MIN, BUFLOW, BUFUPPER};
+use super::config;
 use super::{Band, BudgetRule, Controller, Interval, Knobs, band};
 use crate::schema::keys;
 use crate::time::SimDuration;
@@ -23,18 +23,18 @@ pub const KIND: &str = "rhip";
 pub const KIND_NOKSD: &str = "rhip-noksd";
 keys! {
     /// The keys it reads.
-    pub KEYS = [
-        BUFLOW,
-        BUFUPPER,
-        ALPHA,
-        BETA,
-        BUDGET_MIN,
-        BUDGET_MAX,
+    pub KEYS = "adapt." [
+        config::BUFLOW,
+        config::BUFUPPER,
+        config::ALPHA,
+        config::BETA,
+        config::BUDGET_MIN,
+        config::BUDGET_MAX,
         RATE = "adapt.rhip_rate",
         BUDGET = "adapt.rhip_budget",
-        T_DECREASE = "adapt.t_decrease",
-        T_INCREASE_NS = "adapt.t_increase_ns",
-        T_SNAP_NS = "adapt.t_snap_ns",
+        T_DECREASE,
+        T_INCREASE_NS,
+        T_SNAP_NS,
     ];
 }
 /// What its results depend on beyond the paper.

@@ -9,24 +9,24 @@ use crate::warnings::{Warnings, no_effect};
 
 keys! {
     /// The kernel's keys (busy polling's are `busypoll`'s).
-    pub KEYS = [
+    pub KEYS = "kernel." [
         /// The kernel's softirq and NAPI, which Salah's polling loop replaces.
         pub SOFTIRQ_KEYS = [
-            NAPI_WEIGHT = "kernel.napi_weight",
-            NETDEV_BUDGET = "kernel.netdev_budget",
-            NETDEV_BUDGET_USECS = "kernel.netdev_budget_usecs",
-            HZ = "kernel.hz",
-            MAX_SOFTIRQ_RESTART = "kernel.max_softirq_restart",
-            MAX_SOFTIRQ_TIME_MS = "kernel.max_softirq_time_ms",
-            NAPI_DEFER_HARD_IRQS = "kernel.napi_defer_hard_irqs",
-            GRO_FLUSH_TIMEOUT_NS = "kernel.gro_flush_timeout_ns",
+            NAPI_WEIGHT,
+            NETDEV_BUDGET,
+            NETDEV_BUDGET_USECS,
+            HZ,
+            MAX_SOFTIRQ_RESTART,
+            MAX_SOFTIRQ_TIME_MS,
+            NAPI_DEFER_HARD_IRQS,
+            GRO_FLUSH_TIMEOUT_NS,
         ],
         /// The thread level's time slice (0: EEVDF's base slice for the cores).
-        SCHED_SLICE_US = "kernel.sched_slice_us",
-        KSOFTIRQD_POLICY = "kernel.ksoftirqd_policy",
-        NET_RX_ACTION = "kernel.net_rx_action",
-        TIMER_TICK = "kernel.timer_tick",
-        SOFTIRQ_TIME_LIMIT = "kernel.softirq_time_limit",
+        SCHED_SLICE_US,
+        KSOFTIRQD_POLICY,
+        NET_RX_ACTION,
+        TIMER_TICK,
+        SOFTIRQ_TIME_LIMIT,
     ];
 }
 /// Software IRQ coalescing (`napi_defer_hard_irqs` with `gro_flush_timeout`).

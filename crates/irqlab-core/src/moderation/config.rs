@@ -14,12 +14,12 @@ use crate::warnings::{Warnings, no_effect};
 keys! {
     /// The policy's keys, in the order the warnings list them (then each registered policy's
     /// keys not among them, in registry order: [`keys`]).
-    KEYS = [
+    KEYS = "driver." [
         /// The key that chooses the policy.
         KEY = "driver.moderation",
-        ITR_RATE,
+        static_itr::ITR_RATE,
         /// The link speed the ixgbe and i40e policies read (0: the NIC's, `nic.link_gbps`).
-        LINK_GBPS = "driver.link_gbps",
+        LINK_GBPS,
     ];
 }
 /// What the ISR does with the first packet of a busy period ([`FirstPacket`]).

@@ -35,11 +35,11 @@ use crate::time::{PS_PER_US, SimDuration, SimTime};
 
 keys! {
     /// The keys it reads.
-    pub KEYS = [
+    pub KEYS = "driver.legacy_" [
         /// The bulk class's interrupt rate (8000 or 12000).
-        BULK_RATE = "driver.legacy_bulk_rate",
+        BULK_RATE,
         /// How the elapsed time is estimated ([`Elapsed`]).
-        ELAPSED = "driver.legacy_elapsed",
+        ELAPSED,
     ];
 }
 

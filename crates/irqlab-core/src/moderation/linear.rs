@@ -49,13 +49,13 @@ use crate::time::{PS_PER_NS, SimDuration, SimTime};
 
 keys! {
     /// The keys it reads.
-    pub KEYS = [
-        RATE_MAX = "driver.linear_rate_max",
-        RATE_MIN = "driver.linear_rate_min",
-        PPS_MAX = "driver.linear_pps_max",
-        MIN_UPDATE_US = "driver.linear_min_update_us",
+    pub KEYS = "driver.linear_" [
+        RATE_MAX,
+        RATE_MIN,
+        PPS_MAX,
+        MIN_UPDATE_US,
         /// How the elapsed time is measured ([`Elapsed`]).
-        ELAPSED = "driver.linear_elapsed",
+        ELAPSED,
     ];
 }
 

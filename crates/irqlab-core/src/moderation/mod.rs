@@ -20,14 +20,6 @@
 //! policy, and those without effect, are in [`config`].
 
 pub mod config;
-pub mod dim;
-pub mod external;
-pub mod i40e;
-pub mod ixgbe;
-pub mod ixgbe_legacy;
-pub mod linear;
-pub mod off;
-pub mod static_itr;
 
 pub use off::Off;
 pub use static_itr::Static;
@@ -150,10 +142,16 @@ pub trait Variant: Policy + Sized {
 }
 
 /// The registry: one line per policy, `Name(file::Type)`, in the order `driver.moderation`
-/// lists them. It makes [`AnyPolicy`] (a closed enum, the engine's static dispatch),
-/// [`Moderation`] (a policy's settings, chosen by name) and [`VARIANTS`].
+/// lists them. It declares each policy's file as a module (`pub mod file;`) and makes
+/// [`AnyPolicy`] (a closed enum, the engine's static dispatch), [`Moderation`] (a policy's
+/// settings, chosen by name) and [`VARIANTS`]. (`cargo fmt` does not see a module declared in
+/// a macro: `make fmt` and `make lint` format and check these files by name.)
 macro_rules! policies {
-    ($($name:ident($ty:ty)),+ $(,)?) => {
+    ($($name:ident($file:ident :: $policy:ident)),+ $(,)?) => {
+        $(pub mod $file;)+
+        policies!(@registry $($name($file::$policy)),+);
+    };
+    (@registry $($name:ident($ty:ty)),+) => {
         /// Every policy, for static dispatch: the engine holds one of these.
         #[derive(Debug)]
         pub enum AnyPolicy {
@@ -264,7 +262,7 @@ pub struct Entry {
     pub keys: &'static [&'static str],
 }
 
-// The registry: adding a policy is its file (`mod` above) and one line here.
+// The registry: adding a policy is its file and one line here.
 policies! {
     Off(off::Off),
     Static(static_itr::Static),

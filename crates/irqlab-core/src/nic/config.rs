@@ -9,20 +9,20 @@ use crate::warnings::{Warnings, no_effect};
 
 keys! {
     /// The NIC's keys (and the driver's Tx limit).
-    pub KEYS = [
-        RING_DESCRIPTORS = "nic.ring_descriptors",
+    pub KEYS = "nic." [
+        RING_DESCRIPTORS,
         /// The keys that shape when packet interrupts fire.
         pub IRQ_KEYS = [
-            ITR_US = "nic.itr_us",
-            RX_USECS = "nic.rx_usecs",
-            RX_FRAMES = "nic.rx_frames",
-            CAUSE_MODE = "nic.cause_mode",
+            ITR_US,
+            RX_USECS,
+            RX_FRAMES,
+            CAUSE_MODE,
         ],
-        QUEUES = "nic.queues",
-        RSS_TABLE_SIZE = "nic.rss_table_size",
-        TX_RING_DESCRIPTORS = "nic.tx_ring_descriptors",
-        TX_IRQ = "nic.tx_irq",
-        LINK_GBPS = "nic.link_gbps",
+        QUEUES,
+        RSS_TABLE_SIZE,
+        TX_RING_DESCRIPTORS,
+        TX_IRQ,
+        LINK_GBPS,
         /// The driver's limit on Tx descriptors cleaned per poll.
         TX_WORK_LIMIT = "driver.tx_work_limit",
     ];

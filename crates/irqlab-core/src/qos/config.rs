@@ -12,17 +12,17 @@ use crate::warnings::{Warnings, no_effect};
 
 keys! {
     /// The QoS keys.
-    pub KEYS = [
+    pub KEYS = "qos." [
         /// The key that chooses the strategy.
-        STRATEGY = "qos.strategy",
+        STRATEGY,
         /// The keys of a strategy.
         STRATEGY_KEYS = [
             /// The share of RT packets.
-            RT_SHARE = "qos.rt_share",
+            RT_SHARE,
             /// The LL driver's ring budgets, `[BE, RT]` (empty: the strategy's own).
-            RING_BUDGETS = "qos.ring_budgets",
+            RING_BUDGETS,
             /// The ring a pass visits first ([`RingOrder`]).
-            RING_ORDER = "qos.ring_order",
+            RING_ORDER,
         ],
     ];
 }

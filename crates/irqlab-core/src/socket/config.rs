@@ -9,10 +9,10 @@ use crate::schema::{Params, field_key, keys, registry};
 
 keys! {
     /// The sockets' keys.
-    pub KEYS = [
-        RCVBUF_BYTES = "socket.rcvbuf_bytes",
+    pub KEYS = "socket." [
+        RCVBUF_BYTES,
         /// The truesize charged per packet (0: as the driver builds it, [`truesize_of_frame`]).
-        TRUESIZE_BYTES = "socket.truesize_bytes",
+        TRUESIZE_BYTES,
     ];
 }
 

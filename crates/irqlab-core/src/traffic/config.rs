@@ -13,14 +13,14 @@ use crate::warnings::{Warnings, no_effect};
 
 keys! {
     /// The keys of every kind of traffic.
-    pub KEYS = [
+    pub KEYS = "traffic." [
         /// The key that chooses the kind of source ([`TrafficKind`]).
-        KIND = "traffic.kind",
-        RATE_PPS = "traffic.rate_pps",
-        SIZE_BYTES = "traffic.size_bytes",
-        SIZES = "traffic.sizes",
-        FLOWS = "traffic.flows",
-        FLOW_ZIPF_S = "traffic.flow_zipf_s",
+        KIND,
+        RATE_PPS,
+        SIZE_BYTES,
+        SIZES,
+        FLOWS,
+        FLOW_ZIPF_S,
     ];
 }
 /// The traffic classes, numbered entries (`traffic.classes.N.name`, `.share`).

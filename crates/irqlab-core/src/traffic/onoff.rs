@@ -30,12 +30,12 @@ use crate::warnings::{Warnings, no_effect};
 pub const KIND: &str = "pareto-onoff";
 keys! {
     /// What only the on/off sources use.
-    pub KEYS = [
-        SOURCES = "traffic.sources",
-        ALPHA_ON = "traffic.alpha_on",
-        ALPHA_OFF = "traffic.alpha_off",
-        ON_MIN_BYTES = "traffic.on_min_bytes",
-        LINE_RATE_GBPS = "traffic.line_rate_gbps",
+    pub KEYS = "traffic." [
+        SOURCES,
+        ALPHA_ON,
+        ALPHA_OFF,
+        ON_MIN_BYTES,
+        LINE_RATE_GBPS,
     ];
 }
 

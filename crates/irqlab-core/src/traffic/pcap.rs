@@ -12,12 +12,12 @@ use crate::warnings::{Warnings, no_effect};
 pub const KIND: &str = "pcap";
 keys! {
     /// What only a replay uses.
-    pub KEYS = [
+    pub KEYS = "traffic." [
         /// The capture's file.
-        PCAP = "traffic.pcap",
-        SPEEDUP = "traffic.speedup",
+        PCAP,
+        SPEEDUP,
         /// Passes over the capture (0: until the run ends).
-        LOOP = "traffic.loop",
+        LOOP,
     ];
 }
 

@@ -26,13 +26,13 @@ use crate::warnings::Warnings;
 pub const KIND: &str = "rr";
 keys! {
     /// The keys of the request/response workload, which only `traffic.kind = "rr"` reads.
-    pub KEYS = [
-        CLIENTS = "rr.clients",
-        OUTSTANDING = "rr.outstanding",
+    pub KEYS = "rr." [
+        CLIENTS,
+        OUTSTANDING,
         REMOTE = ["rr.remote_us", "rr.remote_dist"],
-        RATE_RPS = "rr.rate_rps",
-        RESPONSE_BYTES = "rr.response_bytes",
-        TIMEOUT_US = "rr.timeout_us",
+        RATE_RPS,
+        RESPONSE_BYTES,
+        TIMEOUT_US,
     ];
 }
 
