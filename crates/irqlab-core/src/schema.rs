@@ -930,3 +930,47 @@ pub const fn key_of<const N: usize>(parts: [&str; 3]) -> [u8; N] {
     assert!(n == N, "N is the key's length");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    mod elsewhere {
+        pub const SHARED: &str = "part.shared";
+    }
+
+    keys! {
+        /// A part's keys, with every kind of entry.
+        KEYS = "part." [
+            NAMED,
+            GIVEN = "other.given",
+            [COST],
+            PAIR = ["part.pair_us", "part.pair_dist"],
+            elsewhere::SHARED,
+            GROUP = "part.group_" [FIRST, SECOND],
+            LAST,
+        ];
+    }
+
+    #[test]
+    fn keys_are_declared_once_each_constant_named_after_its_key() {
+        assert_eq!(NAMED, "part.named");
+        assert_eq!(GIVEN, "other.given");
+        assert_eq!(COST, ["part.cost_ns", "part.cost_dist"]);
+        assert_eq!(PAIR, ["part.pair_us", "part.pair_dist"]);
+        assert_eq!(GROUP, ["part.group_first", "part.group_second"]);
+        assert_eq!(
+            KEYS,
+            [
+                "part.named",
+                "other.given",
+                "part.cost_ns",
+                "part.cost_dist",
+                "part.pair_us",
+                "part.pair_dist",
+                "part.shared",
+                "part.group_first",
+                "part.group_second",
+                "part.last",
+            ]
+        );
+    }
+}
