@@ -3,7 +3,7 @@
 //! read, and what the ISR does with the first packet of a busy period; and the settings among
 //! them that have no effect.
 
-use super::{Itr, Moderation, VARIANTS, Variant};
+use super::{Itr, Moderation, Policy, VARIANTS, Variant};
 use super::{static_itr, static_itr::ITR_RATE};
 use crate::error::Error;
 use crate::nic::config as nic;
@@ -43,11 +43,30 @@ pub struct LinkSpeed {
     pub link_gbps: f64,
 }
 
-impl LinkSpeed {
-    pub fn from_params(p: &Params) -> Result<LinkSpeed, Error> {
+/// An adaptive ITR policy whose one setting is the link speed it reads (`ixgbe`, `i40e`): its
+/// name and how a vector's policy is made for a link speed are all its [`Variant`] needs.
+pub trait LinkSpeedPolicy: Policy + Sized {
+    /// Its name: `driver.moderation = KIND`.
+    const KIND: &'static str;
+    /// The policy of one vector on a link of `link_gbps`; `has_tx`: a TxRx vector.
+    fn for_link(link_gbps: f64, has_tx: bool) -> Self;
+}
+
+impl<P: LinkSpeedPolicy> Variant for P {
+    const KIND: &'static str = <P as LinkSpeedPolicy>::KIND;
+    const KEYS: &'static [&'static str] = &[LINK_GBPS];
+    const ADAPTIVE: bool = true;
+    const ITR: Itr = Itr::Programs;
+    type Config = LinkSpeed;
+
+    fn from_params(p: &Params) -> Result<LinkSpeed, Error> {
         Ok(LinkSpeed {
             link_gbps: p.f64(LINK_GBPS),
         })
+    }
+
+    fn new_vector(c: &LinkSpeed, has_tx: bool) -> P {
+        P::for_link(c.link_gbps, has_tx)
     }
 }
 

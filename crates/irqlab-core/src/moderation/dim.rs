@@ -481,14 +481,7 @@ mod tests {
 
     impl Feed {
         fn sample(&self) -> Sample {
-            Sample {
-                now: SimTime(self.t_us * PS_PER_US),
-                jiffies: 0,
-                packets: self.packets,
-                bytes: self.bytes,
-                events: self.events,
-                ..Sample::default()
-            }
+            Sample::rx_only(SimTime(self.t_us * PS_PER_US), 0, self.packets, self.bytes, self.events)
         }
 
         fn advance(&mut self, dt_us: u64, packets: u64, bytes: u64, events: u64) -> Sample {
@@ -795,14 +788,7 @@ mod tests {
             (u64::MAX, 5),
             (2, u64::MAX),
         ] {
-            let s = Sample {
-                now: SimTime(t),
-                jiffies: 0,
-                packets: v,
-                bytes: v,
-                events: v,
-                ..Sample::default()
-            };
+            let s = Sample::rx_only(SimTime(t), 0, v, v, v);
             dim.on_complete(&s);
         }
     }

@@ -51,10 +51,8 @@
 //! updated and is held at [`TX_RINGLESS`], 50 µs in latency mode (irqlab's model before it had
 //! Tx rings).
 
-use super::config::{LINK_GBPS, LinkSpeed};
-use super::{Counters, Itr, Policy, Sample, Totals, Variant, Write, link_is};
-use crate::error::Error;
-use crate::schema::Params;
+use super::config::LinkSpeedPolicy;
+use super::{Counters, Policy, Sample, Totals, Write, link_is};
 use crate::time::{PS_PER_US, SimDuration};
 
 /// `I40E_ITR_ADAPTIVE_MIN_INC`, µs.
@@ -282,19 +280,11 @@ impl Policy for I40e {
     }
 }
 
-impl Variant for I40e {
+impl LinkSpeedPolicy for I40e {
     const KIND: &'static str = "i40e";
-    const KEYS: &'static [&'static str] = &[LINK_GBPS];
-    const ADAPTIVE: bool = true;
-    const ITR: Itr = Itr::Programs;
-    type Config = LinkSpeed;
 
-    fn from_params(p: &Params) -> Result<LinkSpeed, Error> {
-        LinkSpeed::from_params(p)
-    }
-
-    fn new_vector(c: &LinkSpeed, has_tx: bool) -> I40e {
-        I40e::new(c.link_gbps, has_tx)
+    fn for_link(link_gbps: f64, has_tx: bool) -> I40e {
+        I40e::new(link_gbps, has_tx)
     }
 }
 
@@ -323,14 +313,7 @@ mod tests {
             self.jiffies += dj;
             self.packets += packets;
             self.bytes += packets * size;
-            Sample {
-                now: SimTime(self.jiffies),
-                jiffies: self.jiffies,
-                packets: self.packets,
-                bytes: self.bytes,
-                events: 0,
-                ..Sample::default()
-            }
+            Sample::rx_only(SimTime(self.jiffies), self.jiffies, self.packets, self.bytes, 0)
         }
     }
 
@@ -612,14 +595,7 @@ mod tests {
         let mut p = I40e::new(f64::NAN, false);
         for (j, packets, bytes) in [(u64::MAX, u64::MAX, u64::MAX), (0, 3, u64::MAX), (0, 0, 0)] {
             p.itr_countdown = 0;
-            let s = Sample {
-                now: SimTime(0),
-                jiffies: j,
-                packets,
-                bytes,
-                events: 0,
-                ..Sample::default()
-            };
+            let s = Sample::rx_only(SimTime(0), j, packets, bytes, 0);
             p.on_complete(&s);
         }
     }

@@ -40,11 +40,9 @@
 //! * `next_update = jiffies + 1` after every update, including at ring setup (jiffies 0), so
 //!   a first session at jiffies ≥ 2 already counts as stale.
 
-use super::config::{LINK_GBPS, LinkSpeed};
+use super::config::LinkSpeedPolicy;
 use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval, write_eitr};
-use super::{Counters, Itr, Policy, RingContainers, Sample, Totals, Variant, Write, link_is};
-use crate::error::Error;
-use crate::schema::Params;
+use super::{Counters, Policy, RingContainers, Sample, Totals, Write, link_is};
 use crate::time::SimDuration;
 
 /// `IXGBE_ITR_ADAPTIVE_MIN_INC`, µs.
@@ -201,19 +199,11 @@ impl Policy for Ixgbe {
     }
 }
 
-impl Variant for Ixgbe {
+impl LinkSpeedPolicy for Ixgbe {
     const KIND: &'static str = "ixgbe";
-    const KEYS: &'static [&'static str] = &[LINK_GBPS];
-    const ADAPTIVE: bool = true;
-    const ITR: Itr = Itr::Programs;
-    type Config = LinkSpeed;
 
-    fn from_params(p: &Params) -> Result<LinkSpeed, Error> {
-        LinkSpeed::from_params(p)
-    }
-
-    fn new_vector(c: &LinkSpeed, has_tx: bool) -> Ixgbe {
-        Ixgbe::new(c.link_gbps, has_tx)
+    fn for_link(link_gbps: f64, has_tx: bool) -> Ixgbe {
+        Ixgbe::new(link_gbps, has_tx)
     }
 }
 
@@ -226,14 +216,7 @@ mod tests {
     /// One session on a fresh policy at jiffies 1 (not stale).
     fn first(link: f64, packets: u64, bytes: u64) -> (Ixgbe, Option<Write>) {
         let mut p = Ixgbe::new(link, false);
-        let w = p.on_complete(&Sample {
-            now: SimTime(1),
-            jiffies: 1,
-            packets,
-            bytes,
-            events: 1,
-            ..Sample::default()
-        });
+        let w = p.on_complete(&Sample::rx_only(SimTime(1), 1, packets, bytes, 1));
         (p, w)
     }
 
@@ -308,14 +291,7 @@ mod tests {
         for (j, &(dp, db, rx, itr, interval, write)) in table.iter().enumerate() {
             packets += dp;
             bytes += db;
-            let s = Sample {
-                now: SimTime(j as u64),
-                jiffies: j as u64,
-                packets,
-                bytes,
-                events: 0,
-                ..Sample::default()
-            };
+            let s = Sample::rx_only(SimTime(j as u64), j as u64, packets, bytes, 0);
             let w = p.on_complete(&s);
             assert_eq!((p.rx_itr(), p.itr()), (rx, itr), "step {j}");
             assert_eq!(p.interval(), us(interval), "step {j}");
@@ -329,14 +305,7 @@ mod tests {
         let mut packets = 0;
         for j in 0..100u64 {
             packets += 20;
-            let s = Sample {
-                now: SimTime(j),
-                jiffies: j,
-                packets,
-                bytes: packets * 1500,
-                events: 0,
-                ..Sample::default()
-            };
+            let s = Sample::rx_only(SimTime(j), j, packets, packets * 1500, 0);
             p.on_complete(&s);
         }
         assert_eq!((p.rx_itr(), p.interval()), (126, us(126.0)));
@@ -357,28 +326,14 @@ mod tests {
         let mut packets = 0;
         for (i, &(jiffies, dp, rx, interval)) in table.iter().enumerate() {
             packets += dp;
-            let s = Sample {
-                now: SimTime(i as u64),
-                jiffies,
-                packets,
-                bytes: packets * 60,
-                events: 0,
-                ..Sample::default()
-            };
+            let s = Sample::rx_only(SimTime(i as u64), jiffies, packets, packets * 60, 0);
             p.on_complete(&s);
             assert_eq!(p.rx_itr(), rx, "step {i}");
             assert_eq!(p.interval(), us(interval), "step {i}");
         }
         // The very first session, at jiffies 2, is already stale (ring added at jiffies 0).
         let mut p = Ixgbe::new(10.0, false);
-        let s = Sample {
-            now: SimTime(0),
-            jiffies: 2,
-            packets: 300,
-            bytes: 300 * 1500,
-            events: 0,
-            ..Sample::default()
-        };
+        let s = Sample::rx_only(SimTime(0), 2, 300, 300 * 1500, 0);
         assert_eq!(p.on_complete(&s), Some(Write::Itr(us(10.0))));
     }
 
@@ -392,14 +347,7 @@ mod tests {
         let mut p = Ixgbe::new(10.0, false);
         p.rings.rx.itr = 124 | LATENCY;
         p.itr = 4 * 124;
-        let s = Sample {
-            now: SimTime(0),
-            jiffies: 1,
-            packets: 0,
-            bytes: 0,
-            events: 0,
-            ..Sample::default()
-        };
+        let s = Sample::rx_only(SimTime(0), 1, 0, 0, 0);
         assert_eq!(p.on_complete(&s), Some(Write::Itr(us(126.0))));
         assert_eq!(p.rx_itr(), 254);
     }
@@ -481,14 +429,7 @@ mod tests {
     fn odd_counters_do_not_panic() {
         let mut p = Ixgbe::new(f64::NAN, false);
         for (j, packets, bytes) in [(u64::MAX, u64::MAX, u64::MAX), (0, 3, u64::MAX), (0, 0, 0)] {
-            let s = Sample {
-                now: SimTime(0),
-                jiffies: j,
-                packets,
-                bytes,
-                events: 0,
-                ..Sample::default()
-            };
+            let s = Sample::rx_only(SimTime(0), j, packets, bytes, 0);
             p.on_complete(&s);
         }
     }

@@ -280,14 +280,7 @@ mod tests {
             self.t_ps += dt_us * PS_PER_US;
             self.packets += packets;
             self.bytes += bytes;
-            Sample {
-                now: SimTime(self.t_ps),
-                jiffies: 0,
-                packets: self.packets,
-                bytes: self.bytes,
-                events: 0,
-                ..Sample::default()
-            }
+            Sample::rx_only(SimTime(self.t_ps), 0, self.packets, self.bytes, 0)
         }
     }
 
@@ -447,25 +440,11 @@ mod tests {
         let mut f = Feed::new();
         p.on_complete(&f.step(100, 1, 100)); // reset at t = 100 µs, lowest, itr 142
         // Same microsecond: 0 µs elapsed → no class update, counters not reset.
-        let s = Sample {
-            now: SimTime(100 * PS_PER_US + 999_999),
-            jiffies: 0,
-            packets: 2,
-            bytes: 1200,
-            events: 0,
-            ..Sample::default()
-        };
+        let s = Sample::rx_only(SimTime(100 * PS_PER_US + 999_999), 0, 2, 1200, 0);
         p.on_complete(&s);
         assert_eq!(p.class(), Class::Lowest);
         // 100 µs after the reset: the skipped 1100 bytes count, 1100 / 100 = 11 > 10.
-        let s = Sample {
-            now: SimTime(200 * PS_PER_US),
-            jiffies: 0,
-            packets: 2,
-            bytes: 1200,
-            events: 0,
-            ..Sample::default()
-        };
+        let s = Sample::rx_only(SimTime(200 * PS_PER_US), 0, 2, 1200, 0);
         p.on_complete(&s);
         assert_eq!(p.class(), Class::Low);
     }
@@ -509,14 +488,7 @@ mod tests {
     fn odd_counters_do_not_panic() {
         let mut p = IxgbeLegacy::new(8000, Elapsed::Itr, false);
         for (now, packets, bytes) in [(5u64, u64::MAX, u64::MAX), (1, 3, 0), (0, 0, 0)] {
-            let s = Sample {
-                now: SimTime(now),
-                jiffies: u64::MAX,
-                packets,
-                bytes,
-                events: u64::MAX,
-                ..Sample::default()
-            };
+            let s = Sample::rx_only(SimTime(now), u64::MAX, packets, bytes, u64::MAX);
             p.on_complete(&s);
         }
     }

@@ -236,14 +236,7 @@ mod tests {
     }
 
     fn sample(t_ps: u64, packets: u64) -> Sample {
-        Sample {
-            now: SimTime(t_ps),
-            jiffies: 0,
-            packets,
-            bytes: packets.saturating_mul(60),
-            events: 0,
-            ..Sample::default()
-        }
+        Sample::rx_only(SimTime(t_ps), 0, packets, packets.saturating_mul(60), 0)
     }
 
     #[test]

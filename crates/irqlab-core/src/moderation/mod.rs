@@ -49,6 +49,19 @@ pub struct Sample {
 }
 
 impl Sample {
+    /// A session of a vector without Tx counters: at `now` (`jiffies`), after `packets` Rx
+    /// packets of `bytes` in all and `events` hard interrupts since time zero.
+    pub fn rx_only(now: SimTime, jiffies: u64, packets: u64, bytes: u64, events: u64) -> Sample {
+        Sample {
+            now,
+            jiffies,
+            packets,
+            bytes,
+            events,
+            ..Sample::default()
+        }
+    }
+
     /// The Rx container's cumulative counters.
     #[inline]
     pub fn rx(&self) -> Counters {

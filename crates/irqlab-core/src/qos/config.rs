@@ -81,6 +81,27 @@ pub struct Context<'a> {
     pub budgets: Vec<u64>,
 }
 
+impl Context<'_> {
+    /// One vector with a BE and an RT ring, served by a ring discipline with `budgets` (by
+    /// ring) in the order of `qos.ring_order`: the LL driver's (`ll`: passes repeated until the
+    /// rings are empty or the weight is used, each ring visit a cost of its own) or the stock
+    /// driver's (one pass).
+    pub fn two_rings(&self, budgets: Vec<u64>, ll: bool) -> QosConfig {
+        QosConfig {
+            strategy: self.strategy,
+            rings: 2,
+            class_ring: vec![0, 1],
+            class_vector: None,
+            discipline: Some(Discipline {
+                order: self.order.clone(),
+                budgets,
+                repeat: ll,
+                visit_cost: ll,
+            }),
+        }
+    }
+}
+
 /// Reads the `qos.*` keys and checks the strategy against the scheme (Salah's polling loop
 /// has one ring per vector). With a strategy, sets the classes `be` and `rt` from
 /// `qos.rt_share` (so that the resolved scenario lists them) and, for `rr`, two queue vectors

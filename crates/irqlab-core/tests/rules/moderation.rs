@@ -14,14 +14,7 @@ fn us(v: u64) -> SimDuration {
 
 /// One Rx-only session on a fresh policy, at jiffies 1 (not stale).
 fn session(p: &mut impl Policy, packets: u64, bytes: u64) -> Option<Write> {
-    p.on_complete(&Sample {
-        now: SimTime(1),
-        jiffies: 1,
-        packets,
-        bytes,
-        events: 1,
-        ..Sample::default()
-    })
+    p.on_complete(&Sample::rx_only(SimTime(1), 1, packets, bytes, 1))
 }
 
 #[test]
@@ -101,14 +94,13 @@ fn dim_needs_64_events_per_window_not_64_sessions() {
     let mut t = 0;
     let mut sample = |packets: u64, events: u64| {
         t += 100 * crate::common::US;
-        Sample {
-            now: SimTime(t),
-            jiffies: t / 4_000_000_000,
+        Sample::rx_only(
+            SimTime(t),
+            t / 4_000_000_000,
             packets,
-            bytes: packets * 1500,
+            packets * 1500,
             events,
-            ..Sample::default()
-        }
+        )
     };
     assert_eq!(d.on_complete(&sample(0, 0)), None); // opens the window
     for k in 1..200 {
