@@ -19,7 +19,7 @@ use irqlab_core::socket::Socket;
 use irqlab_core::time::{SimDuration, SimTime};
 use irqlab_core::{Report, Tracer, run, run_with, runs_core_by_core};
 
-use crate::common::{Pairs, b, conserved, f, i, list, s};
+use crate::common::{Pairs, b, conserved, f, i, list, record_arrival, s};
 
 /// App `n`'s fields: on `core`, 1000 ns deterministic per request, waiting with `io`.
 fn app(n: usize, core: i128, io: &str) -> Pairs {
@@ -1028,12 +1028,7 @@ struct Requests {
 
 impl Tracer for Requests {
     fn arrival(&mut self, id: u64, t: SimTime, _: bool) {
-        assert_eq!(
-            id as usize,
-            self.arrival_ps.len(),
-            "ids are sequence numbers"
-        );
-        self.arrival_ps.push(t.ps());
+        record_arrival(&mut self.arrival_ps, id, t);
     }
     fn packet(&mut self, id: u64, _: u32, flow: u32, _: u16) {
         assert_eq!(id as usize + 1, self.arrival_ps.len());

@@ -1,6 +1,7 @@
 //! What every test module builds scenarios with (values, and scenario pairs), and the
 //! conservation laws every report keeps.
 
+use irqlab_core::time::SimTime;
 use irqlab_core::{Report, Scenario, Value, run};
 
 /// Picoseconds per microsecond.
@@ -138,4 +139,10 @@ pub fn for_random(
         }
         Err(TestError::Abort(why)) => panic!("aborted: {why}"),
     }
+}
+
+/// A tracer's record of arrival `id` at `t` in `arrival_ps`: arrivals are numbered in order.
+pub fn record_arrival(arrival_ps: &mut Vec<u64>, id: u64, t: SimTime) {
+    assert_eq!(id as usize, arrival_ps.len(), "ids are sequence numbers");
+    arrival_ps.push(t.ps());
 }

@@ -24,6 +24,17 @@ fn salah(scheme: &str, rate: f64) -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// `napi` with Salah's costs on four cores, a queue vector each, and 64 flows.
+fn four_cores(rate: f64) -> Vec<(&'static str, Value)> {
+    let mut pairs = salah("napi", rate);
+    pairs.extend([
+        ("host.cores", i(4)),
+        ("nic.queues", i(4)),
+        ("traffic.flows", i(64)),
+    ]);
+    pairs
+}
+
 mod conservation {
     use super::*;
     use proptest::prelude::*;
@@ -368,13 +379,8 @@ mod interrupted {
 
     #[test]
     fn a_host_run_core_by_core_stops() {
-        let mut pairs = salah("napi", 1e7);
-        pairs.extend([
-            ("host.cores", i(4)),
-            ("nic.queues", i(4)),
-            ("traffic.flows", i(64)),
-            ("platform.proto_ns", f(100.0)),
-        ]);
+        let mut pairs = four_cores(1e7);
+        pairs.push(("platform.proto_ns", f(100.0)));
         let sc = an_hour(pairs);
         assert!(runs_core_by_core(&sc));
         // told to stop before it starts: nothing runs
@@ -448,13 +454,8 @@ mod never_interrupted {
 
     #[test]
     fn several_cores_give_the_report_of_run_interleaved_or_core_by_core() {
-        let mut pairs = salah("napi", 400_000.0);
-        pairs.extend([
-            ("host.cores", i(4)),
-            ("nic.queues", i(4)),
-            ("traffic.flows", i(64)),
-            ("run.duration_ms", f(20.0)),
-        ]);
+        let mut pairs = four_cores(400_000.0);
+        pairs.push(("run.duration_ms", f(20.0)));
         let core_by_core = scenario(&pairs);
         assert!(runs_core_by_core(&core_by_core));
         same_as_run(&core_by_core, 4 * 70);

@@ -8,7 +8,7 @@
 use irqlab_core::time::SimTime;
 use irqlab_core::{NoTrace, Report, Scenario, Tracer, run, run_with, runs_core_by_core};
 
-use crate::common::{self, Pairs, US, b, conserved, f, i, list, s};
+use crate::common::{self, Pairs, US, b, conserved, f, i, list, record_arrival, s};
 
 /// [`common::exact`]: CBR arrivals, deterministic costs, no warm-up; and every CPU cost zero
 /// except protocol processing (its default until a test sets it) — each test adds the costs
@@ -49,12 +49,7 @@ struct Log {
 
 impl Tracer for Log {
     fn arrival(&mut self, id: u64, t: SimTime, accepted: bool) {
-        assert_eq!(
-            id as usize,
-            self.arrival_ps.len(),
-            "ids are sequence numbers"
-        );
-        self.arrival_ps.push(t.ps());
+        record_arrival(&mut self.arrival_ps, id, t);
         self.accepted.push(accepted);
         self.delivered_ps.push(None);
     }

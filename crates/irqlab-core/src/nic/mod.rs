@@ -120,6 +120,20 @@ impl<T: Copy> Fifo<T> {
     }
 }
 
+#[cfg(test)]
+impl Packet {
+    /// A 64-byte packet of flow 0, class 0, number `id`, arrived at `id` ps: for tests.
+    pub(crate) fn numbered(id: u64) -> Packet {
+        Packet {
+            arrival: SimTime(id),
+            size_bytes: 64,
+            flow: 0,
+            class: 0,
+            id,
+        }
+    }
+}
+
 /// The Rx descriptor ring.
 #[derive(Debug)]
 pub struct Ring {
@@ -349,15 +363,8 @@ impl IrqLine {
 mod tests {
     use super::*;
 
-    /// A 64-byte packet of flow 0, class 0, arrived at `id` ps.
     fn packet(id: u64) -> Packet {
-        Packet {
-            arrival: SimTime(id),
-            size_bytes: 64,
-            flow: 0,
-            class: 0,
-            id,
-        }
+        Packet::numbered(id)
     }
 
     #[test]

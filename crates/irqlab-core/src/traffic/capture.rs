@@ -529,6 +529,15 @@ impl Meta {
 
     /// A pcap record header at the front of the buffer whose captured length no record may
     /// have is corrupt (rather than cut short, or too long to read).
+    /// What the format calls one of its records, for messages.
+    fn record_noun(&self) -> &'static str {
+        if self.format == Format::Pcap {
+            "packet record"
+        } else {
+            "block"
+        }
+    }
+
     fn check_caplen(&self, data: &[u8]) -> Result<(), CaptureError> {
         if self.format != Format::Pcap {
             return Ok(());
@@ -605,11 +614,7 @@ impl Meta {
                     self.check_caplen(inner.data())?;
                     return err(format!(
                         "cut short in the middle of a {} after {} whole packets (the file ends inside it: was the capture stopped before it was written out?)",
-                        if self.format == Format::Pcap {
-                            "packet record"
-                        } else {
-                            "block"
-                        },
+                        self.record_noun(),
                         self.packets
                     ));
                 }
@@ -619,11 +624,7 @@ impl Meta {
                         return err(format!(
                             "corrupt: after {} packets a {} claims more than {} MiB",
                             self.packets,
-                            if self.format == Format::Pcap {
-                                "packet record"
-                            } else {
-                                "block"
-                            },
+                            self.record_noun(),
                             self.capacity >> 20
                         ));
                     }
@@ -634,11 +635,7 @@ impl Meta {
                 Step::Corrupt => {
                     return err(format!(
                         "corrupt: the {} after {} packets cannot be parsed",
-                        if self.format == Format::Pcap {
-                            "packet record"
-                        } else {
-                            "block"
-                        },
+                        self.record_noun(),
                         self.packets
                     ));
                 }

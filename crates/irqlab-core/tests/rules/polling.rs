@@ -15,6 +15,13 @@ fn salah(scheme: &str, rate: f64) -> Pairs {
         .duration_ms(10.0)
 }
 
+/// The hybrid at 1 Mpps switching at `switch_pps`, measured over 1 ms windows.
+fn hybrid(switch_pps: f64) -> Pairs {
+    salah("hybrid", 1e6)
+        .with("hybrid.switch_pps", f(switch_pps))
+        .with("hybrid.window_us", f(1000.0))
+}
+
 fn same_outcome(a: &Report, b: &Report) {
     assert_eq!(a.packets, b.packets);
     assert_eq!(a.counts, b.counts);
@@ -171,10 +178,7 @@ fn hybrid_below_its_switch_is_disable_enable_and_above_it_is_poll() {
     // 1 Mpps with a 100 kpps switch: the first 1 ms window measures disable-enable's
     // 1 Mpps, the hybrid switches to polling once and stays there (poll delivers 150 kpps,
     // above 90 % of the switch).
-    let above = salah("hybrid", 1e6)
-        .with("hybrid.switch_pps", f(1e5))
-        .with("hybrid.window_us", f(1000.0))
-        .run();
+    let above = hybrid(1e5).run();
     conserved(&above);
     assert_eq!(above.counts.mode_switches, 1);
     assert!(above.counts.timer_ticks > 400, "{:?}", above.counts);
@@ -186,17 +190,11 @@ fn hybrid_hands_back_to_disable_enable_below_the_hysteresis() {
     // Q = 1 polls 50 kpps, below 90 % of a 100 kpps switch: measured in polling the
     // throughput falls below the band, so the hybrid goes back to disable-enable, which again
     // measures 1 Mpps and switches again: it flips at every window.
-    let r = salah("hybrid", 1e6)
-        .with("hybrid.switch_pps", f(1e5))
-        .with("hybrid.window_us", f(1000.0))
-        .with("poll.quota", i(1))
-        .run();
+    let r = hybrid(1e5).with("poll.quota", i(1)).run();
     conserved(&r);
     assert!(r.counts.mode_switches >= 8, "{:?}", r.counts);
     // with the band wide enough (hysteresis 0.6: below 40 kpps), polling stays
-    let r = salah("hybrid", 1e6)
-        .with("hybrid.switch_pps", f(1e5))
-        .with("hybrid.window_us", f(1000.0))
+    let r = hybrid(1e5)
         .with("hybrid.hysteresis", f(0.6))
         .with("poll.quota", i(1))
         .run();
@@ -272,11 +270,7 @@ fn hybrid_back_in_disable_enable_with_packets_waiting_polls_them_without_an_inte
     // The flipping hybrid of `hybrid_hands_back_to_disable_enable_below_the_hysteresis`: at
     // 1 Mpps the ring is never empty when polling hands back, so the loop starts a poll at
     // once; only the first packet ever raised an interrupt.
-    let r = salah("hybrid", 1e6)
-        .with("hybrid.switch_pps", f(1e5))
-        .with("hybrid.window_us", f(1000.0))
-        .with("poll.quota", i(1))
-        .run();
+    let r = hybrid(1e5).with("poll.quota", i(1)).run();
     conserved(&r);
     assert!(r.counts.mode_switches >= 8, "{:?}", r.counts);
     assert_eq!(r.counts.irqs, 1, "{:?}", r.counts);
@@ -288,18 +282,16 @@ fn hybrid_polling_hands_back_only_strictly_below_the_band() {
     // With hysteresis 0.5 and a 100 kpps switch the band's floor is 50 kpps: a window exactly
     // at the floor is not below it, so polling stays; with a 100.1 kpps switch (floor
     // 50.05 kpps) every polling window is below it and the hybrid keeps flipping.
-    let hybrid = |switch_pps: f64| {
-        salah("hybrid", 1e6)
-            .with("hybrid.switch_pps", f(switch_pps))
-            .with("hybrid.window_us", f(1000.0))
+    let run = |switch_pps: f64| {
+        hybrid(switch_pps)
             .with("hybrid.hysteresis", f(0.5))
             .with("poll.quota", i(1))
             .run()
     };
-    let at = hybrid(100_000.0);
+    let at = run(100_000.0);
     conserved(&at);
     assert_eq!(at.counts.mode_switches, 1, "{:?}", at.counts);
-    let above = hybrid(100_100.0);
+    let above = run(100_100.0);
     conserved(&above);
     assert!(above.counts.mode_switches >= 5, "{:?}", above.counts);
 }
