@@ -369,6 +369,11 @@ pub(crate) mod test_support {
         Scenario::from_pairs(pairs.iter().cloned())
     }
 
+    /// The error of the scenario of `pairs`, which must be invalid.
+    pub fn rejected(pairs: &[(&str, Value)]) -> Error {
+        build(pairs).expect_err("an invalid scenario")
+    }
+
     /// A string value.
     pub fn s(v: &str) -> Value {
         Value::Str(v.into())
@@ -460,11 +465,10 @@ mod tests {
 
     #[test]
     fn count_coalescing_must_count() {
-        let e = build(&[
+        let e = rejected(&[
             ("scheme", s("coalesce-count")),
             ("nic.rx_frames", Value::Int(0)),
-        ])
-        .unwrap_err();
+        ]);
         assert_eq!(e.key(), "nic.rx_frames");
         assert!(e.to_string().contains("at least 1"), "{e}");
         // tau = 1 is the end of Salah's Fig. 10 curve, and T = 0 that of time coalescing
@@ -483,7 +487,7 @@ mod tests {
     #[test]
     fn dim_replacing_the_coalescing_preset_is_an_error() {
         for scheme in ["coalesce-count", "coalesce-time"] {
-            let e = build(&[("scheme", s(scheme)), ("driver.moderation", s("dim"))]).unwrap_err();
+            let e = rejected(&[("scheme", s(scheme)), ("driver.moderation", s("dim"))]);
             assert_eq!(e.key(), "driver.moderation");
             assert!(e.to_string().contains("replacing the coalescing"), "{e}");
         }
@@ -517,7 +521,7 @@ mod tests {
             ("traffic.classes.0.share", Value::Float(0.5)),
             ("traffic.classes.1.share", Value::Float(0.5)),
         ];
-        let e = build(&pairs).unwrap_err();
+        let e = rejected(&pairs);
         assert_eq!(e.key(), "traffic.classes");
         assert!(e.to_string().contains("never be processed"), "{e}");
         build(&[
@@ -529,12 +533,11 @@ mod tests {
 
     #[test]
     fn the_ideal_host_takes_no_timer_interrupts() {
-        let e = build(&[
+        let e = rejected(&[
             ("scheme", s("ideal")),
             ("kernel.napi_defer_hard_irqs", Value::Int(10)),
             ("kernel.gro_flush_timeout_ns", Value::Int(20_000)),
-        ])
-        .unwrap_err();
+        ]);
         assert_eq!(e.key(), "kernel.napi_defer_hard_irqs");
     }
 

@@ -209,7 +209,7 @@ mod tests {
                 "adapt.aic_min_rate = 100001.0: must not exceed adapt.aic_max_rate (100000.0)",
             ),
         ] {
-            let e = build(&[(key, value)]).unwrap_err();
+            let e = rejected(&[(key, value)]);
             assert_eq!(e.key(), key);
             assert_eq!(e.to_string(), message);
         }

@@ -268,27 +268,20 @@ mod tests {
 
     #[test]
     fn the_driver_reads_the_nic_link_speed_unless_given_its_own() {
-        let sc = build(&[
-            ("driver.moderation", s("ixgbe")),
-            ("nic.link_gbps", Value::Int(25)),
-        ])
-        .unwrap();
-        assert_eq!(
-            sc.moderation,
-            Moderation::Ixgbe(LinkSpeed { link_gbps: 25.0 })
-        );
-        assert_eq!(sc.params.f64("driver.link_gbps"), 25.0);
-        let sc = build(&[
-            ("driver.moderation", s("i40e")),
-            ("nic.link_gbps", Value::Int(25)),
-            ("driver.link_gbps", Value::Int(40)),
-        ])
-        .unwrap();
-        assert_eq!(
-            sc.moderation,
-            Moderation::I40e(LinkSpeed { link_gbps: 40.0 })
-        );
-        assert_eq!(sc.params.f64("driver.link_gbps"), 40.0);
+        let nic = ("nic.link_gbps", Value::Int(25));
+        let own = ("driver.link_gbps", Value::Int(40));
+        let ixgbe = Moderation::Ixgbe(LinkSpeed { link_gbps: 25.0 });
+        let i40e = Moderation::I40e(LinkSpeed { link_gbps: 40.0 });
+        for (policy, given, want, gbps) in [
+            ("ixgbe", None, ixgbe, 25.0),
+            ("i40e", Some(own), i40e, 40.0),
+        ] {
+            let mut pairs = vec![("driver.moderation", s(policy)), nic.clone()];
+            pairs.extend(given);
+            let sc = build(&pairs).unwrap();
+            assert_eq!(sc.moderation, want);
+            assert_eq!(sc.params.f64("driver.link_gbps"), gbps);
+        }
     }
 
     #[test]

@@ -386,7 +386,7 @@ mod tests {
     #[test]
     fn a_size_weight_must_be_a_finite_number_at_least_0() {
         for (table, item) in [("64:-1", "64:-1"), ("64:1, 128:inf", "128:inf")] {
-            let e = build(&[("traffic.sizes", s(table))]).unwrap_err();
+            let e = rejected(&[("traffic.sizes", s(table))]);
             assert_eq!(e.key(), "traffic.sizes");
             assert_eq!(
                 e.to_string(),
@@ -421,7 +421,7 @@ mod tests {
 
     #[test]
     fn a_size_table_whose_weights_are_all_0_is_refused() {
-        let e = build(&[("traffic.sizes", s("64:0, 128:0"))]).unwrap_err();
+        let e = rejected(&[("traffic.sizes", s("64:0, 128:0"))]);
         assert_eq!(e.key(), "traffic.sizes");
         assert_eq!(
             e.to_string(),

@@ -200,29 +200,27 @@ mod tests {
         let e = replayed("e2.pcap", &[("run.warmup_ms", Value::Int(2000))]).unwrap_err();
         assert_eq!(e.key(), "run.warmup_ms");
         assert!(e.to_string().contains("lasts 1500.0105 ms"), "{e}");
-        let e = build(&[("traffic.kind", s("pcap"))]).unwrap_err();
+        let e = rejected(&[("traffic.kind", s("pcap"))]);
         assert_eq!(
             e.to_string(),
             "traffic.pcap = \"\": traffic.kind = \"pcap\" replays a capture: give its file"
         );
-        let e = build(&[
+        let e = rejected(&[
             ("traffic.kind", s("pcap")),
             ("traffic.pcap", s("/dev/null")),
-        ])
-        .unwrap_err();
+        ]);
         assert!(e.to_string().contains("is not a regular file"), "{e}");
-        let e = build(&[
+        let e = rejected(&[
             ("traffic.kind", s("pcap")),
             ("traffic.pcap", s("/no/such/capture.pcap")),
-        ])
-        .unwrap_err();
+        ]);
         assert_eq!(
             e.to_string(),
             "traffic.pcap = \"/no/such/capture.pcap\": no such file"
         );
         // a long path shows its end, the file's name
         let long = format!("/{}/trace.pcap", "d".repeat(100));
-        let e = build(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&long))]).unwrap_err();
+        let e = rejected(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&long))]);
         let shown = e.to_string();
         assert!(shown.starts_with("traffic.pcap = \"…ddd"), "{shown}");
         assert!(
@@ -233,7 +231,7 @@ mod tests {
         use crate::traffic::capture::tests::{file, pcap, three};
         let one = file("one.pcap", &pcap(&three()[..1], false, false, 1));
         let one = one.to_str().unwrap();
-        let e = build(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(one))]).unwrap_err();
+        let e = rejected(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(one))]);
         assert_eq!(e.key(), "traffic.pcap");
         assert!(
             e.to_string().ends_with(
@@ -248,13 +246,12 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(sc.traffic.flows, 1);
-        let e = build(&[
+        let e = rejected(&[
             ("traffic.kind", s("pcap")),
             ("traffic.pcap", s(one)),
             ("run.duration_ms", Value::Int(1)),
             ("traffic.loop", Value::Int(2)),
-        ])
-        .unwrap_err();
+        ]);
         assert_eq!(e.key(), "traffic.loop");
     }
 
@@ -328,7 +325,7 @@ mod tests {
     fn a_long_capture_path_shows_its_last_48_characters() {
         let long = format!("/{}/trace.pcap", "d".repeat(100));
         assert_eq!(long.len(), 112);
-        let e = build(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&long))]).unwrap_err();
+        let e = rejected(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&long))]);
         assert_eq!(
             e.to_string(),
             format!(
@@ -339,7 +336,7 @@ mod tests {
         // 64 characters are shown whole
         let whole = format!("/{}/trace.pcap", "d".repeat(52));
         assert_eq!(whole.len(), 64);
-        let e = build(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&whole))]).unwrap_err();
+        let e = rejected(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&whole))]);
         assert_eq!(
             e.to_string(),
             format!("traffic.pcap = \"{whole}\": no such file")

@@ -22,6 +22,15 @@ fn hybrid(switch_pps: f64) -> Pairs {
         .with("hybrid.window_us", f(1000.0))
 }
 
+/// Each packet a busy period of its own: its interrupt, one poll, no timer tick.
+fn an_interrupt_and_a_poll_per_packet(r: &Report) {
+    conserved(r);
+    let c = &r.counts;
+    assert_eq!(c.irqs, r.packets.offered);
+    assert_eq!(c.polls, c.irqs);
+    assert_eq!(c.timer_ticks, 0);
+}
+
 fn same_outcome(a: &Report, b: &Report) {
     assert_eq!(a.packets, b.packets);
     assert_eq!(a.counts, b.counts);
@@ -71,11 +80,8 @@ fn disable_enable_at_low_load_gives_each_packet_its_own_interrupt_and_poll() {
     // 10 kpps, 100 µs apart: each packet is a busy period of its own; with the first packet
     // in the ISR (the default) that ISR costs irq + mask + proto and the poll finds nothing.
     let r = salah("disable-enable", 1e4).run();
-    conserved(&r);
+    an_interrupt_and_a_poll_per_packet(&r);
     let c = &r.counts;
-    assert_eq!(c.irqs, r.packets.offered);
-    assert_eq!(c.polls, c.irqs);
-    assert_eq!(c.timer_ticks, 0);
     assert_eq!(c.polled_packets, 0, "the ISR took each packet");
     assert_eq!(r.cpu_ps.irq, c.irqs * 3_000_000);
     assert_eq!(r.latency_us.mean, Some(3.0));
@@ -104,11 +110,7 @@ fn disable_enable_under_overload_polls_exhaustively_without_livelock() {
 fn napi_poll_at_low_load_is_interrupt_driven() {
     // Each packet: IRQ, a poll that empties the ring, interrupts back on; no tick ever.
     let r = salah("napi-poll", 1e4).run();
-    conserved(&r);
-    let c = &r.counts;
-    assert_eq!(c.irqs, r.packets.offered);
-    assert_eq!(c.polls, c.irqs);
-    assert_eq!(c.timer_ticks, 0);
+    an_interrupt_and_a_poll_per_packet(&r);
     assert_eq!(
         r.latency_us.mean,
         Some(3.0),
