@@ -49,7 +49,7 @@ pub trait LinkSpeedPolicy: Policy + Sized {
     /// Its name: `driver.moderation = KIND`.
     const KIND: &'static str;
     /// The policy of one vector on a link of `link_gbps`; `has_tx`: a TxRx vector.
-    fn for_link(link_gbps: f64, has_tx: bool) -> Self;
+    fn new(link_gbps: f64, has_tx: bool) -> Self;
 }
 
 impl<P: LinkSpeedPolicy> Variant for P {
@@ -66,7 +66,7 @@ impl<P: LinkSpeedPolicy> Variant for P {
     }
 
     fn new_vector(c: &LinkSpeed, has_tx: bool) -> P {
-        P::for_link(c.link_gbps, has_tx)
+        P::new(c.link_gbps, has_tx)
     }
 }
 

@@ -113,27 +113,6 @@ fn interval_of(v: u16) -> SimDuration {
 }
 
 impl I40e {
-    /// `link_gbps` selects the size formula's divisor: 40 → 2048, 25 and 20 → 1024, 1 and
-    /// 0.1 → 64, anything else (10 included) → 512. `has_tx`: a TxRx vector.
-    pub fn new(link_gbps: f64, has_tx: bool) -> I40e {
-        let divisor = if link_is(link_gbps, 40.0) {
-            2048
-        } else if link_is(link_gbps, 25.0) || link_is(link_gbps, 20.0) {
-            1024
-        } else if link_is(link_gbps, 1.0) || link_is(link_gbps, 0.1) {
-            64
-        } else {
-            512
-        };
-        I40e {
-            divisor,
-            rx: Container::new(ITR_20K),
-            tx: Container::new(if has_tx { ITR_20K } else { TX_RINGLESS }),
-            itr_countdown: 0,
-            has_tx,
-        }
-    }
-
     /// Rx `target_itr` (µs plus [`LATENCY`]).
     pub fn rx_target(&self) -> u16 {
         self.rx.target
@@ -283,8 +262,25 @@ impl Policy for I40e {
 impl LinkSpeedPolicy for I40e {
     const KIND: &'static str = "i40e";
 
-    fn for_link(link_gbps: f64, has_tx: bool) -> I40e {
-        I40e::new(link_gbps, has_tx)
+    /// `link_gbps` selects the size formula's divisor: 40 → 2048, 25 and 20 → 1024, 1 and
+    /// 0.1 → 64, anything else (10 included) → 512. `has_tx`: a TxRx vector.
+    fn new(link_gbps: f64, has_tx: bool) -> I40e {
+        let divisor = if link_is(link_gbps, 40.0) {
+            2048
+        } else if link_is(link_gbps, 25.0) || link_is(link_gbps, 20.0) {
+            1024
+        } else if link_is(link_gbps, 1.0) || link_is(link_gbps, 0.1) {
+            64
+        } else {
+            512
+        };
+        I40e {
+            divisor,
+            rx: Container::new(ITR_20K),
+            tx: Container::new(if has_tx { ITR_20K } else { TX_RINGLESS }),
+            itr_countdown: 0,
+            has_tx,
+        }
     }
 }
 

@@ -96,21 +96,6 @@ pub struct Ixgbe {
 }
 
 impl Ixgbe {
-    /// `link_gbps`: 10, 0.1 and any other value select the 10G branch of the size formula;
-    /// 2.5, 1 and 0.01 the 1G branch. `has_tx`: a TxRx vector (else Rx-only).
-    pub fn new(link_gbps: f64, has_tx: bool) -> Ixgbe {
-        let slow = [2.5, 1.0, 0.01].iter().any(|&v| link_is(link_gbps, v));
-        Ixgbe {
-            divisor: if slow {
-                SizeDivisor::Slow
-            } else {
-                SizeDivisor::Fast
-            },
-            itr: IXGBE_20K_ITR,
-            rings: RingContainers::new(Container::new(), has_tx),
-        }
-    }
-
     /// The vector's `itr`, µs × 4 (before the register's masking).
     pub fn itr(&self) -> u16 {
         self.itr
@@ -202,8 +187,19 @@ impl Policy for Ixgbe {
 impl LinkSpeedPolicy for Ixgbe {
     const KIND: &'static str = "ixgbe";
 
-    fn for_link(link_gbps: f64, has_tx: bool) -> Ixgbe {
-        Ixgbe::new(link_gbps, has_tx)
+    /// `link_gbps`: 10, 0.1 and any other value select the 10G branch of the size formula;
+    /// 2.5, 1 and 0.01 the 1G branch. `has_tx`: a TxRx vector (else Rx-only).
+    fn new(link_gbps: f64, has_tx: bool) -> Ixgbe {
+        let slow = [2.5, 1.0, 0.01].iter().any(|&v| link_is(link_gbps, v));
+        Ixgbe {
+            divisor: if slow {
+                SizeDivisor::Slow
+            } else {
+                SizeDivisor::Fast
+            },
+            itr: IXGBE_20K_ITR,
+            rings: RingContainers::new(Container::new(), has_tx),
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! The drivers' moderation policies at their table edges, and the engine applying them.
 
+use irqlab_core::moderation::config::LinkSpeedPolicy;
 use irqlab_core::moderation::dim::{Dim, DimMode};
 use irqlab_core::moderation::i40e::{self, I40e};
 use irqlab_core::moderation::ixgbe::Ixgbe;
