@@ -38,6 +38,15 @@ fn overloaded() -> Pairs {
         .with("app.0.cost_dist", s("deterministic"))
 }
 
+/// Linux 2.6.18's receive path as Chang et al. ran it: NAPI weight 64, a `netdev_budget` of
+/// `budget`, and its `net_rx_action` (a poll cleans at most what is left of the budget).
+fn linux_2_6_18(budget: i128) -> Pairs {
+    Pairs::default()
+        .with("kernel.napi_weight", i(64))
+        .with("kernel.netdev_budget", i(budget))
+        .with("kernel.net_rx_action", s("2.6.18"))
+}
+
 fn share(r: &Report) -> (f64, f64) {
     (r.cpu.ksoftirqd, r.cpu.app)
 }
@@ -122,9 +131,7 @@ fn without_a_time_limit_a_pass_runs_to_its_budget() {
     // ends each pass after about 1000 packets; without it each pass takes its 3000.
     let base = overloaded()
         .with("nic.ring_descriptors", i(4096))
-        .with("kernel.napi_weight", i(64))
-        .with("kernel.netdev_budget", i(3000))
-        .with("kernel.net_rx_action", s("2.6.18"))
+        .and(&linux_2_6_18(3000))
         .with("app.0.cost_ns", f(100.0))
         .duration_ms(300.0);
     let per_pass = |p: Pairs| {
@@ -145,10 +152,8 @@ fn pressured(scheme: &str) -> Pairs {
         .rate_pps(80_000.0)
         .with("traffic.size_bytes", i(1518))
         .with("app.0.cost_ns", f(15_000.0))
-        .with("kernel.napi_weight", i(64))
-        .with("kernel.netdev_budget", i(300))
+        .and(&linux_2_6_18(300))
         .with("kernel.max_softirq_restart", i(10))
-        .with("kernel.net_rx_action", s("2.6.18"))
         .with("kernel.ksoftirqd_policy", s("below-apps"))
         .with("socket.rcvbuf_bytes", i(2_000_000))
         .with("run.warmup_ms", f(0.0))

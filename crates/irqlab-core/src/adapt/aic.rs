@@ -139,6 +139,14 @@ mod tests {
         1e12 / k.itr.ps() as f64
     }
 
+    /// AIC dividing the rate at every packet above `bufupper` (`adapt.aic_decrease =
+    /// "per-packet"`).
+    fn per_packet() -> Aic {
+        let mut c = test_config(Scheme::Aic);
+        c.aic_once_per_interval = false;
+        Aic::new(&c)
+    }
+
     /// The budget at its default, the NIC at `pps` interrupts a second.
     fn at_rate(pps: f64) -> Knobs {
         knobs(300, crate::moderation::interval_of_rate(pps))
@@ -176,9 +184,7 @@ mod tests {
 
     #[test]
     fn per_packet_pressure_halves_the_rate_down_to_one_per_second() {
-        let mut c = test_config(Scheme::Aic);
-        c.aic_once_per_interval = false;
-        let mut a = Aic::new(&c);
+        let mut a = per_packet();
         let mut k = knobs(300, SimDuration::ZERO);
         a.on_enqueue(0.4, &mut k);
         assert!(k.itr.is_zero(), "below bufupper: nothing");
@@ -227,9 +233,7 @@ mod tests {
     #[test]
     fn only_a_ring_above_bufupper_divides_the_rate() {
         // bufupper 0.5: a ring exactly at it is not above it; just past it halves the rate.
-        let mut c = test_config(Scheme::Aic);
-        c.aic_once_per_interval = false;
-        let mut a = Aic::new(&c);
+        let mut a = per_packet();
         let mut k = at_rate(40_000.0);
         a.on_enqueue(0.5, &mut k);
         assert!((rate(&k) - 40_000.0).abs() < 1e-3, "{}", rate(&k));
