@@ -139,6 +139,11 @@ mod tests {
         1e12 / k.itr.ps() as f64
     }
 
+    /// AIC with the test settings.
+    fn aic() -> Aic {
+        Aic::new(&test_config(Scheme::Aic))
+    }
+
     /// AIC dividing the rate at every packet above `bufupper` (`adapt.aic_decrease =
     /// "per-packet"`).
     fn per_packet() -> Aic {
@@ -163,7 +168,7 @@ mod tests {
 
     #[test]
     fn overflow_pressure_halves_the_rate_once_per_interval() {
-        let mut a = Aic::new(&test_config(Scheme::Aic));
+        let mut a = aic();
         let mut k = knobs(300, SimDuration::ZERO);
         for _ in 0..10 {
             a.on_enqueue(0.6, &mut k);
@@ -202,7 +207,7 @@ mod tests {
 
     #[test]
     fn quiet_intervals_raise_the_rate_until_unthrottled() {
-        let mut a = Aic::new(&test_config(Scheme::Aic));
+        let mut a = aic();
         let mut k = at_rate(97_500.0);
         let quiet = Interval {
             max_util: 0.0,
@@ -220,8 +225,7 @@ mod tests {
 
     #[test]
     fn the_band_follows_the_trend() {
-        let mut a = Aic::new(&test_config(Scheme::Aic));
-        let mut k = at_rate(8000.0);
+        let (mut a, mut k) = (aic(), at_rate(8000.0));
         let rising = band(0.3, 0.1);
         a.on_interval(&rising, &mut k);
         assert!((rate(&k) - 7000.0).abs() < 1e-3);
@@ -266,8 +270,7 @@ mod tests {
     fn a_band_maximum_equal_to_the_one_before_raises_the_rate() {
         // Only a maximum that rose since the interval before lowers the rate; an equal one
         // counts as not rising: + β × aic_rate_step.
-        let mut a = Aic::new(&test_config(Scheme::Aic));
-        let mut k = at_rate(8000.0);
+        let (mut a, mut k) = (aic(), at_rate(8000.0));
         let flat = band(0.3, 0.3);
         a.on_interval(&flat, &mut k);
         assert!((rate(&k) - 9000.0).abs() < 1e-3, "{}", rate(&k));

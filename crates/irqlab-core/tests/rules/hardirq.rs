@@ -3,7 +3,7 @@
 
 use irqlab_core::Report;
 
-use crate::common::{conserved, exact, f, i, list, s};
+use crate::common::{Pairs, conserved, exact, f, i, list, s};
 
 const IRQ_NS: u64 = 3000;
 const TIMER_NS: u64 = 5000;
@@ -21,6 +21,15 @@ fn every_handler_ran_in_full(r: &Report) {
         c.irqs,
         c.timer_ticks
     );
+}
+
+/// Salah's `poll` at 50 kpps, 1 µs a packet, its timer every `period_us` with a 5 µs handler.
+fn polled_every(period_us: f64) -> Pairs {
+    exact("poll")
+        .rate_pps(50_000.0)
+        .with("platform.poll_timer_ns", f(TIMER_NS as f64))
+        .proto_ns(1000.0)
+        .with("poll.period_us", f(period_us))
 }
 
 #[test]
@@ -62,12 +71,8 @@ fn a_polling_timer_faster_than_its_handler_keeps_the_hard_irq_level_busy() {
     // each tick fires while the previous handler runs; it waits, and runs as soon as the level
     // is free. The core does nothing but timer interrupts (a timer livelock): the poll at
     // softirq priority never runs.
-    let r = exact("poll")
-        .rate_pps(50_000.0)
+    let r = polled_every(4.0)
         .irq_ns(IRQ_NS as f64)
-        .with("platform.poll_timer_ns", f(TIMER_NS as f64))
-        .proto_ns(1000.0)
-        .with("poll.period_us", f(4.0))
         .duration_ms(2.0)
         .run();
     conserved(&r);
@@ -170,12 +175,8 @@ fn a_polling_tick_that_waits_for_a_long_handler_runs_once_and_the_level_frees_ag
     // handler in 55 outlasts the period, so the next tick finds the hard-IRQ level busy. It
     // waits and runs once when the level frees; then the core goes back to its poll loop. The
     // hard-IRQ level is busy about a quarter of the time, not from the first long handler on.
-    let r = exact("poll")
-        .rate_pps(50_000.0)
-        .with("platform.poll_timer_ns", f(TIMER_NS as f64))
+    let r = polled_every(20.0)
         .with("platform.poll_timer_dist", s("exponential"))
-        .proto_ns(1000.0)
-        .with("poll.period_us", f(20.0))
         .duration_ms(10.0)
         .run();
     conserved(&r);
