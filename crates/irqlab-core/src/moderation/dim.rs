@@ -481,7 +481,13 @@ mod tests {
 
     impl Feed {
         fn sample(&self) -> Sample {
-            Sample::rx_only(SimTime(self.t_us * PS_PER_US), 0, self.packets, self.bytes, self.events)
+            Sample::rx_only(
+                SimTime(self.t_us * PS_PER_US),
+                0,
+                self.packets,
+                self.bytes,
+                self.events,
+            )
         }
 
         fn advance(&mut self, dt_us: u64, packets: u64, bytes: u64, events: u64) -> Sample {

@@ -309,7 +309,13 @@ mod tests {
             self.jiffies += dj;
             self.packets += packets;
             self.bytes += packets * size;
-            Sample::rx_only(SimTime(self.jiffies), self.jiffies, self.packets, self.bytes, 0)
+            Sample::rx_only(
+                SimTime(self.jiffies),
+                self.jiffies,
+                self.packets,
+                self.bytes,
+                0,
+            )
         }
     }
 
