@@ -27,7 +27,7 @@
 use crate::error::Error;
 use crate::kernel::config as kernel;
 use crate::platform::BUSY_ITER_NS;
-use crate::schema::{Params, Value};
+use crate::schema::{Params, Value, keys};
 use crate::scheme::Scheme;
 use crate::time::{SimDuration, SimTime};
 use crate::traffic::config::TrafficKind;
@@ -95,33 +95,30 @@ pub fn budget_or_default(b: u64) -> u64 {
     if b == 0 { BUSY_POLL_BUDGET } else { b }
 }
 
-pub const BUSY_READ_US: &str = "socket.busy_read_us";
-pub const SOCK_BUDGET: &str = "socket.busy_poll_budget";
-pub const SOCK_PREFER: &str = "socket.prefer_busy_poll";
-/// `net.core.busy_poll`: the epoll contexts' busy-poll time unless they have their own.
-pub const BUSY_POLL_US: &str = "kernel.busy_poll_us";
-pub const EPOLL_US: &str = "epoll.busy_poll_us";
-pub const EPOLL_BUDGET: &str = "epoll.busy_poll_budget";
-pub const EPOLL_PREFER: &str = "epoll.prefer_busy_poll";
-pub const MAXEVENTS: &str = "epoll.maxevents";
-pub const TIMEOUT_MS: &str = "epoll.timeout_ms";
-pub const BATCH_NS: &str = "epoll.batch_ns";
-pub const IRQ_SUSPEND_TIMEOUT_NS: &str = "kernel.irq_suspend_timeout_ns";
-
-/// Busy polling's keys (its iteration's cost is the platform's, `platform.busy_iter_ns`).
-pub const KEYS: &[&str] = &[
-    BUSY_READ_US,
-    SOCK_BUDGET,
-    SOCK_PREFER,
-    BUSY_POLL_US,
-    EPOLL_US,
-    EPOLL_BUDGET,
-    EPOLL_PREFER,
-    MAXEVENTS,
-    TIMEOUT_MS,
-    BATCH_NS,
-    IRQ_SUSPEND_TIMEOUT_NS,
-];
+keys! {
+    /// Busy polling's keys (its iteration's cost is the platform's, `platform.busy_iter_ns`).
+    pub KEYS = "kernel." [
+        /// What only an app reading with `recv` uses.
+        RECV_KEYS = "socket." [
+            BUSY_READ_US,
+            SOCK_BUDGET = "socket.busy_poll_budget",
+            SOCK_PREFER = "socket.prefer_busy_poll",
+        ],
+        /// What only an app waiting with `epoll_wait` uses.
+        EPOLL_KEYS = "epoll." [
+            /// `net.core.busy_poll`: the epoll contexts' busy-poll time unless they have their
+            /// own.
+            BUSY_POLL_US = "kernel.busy_poll_us",
+            EPOLL_US = "epoll.busy_poll_us",
+            EPOLL_BUDGET = "epoll.busy_poll_budget",
+            EPOLL_PREFER = "epoll.prefer_busy_poll",
+            MAXEVENTS,
+            TIMEOUT_MS,
+            BATCH_NS,
+        ],
+        IRQ_SUSPEND_TIMEOUT_NS,
+    ];
+}
 /// The keys that turn busy polling on.
 const ON_KEYS: &[&str] = &[
     BUSY_READ_US,
@@ -129,18 +126,6 @@ const ON_KEYS: &[&str] = &[
     EPOLL_US,
     EPOLL_PREFER,
     SOCK_PREFER,
-];
-/// What only an app reading with `recv` uses.
-const RECV_KEYS: &[&str] = &[BUSY_READ_US, SOCK_BUDGET, SOCK_PREFER];
-/// What only an app waiting with `epoll_wait` uses.
-const EPOLL_KEYS: &[&str] = &[
-    BUSY_POLL_US,
-    EPOLL_US,
-    EPOLL_BUDGET,
-    EPOLL_PREFER,
-    MAXEVENTS,
-    TIMEOUT_MS,
-    BATCH_NS,
 ];
 
 /// The settings of `p`, checked against the scheme and the scenario's apps (`ios`: each
@@ -193,19 +178,17 @@ pub fn configure(p: &Params, scheme: Scheme, ios: &[Io]) -> Result<BusyConfig, E
         });
     }
     if TrafficKind::of(p)? == TrafficKind::Rr && ios.is_empty() {
-        return Err(Error::Inconsistent {
-            key: TrafficKind::KEY.into(),
-            value: p.get(TrafficKind::KEY).to_string(),
-            reason: "requests need an app to answer them; add an app ([[app]])".into(),
-        });
+        return Err(p.inconsistent(
+            TrafficKind::KEY,
+            "requests need an app to answer them; add an app ([[app]])",
+        ));
     }
     let epoll_apps = ios.contains(&Io::Epoll);
     if epoll_apps && cfg.epoll_nonblocking && cfg.epoll_batch.is_zero() {
-        return Err(Error::Inconsistent {
-            key: BATCH_NS.into(),
-            value: p.get(BATCH_NS).to_string(),
-            reason: "an epoll_wait loop with epoll.timeout_ms = 0 spins on it: each call must cost something".into(),
-        });
+        return Err(p.inconsistent(
+            BATCH_NS,
+            "an epoll_wait loop with epoll.timeout_ms = 0 spins on it: each call must cost something",
+        ));
     }
     Ok(cfg)
 }

@@ -8,7 +8,6 @@ use crate::time::SimDuration;
 
 registry! {
     /// Distribution of a cost (`platform.*_dist`, `app.N.cost_dist`, `rr.remote_dist`).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Dist {
         Deterministic = "deterministic",
         Exponential = "exponential",

@@ -178,7 +178,31 @@ pub struct PathStats {
     pub latency: LatencyStats,
 }
 
-impl PathStats {
+/// What adds up over queues, apps and classes.
+trait Tally: Default {
+    fn add(&mut self, o: &Self);
+}
+
+/// The sum of `parts`.
+fn tally<'t, T: Tally + 't>(parts: impl Iterator<Item = &'t T>) -> T {
+    let mut sum = T::default();
+    for p in parts {
+        sum.add(p);
+    }
+    sum
+}
+
+/// Row `r` (a queue, an app) of a table of (row, class) entries stored row by row.
+fn row<T>(table: &[T], classes: usize, r: usize) -> std::slice::Iter<'_, T> {
+    table[r * classes..(r + 1) * classes].iter()
+}
+
+/// Column `c` (a class) of such a table.
+fn column<T>(table: &[T], classes: usize, c: usize) -> impl Iterator<Item = &T> {
+    table.iter().skip(c).step_by(classes)
+}
+
+impl Tally for PathStats {
     fn add(&mut self, o: &PathStats) {
         self.offered += o.offered;
         self.dropped_nic += o.dropped_nic;
@@ -201,7 +225,7 @@ pub struct AppStats {
     pub latency: LatencyStats,
 }
 
-impl AppStats {
+impl Tally for AppStats {
     fn add(&mut self, o: &AppStats) {
         self.consumed += o.consumed;
         self.ip_bytes += o.ip_bytes;
@@ -642,51 +666,27 @@ impl<'a> Sections<'a> {
     // ----- the (queue, class) and (app, class) parts, summed ------------------------------
 
     fn queue_path(&self, q: usize) -> PathStats {
-        let mut p = PathStats::default();
-        for c in 0..self.classes {
-            p.add(&self.m.path[q * self.classes + c]);
-        }
-        p
+        tally(row(&self.m.path, self.classes, q))
     }
 
     fn class_path(&self, c: usize) -> PathStats {
-        let mut p = PathStats::default();
-        for q in 0..self.queues {
-            p.add(&self.m.path[q * self.classes + c]);
-        }
-        p
+        tally(column(&self.m.path, self.classes, c))
     }
 
     fn all_paths(&self) -> PathStats {
-        let mut all = PathStats::default();
-        for p in &self.m.path {
-            all.add(p);
-        }
-        all
+        tally(self.m.path.iter())
     }
 
     fn app_of(&self, a: usize) -> AppStats {
-        let mut x = AppStats::default();
-        for c in 0..self.classes {
-            x.add(&self.m.app[a * self.classes + c]);
-        }
-        x
+        tally(row(&self.m.app, self.classes, a))
     }
 
     fn class_app(&self, c: usize) -> AppStats {
-        let mut x = AppStats::default();
-        for a in 0..self.s.apps.len() {
-            x.add(&self.m.app[a * self.classes + c]);
-        }
-        x
+        tally(column(&self.m.app, self.classes, c))
     }
 
     fn all_apps(&self) -> AppStats {
-        let mut all = AppStats::default();
-        for a in &self.m.app {
-            all.add(a);
-        }
-        all
+        tally(self.m.app.iter())
     }
 
     /// Packets in the rings at the end, of the (queue, class) slots `slot` picks.

@@ -10,63 +10,35 @@
 
 use crate::dist::Cost;
 use crate::error::Error;
-use crate::schema::Params;
+use crate::schema::{Params, keys};
 use crate::time::SimDuration;
 
-/// The key that chooses a preset of costs (the presets are in the key table).
-pub const PRESET: &str = "platform.preset";
-pub const CPU_GHZ: &str = "platform.cpu_ghz";
-/// Each cost's two keys: its mean in ns and its distribution.
-pub const IRQ: [&str; 2] = ["platform.irq_ns", "platform.irq_dist"];
-pub const PROTO: [&str; 2] = ["platform.proto_ns", "platform.proto_dist"];
-pub const PROTO_NS_PER_BYTE: &str = "platform.proto_ns_per_byte";
-pub const POLL: [&str; 2] = ["platform.poll_ns", "platform.poll_dist"];
-pub const SOFTIRQ: [&str; 2] = ["platform.softirq_ns", "platform.softirq_dist"];
-pub const MASK: [&str; 2] = ["platform.mask_ns", "platform.mask_dist"];
-pub const UNMASK: [&str; 2] = ["platform.unmask_ns", "platform.unmask_dist"];
-pub const POLL_TIMER: [&str; 2] = ["platform.poll_timer_ns", "platform.poll_timer_dist"];
-pub const WAKEUP_NS: &str = "platform.wakeup_ns";
-pub const WAKEUP_AFTER_US: &str = "platform.wakeup_after_us";
-pub const CTX_SWITCH: [&str; 2] = ["platform.ctx_switch_ns", "platform.ctx_switch_dist"];
-pub const TX: [&str; 2] = ["platform.tx_ns", "platform.tx_dist"];
-pub const TX_CLEAN: [&str; 2] = ["platform.tx_clean_ns", "platform.tx_clean_dist"];
-pub const TASK_WAKEUP: [&str; 2] = ["platform.task_wakeup_ns", "platform.task_wakeup_dist"];
-pub const RING_SWITCH_NS: &str = "platform.ring_switch_ns";
-/// One iteration of a busy loop that finds nothing (read by `busypoll`).
-pub const BUSY_ITER_NS: &str = "platform.busy_iter_ns";
-
-/// The platform's keys.
-pub const KEYS: &[&str] = &[
-    PRESET,
-    CPU_GHZ,
-    IRQ[0],
-    IRQ[1],
-    PROTO[0],
-    PROTO[1],
-    PROTO_NS_PER_BYTE,
-    POLL[0],
-    POLL[1],
-    SOFTIRQ[0],
-    SOFTIRQ[1],
-    MASK[0],
-    MASK[1],
-    UNMASK[0],
-    UNMASK[1],
-    POLL_TIMER[0],
-    POLL_TIMER[1],
-    WAKEUP_NS,
-    WAKEUP_AFTER_US,
-    CTX_SWITCH[0],
-    CTX_SWITCH[1],
-    TX[0],
-    TX[1],
-    TX_CLEAN[0],
-    TX_CLEAN[1],
-    TASK_WAKEUP[0],
-    TASK_WAKEUP[1],
-    RING_SWITCH_NS,
-    BUSY_ITER_NS,
-];
+keys! {
+    /// The platform's keys.
+    pub KEYS = "platform." [
+        /// The key that chooses a preset of costs (the presets are in the key table).
+        PRESET,
+        CPU_GHZ,
+        /// Each cost's two keys: its mean in ns and its distribution.
+        [IRQ],
+        [PROTO],
+        PROTO_NS_PER_BYTE,
+        [POLL],
+        [SOFTIRQ],
+        [MASK],
+        [UNMASK],
+        [POLL_TIMER],
+        WAKEUP_NS,
+        WAKEUP_AFTER_US,
+        [CTX_SWITCH],
+        [TX],
+        [TX_CLEAN],
+        [TASK_WAKEUP],
+        RING_SWITCH_NS,
+        /// One iteration of a busy loop that finds nothing (read by `busypoll`).
+        BUSY_ITER_NS,
+    ];
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlatformConfig {

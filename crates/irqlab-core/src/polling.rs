@@ -3,24 +3,28 @@
 
 use crate::error::Error;
 use crate::platform::{PlatformConfig, cliff_point_pps};
-use crate::schema::{Params, Value};
+use crate::schema::{Params, Value, keys};
 use crate::scheme::Scheme;
 use crate::time::SimDuration;
 use crate::warnings::{Warnings, no_effect};
 
-/// T_poll.
-pub const PERIOD_US: &str = "poll.period_us";
-/// Q.
-pub const QUOTA: &str = "poll.quota";
-/// The switching throughput (0: 95 % of the cliff point).
-pub const SWITCH_PPS: &str = "hybrid.switch_pps";
-pub const WINDOW_US: &str = "hybrid.window_us";
-pub const HYSTERESIS: &str = "hybrid.hysteresis";
-
-const POLL_KEYS: &[&str] = &[PERIOD_US, QUOTA];
-const HYBRID_KEYS: &[&str] = &[SWITCH_PPS, WINDOW_US, HYSTERESIS];
-/// The polling loop's and the hybrid switch's keys.
-pub const KEYS: &[&str] = &[PERIOD_US, QUOTA, SWITCH_PPS, WINDOW_US, HYSTERESIS];
+keys! {
+    /// The polling loop's and the hybrid switch's keys.
+    pub KEYS = "poll." [
+        POLL_KEYS = [
+            /// T_poll.
+            PERIOD_US,
+            /// Q.
+            QUOTA,
+        ],
+        HYBRID_KEYS = "hybrid." [
+            /// The switching throughput (0: 95 % of the cliff point).
+            SWITCH_PPS,
+            WINDOW_US,
+            HYSTERESIS,
+        ],
+    ];
+}
 
 /// Salah's polling parameters.
 #[derive(Clone, Debug, PartialEq)]

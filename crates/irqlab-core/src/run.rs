@@ -4,18 +4,21 @@
 //! `warnings` here).
 
 use crate::error::Error;
-use crate::schema::{Kind, Params, Value};
+use crate::schema::{Kind, Params, Value, keys};
 use crate::time::{PS_PER_MS, SimDuration, SimTime};
 use crate::traffic::pcap;
 use crate::traffic::replay::ReplayConfig;
 
-pub const SEED: &str = "run.seed";
-pub const REPLICATION: &str = "run.replication";
-pub const DURATION_MS: &str = "run.duration_ms";
-pub const WARMUP_MS: &str = "run.warmup_ms";
-/// The run's keys (for the check that each key has one part).
-#[cfg(test)]
-pub const KEYS: &[&str] = &[SEED, REPLICATION, DURATION_MS, WARMUP_MS];
+keys! {
+    /// The run's keys (for the check that each key has one part).
+    #[cfg(test)]
+    pub KEYS = "run." [
+        SEED,
+        REPLICATION,
+        DURATION_MS,
+        WARMUP_MS,
+    ];
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunConfig {
@@ -74,14 +77,13 @@ fn replay_end(p: &mut Params, r: &ReplayConfig, warmup: SimTime) -> Result<SimTi
     };
     let ms = |ps: u64| ps as f64 / PS_PER_MS as f64;
     if length <= warmup.ps() {
-        return Err(Error::Inconsistent {
-            key: WARMUP_MS.into(),
-            value: p.get(WARMUP_MS).to_string(),
-            reason: format!(
+        return Err(p.inconsistent(
+            WARMUP_MS,
+            format!(
                 "the replay of traffic.pcap lasts {} ms, and the run measures what follows the warm-up: set run.warmup_ms below it (0 measures the whole replay), or run.duration_ms",
                 ms(length)
             ),
-        });
+        ));
     }
     let measured = length - warmup.ps();
     let max_ms = p

@@ -236,13 +236,12 @@ fn check_placement(
     if traffic.kind == TrafficKind::Rr
         && let Some(f) = (0..traffic.flows as u32).find(|&f| topology.app_of(f).is_none())
     {
-        return Err(Error::Inconsistent {
-            key: rr::CLIENTS.into(),
-            value: p.get(rr::CLIENTS).to_string(),
-            reason: format!(
+        return Err(p.inconsistent(
+            rr::CLIENTS,
+            format!(
                 "client {f}'s flow reaches no app, so its requests would never be answered; give it to an app (app.N.flows)"
             ),
-        });
+        ));
     }
     if !scheme.uses_poll_loop() {
         return Ok(());
@@ -253,15 +252,14 @@ fn check_placement(
         } else {
             crate::topology::IRQ_AFFINITY
         };
-        return Err(Error::Inconsistent {
-            key: key.into(),
-            value: p.get(key).to_string(),
-            reason: format!(
+        return Err(p.inconsistent(
+            key,
+            format!(
                 "scheme \"{}\" runs Salah's polling loop, one queue vector per core; core {c} has {}",
                 scheme.name(),
                 topology.core_vectors[c].len()
             ),
-        });
+        ));
     }
     if host.forward {
         return Err(Error::Inconsistent {
@@ -292,11 +290,10 @@ fn check_scheme_settings(
     }
     moderation.check_scheme(scheme)?;
     if scheme == Scheme::Ideal && kernel::soft_coalescing(p) {
-        return Err(Error::Inconsistent {
-            key: kernel::NAPI_DEFER_HARD_IRQS.into(),
-            value: p.get(kernel::NAPI_DEFER_HARD_IRQS).to_string(),
-            reason: "scheme \"ideal\" has no interrupt cost, and software IRQ coalescing would add the NAPI timer's interrupts (platform.poll_timer_ns); use it with scheme \"napi\"".into(),
-        });
+        return Err(p.inconsistent(
+            kernel::NAPI_DEFER_HARD_IRQS,
+            "scheme \"ideal\" has no interrupt cost, and software IRQ coalescing would add the NAPI timer's interrupts (platform.poll_timer_ns); use it with scheme \"napi\"",
+        ));
     }
     if scheme.uses_poll_loop() && classes > 1 {
         return Err(Error::Inconsistent {
@@ -370,6 +367,11 @@ pub(crate) mod test_support {
     /// The scenario of `pairs`.
     pub fn build(pairs: &[(&str, Value)]) -> Result<Scenario, Error> {
         Scenario::from_pairs(pairs.iter().cloned())
+    }
+
+    /// The error of the scenario of `pairs`, which must be invalid.
+    pub fn rejected(pairs: &[(&str, Value)]) -> Error {
+        build(pairs).expect_err("an invalid scenario")
     }
 
     /// A string value.
@@ -463,11 +465,10 @@ mod tests {
 
     #[test]
     fn count_coalescing_must_count() {
-        let e = build(&[
+        let e = rejected(&[
             ("scheme", s("coalesce-count")),
             ("nic.rx_frames", Value::Int(0)),
-        ])
-        .unwrap_err();
+        ]);
         assert_eq!(e.key(), "nic.rx_frames");
         assert!(e.to_string().contains("at least 1"), "{e}");
         // tau = 1 is the end of Salah's Fig. 10 curve, and T = 0 that of time coalescing
@@ -486,7 +487,7 @@ mod tests {
     #[test]
     fn dim_replacing_the_coalescing_preset_is_an_error() {
         for scheme in ["coalesce-count", "coalesce-time"] {
-            let e = build(&[("scheme", s(scheme)), ("driver.moderation", s("dim"))]).unwrap_err();
+            let e = rejected(&[("scheme", s(scheme)), ("driver.moderation", s("dim"))]);
             assert_eq!(e.key(), "driver.moderation");
             assert!(e.to_string().contains("replacing the coalescing"), "{e}");
         }
@@ -520,7 +521,7 @@ mod tests {
             ("traffic.classes.0.share", Value::Float(0.5)),
             ("traffic.classes.1.share", Value::Float(0.5)),
         ];
-        let e = build(&pairs).unwrap_err();
+        let e = rejected(&pairs);
         assert_eq!(e.key(), "traffic.classes");
         assert!(e.to_string().contains("never be processed"), "{e}");
         build(&[
@@ -532,12 +533,11 @@ mod tests {
 
     #[test]
     fn the_ideal_host_takes_no_timer_interrupts() {
-        let e = build(&[
+        let e = rejected(&[
             ("scheme", s("ideal")),
             ("kernel.napi_defer_hard_irqs", Value::Int(10)),
             ("kernel.gro_flush_timeout_ns", Value::Int(20_000)),
-        ])
-        .unwrap_err();
+        ]);
         assert_eq!(e.key(), "kernel.napi_defer_hard_irqs");
     }
 

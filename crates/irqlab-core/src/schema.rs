@@ -571,6 +571,16 @@ impl Params {
             .collect()
     }
 
+    /// The error of `key`'s value, which its range allows but the rest of the scenario does
+    /// not: `key = value: reason`.
+    pub fn inconsistent(&self, key: &str, reason: impl Into<String>) -> Error {
+        Error::Inconsistent {
+            key: key.to_string(),
+            value: self.get(key).to_string(),
+            reason: reason.into(),
+        }
+    }
+
     pub fn get(&self, key: &str) -> &Value {
         self.values
             .get(key)
@@ -683,18 +693,18 @@ pub fn unknown_name(key: &str, name: &str, names: &'static [&'static str]) -> Er
     }
 }
 
-/// Declares a closed set of variants that a string key chooses from: a unit enum, its
-/// names (`NAMES`, the allowed values the key table lists), `name`, and `parse`, whose
-/// error for an unknown name is the table's (it lists the known names). The match is
-/// exhaustive: a name maps to a variant or is an error, never a silent default. With
-/// `key: K;` the set belongs to one key, and `from_name` and `of` read it; without, the set
-/// serves several keys (the distributions of the costs), read with `read(p, key)`.
+/// Declares a closed set of variants that a string key chooses from: a unit enum (`Clone`,
+/// `Copy`, `Debug`, `PartialEq`, `Eq`: a name is a value), its names (`NAMES`, the allowed
+/// values the key table lists), `name`, and `parse`, whose error for an unknown name is the
+/// table's (it lists the known names). The match is exhaustive: a name maps to a variant or is
+/// an error, never a silent default. With `key: K;` the set belongs to one key, and
+/// `from_name` and `of` read it; without, the set serves several keys (the distributions of
+/// the costs), read with `read(p, key)`.
 ///
 /// ```text
 /// registry! {
 ///     key: "nic.cause_mode";
 ///     /// How re-enabling the vector treats a latched cause.
-///     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 ///     pub enum CauseMode {
 ///         Latched = "latched",
 ///         Armed = "armed",
@@ -738,6 +748,7 @@ macro_rules! registry {
         }
     ) => {
         $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         $vis enum $name {
             $( $(#[$vmeta])* $variant ),+
         }
@@ -774,3 +785,192 @@ macro_rules! registry {
     };
 }
 pub(crate) use registry;
+
+/// Declares a part's keys once: a constant per key and the list of them, in order (what the
+/// warnings name and the check that each key of the table belongs to one part reads).
+///
+/// A key's constant is named after it: the last part of the key, in capitals, after the
+/// list's prefix (`NAPI_WEIGHT` in `"kernel."` is `kernel.napi_weight`), so an entry is
+/// mostly just its name. The entries of `KEYS = "prefix" [ … ]`:
+/// - `NAME`: the key `prefix` + `name` (`pub const NAME: &str`);
+/// - `[NAME]`: a cost's two keys, its mean and its distribution, `prefix` + `name_ns` and
+///   `name_dist` (`pub const NAME: [&str; 2]`);
+/// - `NAME = "key"`, `NAME = ["mean", "dist"]`: a key (or a pair) not named that way;
+/// - `path::NAME`: a key declared elsewhere;
+/// - `GROUP = [ … ]`, `GROUP = "prefix" [ … ]`: a named sub-list, declared as a list of its
+///   own (with this prefix or its own) and part of this one.
+///
+/// ```text
+/// keys! {
+///     /// The kernel's keys.
+///     pub KEYS = "kernel." [
+///         /// What Salah's polling loop replaces.
+///         pub SOFTIRQ_KEYS = [NAPI_WEIGHT, NETDEV_BUDGET],
+///         HZ,
+///     ];
+/// }
+/// ```
+macro_rules! keys {
+    (
+        $(#[$meta:meta])* $vis:vis $list:ident = $prefix:literal [ $($entries:tt)* ] $(;)?
+    ) => {
+        $crate::schema::keys!(@munch [$(#[$meta])* $vis $list] $prefix [] $($entries)*);
+    };
+    // all read: the list
+    (@munch [$(#[$meta:meta])* $vis:vis $list:ident] $prefix:literal [$($acc:expr,)*] $(,)?) => {
+        $(#[$meta])*
+        $vis const $list: &[&str] = &[$($acc),*];
+    };
+    // a key declared elsewhere
+    (@munch $head:tt $prefix:literal [$($acc:tt)*]
+        $first:ident $(:: $seg:ident)+ $(, $($rest:tt)*)?) => {
+        $crate::schema::keys!(@munch $head $prefix [$($acc)* $first $(:: $seg)+,] $($($rest)*)?);
+    };
+    // a pair of keys, given
+    (@munch $head:tt $prefix:literal [$($acc:tt)*]
+        $(#[$meta:meta])* $name:ident = [$mean:literal, $dist:literal] $(, $($rest:tt)*)?) => {
+        $(#[$meta])*
+        pub const $name: [&str; 2] = [$mean, $dist];
+        $crate::schema::keys!(@munch $head $prefix [$($acc)* $name[0], $name[1],] $($($rest)*)?);
+    };
+    // a sub-list with its own prefix
+    (@munch $head:tt $prefix:literal [$($acc:tt)*]
+        $(#[$meta:meta])* $vis:vis $group:ident = $own:literal [ $($inner:tt)* ]
+        $(, $($rest:tt)*)?) => {
+        $crate::schema::keys!($(#[$meta])* $vis $group = $own [ $($inner)* ]);
+        $crate::schema::keys!(@names $head $prefix [$($acc)*] [$($($rest)*)?] $($inner)*);
+    };
+    // a sub-list
+    (@munch $head:tt $prefix:literal [$($acc:tt)*]
+        $(#[$meta:meta])* $vis:vis $group:ident = [ $($inner:tt)* ] $(, $($rest:tt)*)?) => {
+        $crate::schema::keys!($(#[$meta])* $vis $group = $prefix [ $($inner)* ]);
+        $crate::schema::keys!(@names $head $prefix [$($acc)*] [$($($rest)*)?] $($inner)*);
+    };
+    // a key, given
+    (@munch $head:tt $prefix:literal [$($acc:tt)*]
+        $(#[$meta:meta])* $name:ident = $key:literal $(, $($rest:tt)*)?) => {
+        $(#[$meta])*
+        pub const $name: &str = $key;
+        $crate::schema::keys!(@munch $head $prefix [$($acc)* $name,] $($($rest)*)?);
+    };
+    // a cost's pair of keys, named
+    (@munch $head:tt $prefix:literal [$($acc:tt)*]
+        $(#[$meta:meta])* [$name:ident] $(, $($rest:tt)*)?) => {
+        $(#[$meta])*
+        pub const $name: [&str; 2] = [
+            $crate::schema::keys!(@key $prefix, $name, "_ns"),
+            $crate::schema::keys!(@key $prefix, $name, "_dist"),
+        ];
+        $crate::schema::keys!(@munch $head $prefix [$($acc)* $name[0], $name[1],] $($($rest)*)?);
+    };
+    // a key, named
+    (@munch $head:tt $prefix:literal [$($acc:tt)*]
+        $(#[$meta:meta])* $name:ident $(, $($rest:tt)*)?) => {
+        $(#[$meta])*
+        pub const $name: &str = $crate::schema::keys!(@key $prefix, $name, "");
+        $crate::schema::keys!(@munch $head $prefix [$($acc)* $name,] $($($rest)*)?);
+    };
+    // the names of a sub-list's entries (declared already), then on with the rest
+    (@names $head:tt $prefix:literal [$($acc:tt)*] [$($rest:tt)*] $(,)?) => {
+        $crate::schema::keys!(@munch $head $prefix [$($acc)*] $($rest)*);
+    };
+    (@names $head:tt $prefix:literal [$($acc:tt)*] $rest:tt
+        $first:ident $(:: $seg:ident)+ $(, $($inner:tt)*)?) => {
+        $crate::schema::keys!(@names $head $prefix [$($acc)* $first $(:: $seg)+,] $rest $($($inner)*)?);
+    };
+    (@names $head:tt $prefix:literal [$($acc:tt)*] $rest:tt
+        $(#[$meta:meta])* $name:ident = [$mean:literal, $dist:literal] $(, $($inner:tt)*)?) => {
+        $crate::schema::keys!(@names $head $prefix [$($acc)* $name[0], $name[1],] $rest $($($inner)*)?);
+    };
+    (@names $head:tt $prefix:literal [$($acc:tt)*] $rest:tt
+        $(#[$meta:meta])* $name:ident = $key:literal $(, $($inner:tt)*)?) => {
+        $crate::schema::keys!(@names $head $prefix [$($acc)* $name,] $rest $($($inner)*)?);
+    };
+    (@names $head:tt $prefix:literal [$($acc:tt)*] $rest:tt
+        $(#[$meta:meta])* [$name:ident] $(, $($inner:tt)*)?) => {
+        $crate::schema::keys!(@names $head $prefix [$($acc)* $name[0], $name[1],] $rest $($($inner)*)?);
+    };
+    (@names $head:tt $prefix:literal [$($acc:tt)*] $rest:tt
+        $(#[$meta:meta])* $name:ident $(, $($inner:tt)*)?) => {
+        $crate::schema::keys!(@names $head $prefix [$($acc)* $name,] $rest $($($inner)*)?);
+    };
+    // `prefix` + the name in lower case + `suffix`, as a constant `&str`
+    (@key $prefix:literal, $name:ident, $suffix:literal) => {{
+        const PARTS: [&str; 3] = [$prefix, stringify!($name), $suffix];
+        const BYTES: [u8; PARTS[0].len() + PARTS[1].len() + PARTS[2].len()] =
+            $crate::schema::key_of(PARTS);
+        match ::core::str::from_utf8(&BYTES) {
+            Ok(key) => key,
+            Err(_) => panic!("a key is ASCII"),
+        }
+    }};
+}
+pub(crate) use keys;
+
+/// The bytes of a key named by its constant: `parts` joined, the name (the middle one) in
+/// lower case. `N` is their length.
+pub const fn key_of<const N: usize>(parts: [&str; 3]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let mut n = 0;
+    let mut p = 0;
+    while p < 3 {
+        let bytes = parts[p].as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            out[n] = if p == 1 {
+                bytes[i].to_ascii_lowercase()
+            } else {
+                bytes[i]
+            };
+            n += 1;
+            i += 1;
+        }
+        p += 1;
+    }
+    assert!(n == N, "N is the key's length");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    mod elsewhere {
+        pub const SHARED: &str = "part.shared";
+    }
+
+    keys! {
+        /// A part's keys, with every kind of entry.
+        KEYS = "part." [
+            NAMED,
+            GIVEN = "other.given",
+            [COST],
+            PAIR = ["part.pair_us", "part.pair_dist"],
+            elsewhere::SHARED,
+            GROUP = "part.group_" [FIRST, SECOND],
+            LAST,
+        ];
+    }
+
+    #[test]
+    fn keys_are_declared_once_each_constant_named_after_its_key() {
+        assert_eq!(NAMED, "part.named");
+        assert_eq!(GIVEN, "other.given");
+        assert_eq!(COST, ["part.cost_ns", "part.cost_dist"]);
+        assert_eq!(PAIR, ["part.pair_us", "part.pair_dist"]);
+        assert_eq!(GROUP, ["part.group_first", "part.group_second"]);
+        assert_eq!(
+            KEYS,
+            [
+                "part.named",
+                "other.given",
+                "part.cost_ns",
+                "part.cost_dist",
+                "part.pair_us",
+                "part.pair_dist",
+                "part.shared",
+                "part.group_first",
+                "part.group_second",
+                "part.last",
+            ]
+        );
+    }
+}

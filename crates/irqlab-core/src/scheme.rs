@@ -16,7 +16,6 @@ registry! {
     /// The interrupt-handling scheme: which parts of the host model are in play.
     ///
     /// The first eight are the schemes of Salah et al. (2007); `Napi` is Linux NAPI.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Scheme {
         /// No interrupt cost: an arrival wakes protocol processing for free (M/M/1/B-like).
         Ideal = "ideal",

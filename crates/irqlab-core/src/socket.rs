@@ -114,16 +114,9 @@ impl Socket {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::SimTime;
 
     fn pkt(id: u64) -> Packet {
-        Packet {
-            arrival: SimTime(id),
-            size_bytes: 64,
-            flow: 0,
-            class: 0,
-            id,
-        }
+        Packet::numbered(id)
     }
 
     #[test]

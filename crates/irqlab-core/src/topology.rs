@@ -9,16 +9,19 @@ use std::sync::Arc;
 use crate::error::Error;
 use crate::nic::config::NicConfig;
 use crate::nic::rss;
-use crate::schema::{Params, field_key};
+use crate::schema::{Params, field_key, keys};
 use crate::socket::config::{APP, APP_CORE, APP_FLOWS};
 
-pub const CORES: &str = "host.cores";
-/// Packets no app reads are transmitted rather than ending in the stack.
-pub const FORWARD: &str = "host.forward";
-/// The core of each vector's IRQ (empty: vector v on core v mod cores).
-pub const IRQ_AFFINITY: &str = "nic.irq_affinity";
-/// The host's keys, and where its vectors are.
-pub const KEYS: &[&str] = &[CORES, FORWARD, IRQ_AFFINITY];
+keys! {
+    /// The host's keys, and where its vectors are.
+    pub KEYS = "host." [
+        CORES,
+        /// Packets no app reads are transmitted rather than ending in the stack.
+        FORWARD,
+        /// The core of each vector's IRQ (empty: vector v on core v mod cores).
+        IRQ_AFFINITY = "nic.irq_affinity",
+    ];
+}
 
 /// The host's shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,25 +93,23 @@ impl Topology {
             (0..queues).map(|v| (v % cores) as u16).collect()
         } else {
             if affinity.len() != queues {
-                return Err(Error::Inconsistent {
-                    key: IRQ_AFFINITY.into(),
-                    value: p.get(IRQ_AFFINITY).to_string(),
-                    reason: format!(
+                return Err(p.inconsistent(
+                    IRQ_AFFINITY,
+                    format!(
                         "needs one core per vector: {} entries for nic.queues = {queues}",
                         affinity.len()
                     ),
-                });
+                ));
             }
             if let Some(v) = affinity.iter().position(|&c| c as usize >= cores) {
-                return Err(Error::Inconsistent {
-                    key: IRQ_AFFINITY.into(),
-                    value: p.get(IRQ_AFFINITY).to_string(),
-                    reason: format!(
+                return Err(p.inconsistent(
+                    IRQ_AFFINITY,
+                    format!(
                         "vector {v} is pinned to core {}, but host.cores = {cores} has cores 0 … {}",
                         affinity[v],
                         cores - 1
                     ),
-                });
+                ));
             }
             affinity.iter().map(|&c| c as u16).collect()
         };
@@ -151,28 +152,22 @@ impl Topology {
             for (k, &f) in list.iter().enumerate() {
                 let f = f as usize;
                 if list[..k].contains(&(f as u64)) {
-                    return Err(Error::Inconsistent {
-                        value: p.get(&flows_key).to_string(),
-                        key: flows_key,
-                        reason: format!("flow {f} is listed twice"),
-                    });
+                    return Err(p.inconsistent(&flows_key, format!("flow {f} is listed twice")));
                 }
                 if f >= flows {
-                    return Err(Error::Inconsistent {
-                        value: p.get(&flows_key).to_string(),
-                        key: flows_key,
-                        reason: format!(
+                    return Err(p.inconsistent(
+                        &flows_key,
+                        format!(
                             "flow {f} does not exist: traffic.flows = {flows} has flows 0 … {}",
                             flows - 1
                         ),
-                    });
+                    ));
                 }
                 if flow_app[f] != NO_APP {
-                    return Err(Error::Inconsistent {
-                        value: p.get(&flows_key).to_string(),
-                        key: flows_key,
-                        reason: format!("flow {f} is read by app {} already", flow_app[f]),
-                    });
+                    return Err(p.inconsistent(
+                        &flows_key,
+                        format!("flow {f} is read by app {} already", flow_app[f]),
+                    ));
                 }
                 flow_app[f] = a as u16;
                 *count += 1;
@@ -196,13 +191,12 @@ impl Topology {
         if let Some(a) = app_flows.iter().position(|&n| n == 0) {
             let core = p.u64(&field_key(APP, a, APP_CORE));
             let flows_key = field_key(APP, a, APP_FLOWS);
-            return Err(Error::Inconsistent {
-                value: p.get(&flows_key).to_string(),
-                key: flows_key,
-                reason: format!(
+            return Err(p.inconsistent(
+                &flows_key,
+                format!(
                     "app {a} reads no flow: no flow is steered to its core {core} (RSS over traffic.flows = {flows}, nic.queues = {queues}) that another app does not read; give its flows"
                 ),
-            });
+            ));
         }
         Ok(Topology {
             vector_core,

@@ -19,7 +19,7 @@ use irqlab_core::socket::Socket;
 use irqlab_core::time::{SimDuration, SimTime};
 use irqlab_core::{Report, Tracer, run, run_with, runs_core_by_core};
 
-use crate::common::{Pairs, b, f, i, list, s};
+use crate::common::{Pairs, b, conserved, f, i, list, record_arrival, s};
 
 /// App `n`'s fields: on `core`, 1000 ns deterministic per request, waiting with `io`.
 fn app(n: usize, core: i128, io: &str) -> Pairs {
@@ -39,7 +39,7 @@ fn base() -> Pairs {
         .with("platform.proto_dist", s("deterministic"))
         .with("platform.wakeup_ns", f(0.0))
         .with("traffic.kind", s("rr"))
-        .with("run.duration_ms", f(10.0))
+        .duration_ms(10.0)
         .with("run.warmup_ms", f(1.0))
         .and(&app(0, 0, "recv"))
 }
@@ -82,28 +82,8 @@ fn without_scenario(mut r: Report) -> Report {
 
 /// The receive path's packets and every CPU picosecond of the window are accounted for.
 fn assert_conserved(r: &Report) {
-    let p = &r.packets;
-    assert_eq!(
-        p.offered + p.in_flight_at_warmup,
-        p.delivered + p.dropped_nic + p.dropped_socket + p.dropped_tx + p.in_flight,
-        "{p:?}"
-    );
-    let c = &r.cpu_ps;
-    assert_eq!(
-        c.irq + c.softirq + c.ksoftirqd + c.app + c.busy_poll + c.idle,
-        c.measured,
-        "{c:?}"
-    );
+    conserved(r);
     assert!((r.cpu.busy + r.cpu.idle - 1.0).abs() < 1e-12, "{:?}", r.cpu);
-    for core in &r.per_core {
-        let k = &core.cpu_ps;
-        assert_eq!(
-            k.irq + k.softirq + k.ksoftirqd + k.app + k.busy_poll + k.idle,
-            k.measured,
-            "core {}: {k:?}",
-            core.core
-        );
-    }
 }
 
 /// The state machine's rules (`__napi_busy_loop`, `busy_poll_stop`, `napi_complete_done`,
@@ -355,7 +335,7 @@ mod irq_suspension {
             .with("app.0.flows", list(&[0, 1, 2, 3]))
             .with("host.cores", i(2))
             .with("rr.clients", i(4))
-            .with("run.duration_ms", f(30.0))
+            .duration_ms(30.0)
             .with("kernel.irq_suspend_timeout_ns", f(100_000.0))
             .run();
         assert!(busy(&r).suspends > 0, "{:?}", busy(&r));
@@ -467,7 +447,7 @@ mod host {
             .with("rr.remote_us", f(remote_us))
             .with("rr.response_bytes", i(response_bytes as i128))
             .with("run.warmup_ms", f(0.5))
-            .with("run.duration_ms", f(n * period_ns / 1e6));
+            .duration_ms(n * period_ns / 1e6);
         for (k, v) in costs {
             p = p.with(k, f(v));
         }
@@ -565,7 +545,7 @@ mod conservation_and_input {
     fn busy_polling_with_no_application_is_an_error() {
         let e = Pairs::default()
             .with("socket.busy_read_us", f(50.0))
-            .with("run.duration_ms", f(1.0))
+            .duration_ms(1.0)
             .try_build()
             .unwrap_err();
         let msg = e.to_string();
@@ -579,7 +559,7 @@ mod conservation_and_input {
         assert!(e.to_string().contains("polling loop"), "{e}");
         let e = Pairs::default()
             .with("traffic.kind", s("rr"))
-            .with("run.duration_ms", f(1.0))
+            .duration_ms(1.0)
             .try_build()
             .unwrap_err();
         assert_eq!(e.key(), "traffic.kind");
@@ -595,7 +575,7 @@ mod conservation_and_input {
                 "{key} / {words}: {w:?}"
             );
         };
-        let short = base().with("run.duration_ms", f(1.0));
+        let short = base().duration_ms(1.0);
         has(
             &short
                 .clone()
@@ -678,11 +658,10 @@ mod settings {
         // may busy-poll (its loop polls a NAPI from the app's thread)
         let two = Pairs::default()
             .with("traffic.kind", s("cbr"))
-            .with("traffic.rate_pps", f(100_000.0))
+            .rate_pps(100_000.0)
             .with("traffic.flows", i(4))
-            .with("host.cores", i(2))
-            .with("nic.queues", i(2))
-            .with("run.duration_ms", f(2.0))
+            .cores(2)
+            .duration_ms(2.0)
             .and(&app(0, 0, "recv"))
             .and(&app(1, 1, "recv"));
         assert!(runs_core_by_core(&two.build()));
@@ -792,7 +771,7 @@ mod settings {
 
     #[test]
     fn each_busy_poll_setting_needs_an_app_and_a_napi_scheme() {
-        let no_app = Pairs::default().with("run.duration_ms", f(1.0));
+        let no_app = Pairs::default().duration_ms(1.0);
         assert!(no_app.try_build().is_ok());
         for (key, on, off) in [
             ("socket.busy_read_us", f(50.0), f(0.0)),
@@ -961,9 +940,7 @@ mod settings {
     #[test]
     fn settings_of_an_absent_mechanism_warn() {
         // rr.* without rr traffic
-        let cbr = Pairs::default()
-            .with("run.duration_ms", f(1.0))
-            .and(&app(0, 0, "recv"));
+        let cbr = Pairs::default().duration_ms(1.0).and(&app(0, 0, "recv"));
         assert!(warned(&cbr).is_empty(), "{:?}", warned(&cbr));
         for (key, value) in [
             ("rr.clients", i(4)),
@@ -1051,12 +1028,7 @@ struct Requests {
 
 impl Tracer for Requests {
     fn arrival(&mut self, id: u64, t: SimTime, _: bool) {
-        assert_eq!(
-            id as usize,
-            self.arrival_ps.len(),
-            "ids are sequence numbers"
-        );
-        self.arrival_ps.push(t.ps());
+        record_arrival(&mut self.arrival_ps, id, t);
     }
     fn packet(&mut self, id: u64, _: u32, flow: u32, _: u16) {
         assert_eq!(id as usize + 1, self.arrival_ps.len());
@@ -1283,7 +1255,6 @@ mod loops {
 mod random {
     use super::*;
     use proptest::prelude::*;
-    use proptest::test_runner::{Config, TestError, TestRunner};
 
     fn scenario() -> impl Strategy<Value = Pairs> {
         (
@@ -1339,7 +1310,7 @@ mod random {
                     let half = (clients / 2).max(1);
                     let mut p = base()
                         .with("run.seed", i(seed as i128))
-                        .with("run.duration_ms", f(duration))
+                        .duration_ms(duration)
                         .with("run.warmup_ms", f(warmup))
                         .with("host.cores", i(cores))
                         .with("nic.queues", i(queues))
@@ -1379,29 +1350,13 @@ mod random {
 
     #[test]
     fn random_busy_poll_scenarios_conserve_and_repeat() {
-        let config = Config {
-            cases: std::env::var("BUSY_CASES")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(12),
-            failure_persistence: None,
-            ..Config::default()
-        };
-        let mut runner = TestRunner::new(config);
-        let out = runner.run(&scenario(), |pairs| {
+        crate::common::for_random("BUSY_CASES", 12, scenario(), |pairs| {
             let sc = pairs.build();
             let a = run(&sc);
             assert_conserved(&a);
             prop_assert_eq!(&a, &run(&sc), "the same scenario twice");
             Ok(())
         });
-        match out {
-            Ok(()) => {}
-            Err(TestError::Fail(why, pairs)) => {
-                panic!("{why}\nminimal failing scenario: {pairs:#?}")
-            }
-            Err(TestError::Abort(why)) => panic!("aborted: {why}"),
-        }
     }
 }
 
@@ -1486,8 +1441,8 @@ mod busy_polls {
             .with("platform.preset", s("emmerich2015"))
             .with("platform.wakeup_ns", f(0.0))
             .with("traffic.kind", s("cbr"))
-            .with("traffic.rate_pps", f(10_000.0))
-            .with("run.duration_ms", f(10.0))
+            .rate_pps(10_000.0)
+            .duration_ms(10.0)
             .with("run.warmup_ms", f(1.0))
             .and(&epoll_app())
             .with("epoll.timeout_ms", i(0))
@@ -1602,8 +1557,7 @@ mod spin_cuts {
         // slice, an iteration and one of app 0's requests, never for app 0's next request
         // (20,000/s) or its deadline.
         let sc = base()
-            .with("host.cores", i(2))
-            .with("nic.queues", i(2))
+            .cores(2)
             .with("nic.irq_affinity", list(&[1, 1]))
             .with("kernel.sched_slice_us", f(1.0))
             .with("rr.clients", i(3))
@@ -1707,9 +1661,9 @@ mod deadline {
             .collect();
         let others: Vec<i128> = (0..64).filter(|&k| k != alone as i128).collect();
         host.with("nic.irq_affinity", list(&affinity))
-            .with("platform.irq_ns", f(2000.0))
+            .irq_ns(2000.0)
             .with("platform.irq_dist", s("deterministic"))
-            .with("platform.proto_ns", f(2000.0))
+            .proto_ns(2000.0)
             .with("platform.proto_dist", s("deterministic"))
             .with("platform.wakeup_ns", f(0.0))
             .and(&app(0, 0, "recv"))
@@ -1718,7 +1672,7 @@ mod deadline {
             .with("app.1.flows", list(&others))
             .with("socket.busy_read_us", f(1000.0))
             .with("run.warmup_ms", f(0.0))
-            .with("run.duration_ms", f(200.0))
+            .duration_ms(200.0)
             .run()
     }
 

@@ -17,12 +17,12 @@ fn overloaded() -> Pairs {
     Pairs::default()
         .with("scheme", s("napi"))
         .with("traffic.kind", s("cbr"))
-        .with("traffic.rate_pps", f(1e6))
+        .rate_pps(1e6)
         .with("run.warmup_ms", f(5.0))
-        .with("run.duration_ms", f(20.0))
-        .with("platform.irq_ns", f(0.0))
+        .duration_ms(20.0)
+        .irq_ns(0.0)
         .with("platform.irq_dist", s("deterministic"))
-        .with("platform.proto_ns", f(2000.0))
+        .proto_ns(2000.0)
         .with("platform.proto_dist", s("deterministic"))
         .with("platform.ctx_switch_ns", f(0.0))
         .with("platform.task_wakeup_ns", f(0.0))
@@ -36,6 +36,15 @@ fn overloaded() -> Pairs {
         .with("kernel.sched_slice_us", f(1000.0))
         .with("app.0.cost_ns", f(10_000.0))
         .with("app.0.cost_dist", s("deterministic"))
+}
+
+/// Linux 2.6.18's receive path as Chang et al. ran it: NAPI weight 64, a `netdev_budget` of
+/// `budget`, and its `net_rx_action` (a poll cleans at most what is left of the budget).
+fn linux_2_6_18(budget: i128) -> Pairs {
+    Pairs::default()
+        .with("kernel.napi_weight", i(64))
+        .with("kernel.netdev_budget", i(budget))
+        .with("kernel.net_rx_action", s("2.6.18"))
 }
 
 fn share(r: &Report) -> (f64, f64) {
@@ -122,11 +131,9 @@ fn without_a_time_limit_a_pass_runs_to_its_budget() {
     // ends each pass after about 1000 packets; without it each pass takes its 3000.
     let base = overloaded()
         .with("nic.ring_descriptors", i(4096))
-        .with("kernel.napi_weight", i(64))
-        .with("kernel.netdev_budget", i(3000))
-        .with("kernel.net_rx_action", s("2.6.18"))
+        .and(&linux_2_6_18(3000))
         .with("app.0.cost_ns", f(100.0))
-        .with("run.duration_ms", f(300.0));
+        .duration_ms(300.0);
     let per_pass = |p: Pairs| {
         let r = run(&p.build());
         let c = &r.per_core[0].counts;
@@ -142,17 +149,15 @@ fn without_a_time_limit_a_pass_runs_to_its_budget() {
 /// socket fills, whatever the controller does about protocol processing.
 fn pressured(scheme: &str) -> Pairs {
     overloaded()
-        .with("traffic.rate_pps", f(80_000.0))
+        .rate_pps(80_000.0)
         .with("traffic.size_bytes", i(1518))
         .with("app.0.cost_ns", f(15_000.0))
-        .with("kernel.napi_weight", i(64))
-        .with("kernel.netdev_budget", i(300))
+        .and(&linux_2_6_18(300))
         .with("kernel.max_softirq_restart", i(10))
-        .with("kernel.net_rx_action", s("2.6.18"))
         .with("kernel.ksoftirqd_policy", s("below-apps"))
         .with("socket.rcvbuf_bytes", i(2_000_000))
         .with("run.warmup_ms", f(0.0))
-        .with("run.duration_ms", f(500.0))
+        .duration_ms(500.0)
         .with("adapt.scheme", s(scheme))
 }
 
@@ -258,11 +263,11 @@ fn a_quiet_interval_raises_a_low_budget_by_beta_up_to_rhips_threshold() {
     // ends quiet. QAPolling adds beta up to budget_max; RHIP only up to its 300.
     let quiet = |scheme: &str, budget: i128| {
         let sc = overloaded()
-            .with("traffic.rate_pps", f(10_000.0))
+            .rate_pps(10_000.0)
             .with("app.0.cost_ns", f(1000.0))
             .with("kernel.netdev_budget", i(budget))
             .with("run.warmup_ms", f(0.0))
-            .with("run.duration_ms", f(450.0))
+            .duration_ms(450.0)
             .with("adapt.scheme", s(scheme))
             .build();
         let (_, t) = run_with(&sc, Polls::default());
@@ -310,14 +315,14 @@ fn rhip_raises_the_budget_after_an_interval_without_ksoftirqd_and_rhip_noksd_doe
 #[test]
 fn every_controllers_report_says_its_result_depends_on_irqlabs_choices() {
     for scheme in ["qapolling", "aic", "rhip", "rhip-noksd"] {
-        let r = run(&pressured(scheme).with("run.duration_ms", f(1.0)).build());
+        let r = run(&pressured(scheme).duration_ms(1.0).build());
         assert_eq!(r.notes.len(), 1, "{scheme}: {:?}", r.notes);
         let note = &r.notes[0];
         assert!(note.starts_with("adapt.scheme = "), "{note}");
         assert!(note.contains("docs/applications.md"), "{note}");
         assert!(note.contains("adapt.alpha"), "{note}");
     }
-    let r = run(&overloaded().with("run.duration_ms", f(1.0)).build());
+    let r = run(&overloaded().duration_ms(1.0).build());
     assert!(r.notes.is_empty(), "{:?}", r.notes);
 }
 
@@ -327,7 +332,7 @@ fn rhip_keeps_its_knobs_at_an_interval_end_after_ksoftirqd_ran_and_the_socket_fi
     // socket goes above bufupper (RHIP lowers the budget) and ksoftirqd runs, so its end is
     // not RHIP's "line 6": no change at 100 ms.
     let run = |ms: f64| {
-        let sc = pressured("rhip").with("run.duration_ms", f(ms)).build();
+        let sc = pressured("rhip").duration_ms(ms).build();
         run_with(&sc, Polls::default())
     };
     let (r, t) = run(99.0);

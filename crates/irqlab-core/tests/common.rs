@@ -1,5 +1,7 @@
-//! What every test module builds scenarios with: values, and scenario pairs.
+//! What every test module builds scenarios with (values, and scenario pairs), and the
+//! conservation laws every report keeps.
 
+use irqlab_core::time::SimTime;
 use irqlab_core::{Report, Scenario, Value, run};
 
 /// Picoseconds per microsecond.
@@ -21,6 +23,17 @@ pub fn list(xs: &[i128]) -> Value {
     Value::List(xs.iter().map(|&x| Value::Int(x)).collect())
 }
 
+/// `scheme` with CBR arrivals, deterministic costs and no warm-up.
+pub fn exact(scheme: &str) -> Pairs {
+    Pairs::default()
+        .with("scheme", s(scheme))
+        .with("traffic.kind", s("cbr"))
+        .with("run.warmup_ms", f(0.0))
+        .with("platform.irq_dist", s("deterministic"))
+        .with("platform.proto_dist", s("deterministic"))
+        .with("platform.poll_timer_dist", s("deterministic"))
+}
+
 /// Scenario pairs; a key given again overrides the earlier value.
 #[derive(Clone, Debug, Default)]
 pub struct Pairs(Vec<(String, Value)>);
@@ -40,6 +53,26 @@ impl Pairs {
         self.0.retain(|(k, _)| k != key);
         self
     }
+    /// `traffic.rate_pps`, the offered rate.
+    pub fn rate_pps(self, pps: f64) -> Pairs {
+        self.with("traffic.rate_pps", f(pps))
+    }
+    /// `run.duration_ms`, the measured window.
+    pub fn duration_ms(self, ms: f64) -> Pairs {
+        self.with("run.duration_ms", f(ms))
+    }
+    /// `platform.irq_ns`, an interrupt's cost.
+    pub fn irq_ns(self, ns: f64) -> Pairs {
+        self.with("platform.irq_ns", f(ns))
+    }
+    /// `platform.proto_ns`, a packet's protocol processing.
+    pub fn proto_ns(self, ns: f64) -> Pairs {
+        self.with("platform.proto_ns", f(ns))
+    }
+    /// `n` cores with a queue vector each (`host.cores`, `nic.queues`).
+    pub fn cores(self, n: i128) -> Pairs {
+        self.with("host.cores", i(n)).with("nic.queues", i(n))
+    }
     pub fn try_build(&self) -> Result<Scenario, irqlab_core::Error> {
         Scenario::from_pairs(self.0.iter().cloned())
     }
@@ -58,4 +91,58 @@ impl Pairs {
             .map(|w| w.to_string())
             .collect()
     }
+}
+
+/// Every packet offered is delivered, dropped or still in the receive path; every picosecond
+/// of the window is accounted once, on the host and on each of its cores.
+pub fn conserved(r: &Report) {
+    let p = &r.packets;
+    assert_eq!(
+        p.offered + p.in_flight_at_warmup,
+        p.delivered + p.dropped_nic + p.dropped_socket + p.dropped_tx + p.in_flight,
+        "packets conserved: {p:?}"
+    );
+    let cores = r
+        .per_core
+        .iter()
+        .map(|k| (format!("core {}", k.core), &k.cpu_ps));
+    for (what, c) in std::iter::once(("the host".to_string(), &r.cpu_ps)).chain(cores) {
+        assert_eq!(
+            c.irq + c.softirq + c.ksoftirqd + c.app + c.busy_poll + c.idle,
+            c.measured,
+            "CPU time conserved on {what}: {c:?}"
+        );
+    }
+}
+
+/// Holds `check` on random scenarios drawn from `scenarios`: `cases` of them, or as many as the
+/// environment variable `env` asks for; a failure panics with the minimal failing scenario.
+pub fn for_random(
+    env: &str,
+    cases: u32,
+    scenarios: impl proptest::strategy::Strategy<Value = Pairs>,
+    check: impl Fn(Pairs) -> Result<(), proptest::test_runner::TestCaseError>,
+) {
+    use proptest::test_runner::{Config, TestError, TestRunner};
+    let config = Config {
+        cases: std::env::var(env)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(cases),
+        failure_persistence: None,
+        ..Config::default()
+    };
+    match TestRunner::new(config).run(&scenarios, check) {
+        Ok(()) => {}
+        Err(TestError::Fail(why, pairs)) => {
+            panic!("{why}\nminimal failing scenario: {pairs:#?}")
+        }
+        Err(TestError::Abort(why)) => panic!("aborted: {why}"),
+    }
+}
+
+/// A tracer's record of arrival `id` at `t` in `arrival_ps`: arrivals are numbered in order.
+pub fn record_arrival(arrival_ps: &mut Vec<u64>, id: u64, t: SimTime) {
+    assert_eq!(id as usize, arrival_ps.len(), "ids are sequence numbers");
+    arrival_ps.push(t.ps());
 }

@@ -7,7 +7,7 @@ fn scenario(pairs: &[(&str, Value)]) -> Scenario {
     Scenario::from_pairs(pairs.iter().cloned()).expect("valid scenario")
 }
 
-use crate::common::{f, i, s};
+use crate::common::{conserved, f, i, s};
 
 /// Salah et al. (2007) costs: 1/r = 3.73 us, 1/mu = 5.34 us, exponential; B = 1024.
 fn salah(scheme: &str, rate: f64) -> Vec<(&'static str, Value)> {
@@ -24,19 +24,15 @@ fn salah(scheme: &str, rate: f64) -> Vec<(&'static str, Value)> {
     ]
 }
 
-fn conserved(r: &Report) {
-    let p = &r.packets;
-    assert_eq!(
-        p.offered + p.in_flight_at_warmup,
-        p.delivered + p.dropped_nic + p.dropped_socket + p.in_flight,
-        "{p:?}"
-    );
-    let c = &r.cpu_ps;
-    assert_eq!(
-        c.irq + c.softirq + c.ksoftirqd + c.app + c.idle,
-        c.measured,
-        "{c:?}"
-    );
+/// `napi` with Salah's costs on four cores, a queue vector each, and 64 flows.
+fn four_cores(rate: f64) -> Vec<(&'static str, Value)> {
+    let mut pairs = salah("napi", rate);
+    pairs.extend([
+        ("host.cores", i(4)),
+        ("nic.queues", i(4)),
+        ("traffic.flows", i(64)),
+    ]);
+    pairs
 }
 
 mod conservation {
@@ -383,13 +379,8 @@ mod interrupted {
 
     #[test]
     fn a_host_run_core_by_core_stops() {
-        let mut pairs = salah("napi", 1e7);
-        pairs.extend([
-            ("host.cores", i(4)),
-            ("nic.queues", i(4)),
-            ("traffic.flows", i(64)),
-            ("platform.proto_ns", f(100.0)),
-        ]);
+        let mut pairs = four_cores(1e7);
+        pairs.push(("platform.proto_ns", f(100.0)));
         let sc = an_hour(pairs);
         assert!(runs_core_by_core(&sc));
         // told to stop before it starts: nothing runs
@@ -463,13 +454,8 @@ mod never_interrupted {
 
     #[test]
     fn several_cores_give_the_report_of_run_interleaved_or_core_by_core() {
-        let mut pairs = salah("napi", 400_000.0);
-        pairs.extend([
-            ("host.cores", i(4)),
-            ("nic.queues", i(4)),
-            ("traffic.flows", i(64)),
-            ("run.duration_ms", f(20.0)),
-        ]);
+        let mut pairs = four_cores(400_000.0);
+        pairs.push(("run.duration_ms", f(20.0)));
         let core_by_core = scenario(&pairs);
         assert!(runs_core_by_core(&core_by_core));
         same_as_run(&core_by_core, 4 * 70);

@@ -8,21 +8,16 @@
 use irqlab_core::time::SimTime;
 use irqlab_core::{NoTrace, Report, Scenario, Tracer, run, run_with, runs_core_by_core};
 
-use crate::common::{Pairs, US, b, f, i, list, s};
+use crate::common::{self, Pairs, US, b, conserved, f, i, list, record_arrival, s};
 
-/// CBR arrivals, deterministic costs, no warm-up; every CPU cost zero except protocol
-/// processing (its default until a test sets it) — each test adds the costs its story needs.
+/// [`common::exact`]: CBR arrivals, deterministic costs, no warm-up; and every CPU cost zero
+/// except protocol processing (its default until a test sets it) — each test adds the costs
+/// its story needs.
 fn exact(scheme: &str) -> Pairs {
-    Pairs::default()
-        .with("scheme", s(scheme))
-        .with("traffic.kind", s("cbr"))
-        .with("run.warmup_ms", f(0.0))
-        .with("platform.irq_ns", f(0.0))
-        .with("platform.irq_dist", s("deterministic"))
-        .with("platform.proto_dist", s("deterministic"))
+    common::exact(scheme)
+        .irq_ns(0.0)
         .with("platform.tx_ns", f(0.0))
         .with("platform.tx_clean_ns", f(0.0))
-        .with("platform.poll_timer_dist", s("deterministic"))
 }
 
 /// One call of a driver's poll function, as the tracer saw it.
@@ -54,12 +49,7 @@ struct Log {
 
 impl Tracer for Log {
     fn arrival(&mut self, id: u64, t: SimTime, accepted: bool) {
-        assert_eq!(
-            id as usize,
-            self.arrival_ps.len(),
-            "ids are sequence numbers"
-        );
-        self.arrival_ps.push(t.ps());
+        record_arrival(&mut self.arrival_ps, id, t);
         self.accepted.push(accepted);
         self.delivered_ps.push(None);
     }
@@ -94,12 +84,8 @@ fn traced(sc: &Scenario) -> (Report, Log) {
 /// Both conservation laws of `metrics`, the CPU accounts of every core, and that the per-core,
 /// per-queue, per-class and per-app breakdowns add up to the totals.
 fn check_laws(r: &Report) {
+    conserved(r);
     let p = &r.packets;
-    assert_eq!(
-        p.offered + p.in_flight_at_warmup,
-        p.delivered + p.dropped_nic + p.dropped_socket + p.dropped_tx + p.in_flight,
-        "receive path: {p:?}"
-    );
     assert_eq!(
         p.offered + p.in_host_at_warmup,
         p.consumed
@@ -115,20 +101,13 @@ fn check_laws(r: &Report) {
         "whole host: {p:?}"
     );
     let c = &r.cpu_ps;
-    assert_eq!(
-        c.irq + c.softirq + c.ksoftirqd + c.app + c.idle,
-        c.measured,
-        "{c:?}"
-    );
     let cores = r.per_core.len() as u64;
     assert_eq!(c.measured % cores, 0);
     for core in &r.per_core {
-        let k = &core.cpu_ps;
-        assert_eq!(k.measured, c.measured / cores, "core {}", core.core);
         assert_eq!(
-            k.irq + k.softirq + k.ksoftirqd + k.app + k.idle,
-            k.measured,
-            "core {}: {k:?}",
+            core.cpu_ps.measured,
+            c.measured / cores,
+            "core {}",
             core.core
         );
     }
@@ -210,8 +189,8 @@ mod several_napis_on_one_core {
         exact("ideal")
             .with("nic.queues", i(queues))
             .with("traffic.flows", i(64))
-            .with("traffic.rate_pps", f(rate))
-            .with("platform.proto_ns", f(1000.0))
+            .rate_pps(rate)
+            .proto_ns(1000.0)
     }
 
     /// Overload: 4 Mpps against 1 Mpps of service, 16-slot rings: every ring stays full, so
@@ -236,8 +215,8 @@ mod several_napis_on_one_core {
         // the poll list means packets leave in the order they were accepted.
         let sc = napis(3, 1e6)
             .with("nic.ring_descriptors", i(1))
-            .with("platform.proto_ns", f(10_000.0))
-            .with("run.duration_ms", f(5.0))
+            .proto_ns(10_000.0)
+            .duration_ms(5.0)
             .build();
         assert!(sc.topology.queue_flows.iter().all(|&n| n > 0));
         let (r, log) = traced(&sc);
@@ -278,7 +257,7 @@ mod several_napis_on_one_core {
         // and goes to the repoll list, behind the NAPIs still to be polled: a strict rotation.
         let sc = busy(3)
             .with("kernel.netdev_budget", i(1 << 20))
-            .with("run.duration_ms", f(2.0))
+            .duration_ms(2.0)
             .build();
         let (r, log) = traced(&sc);
         check_laws(&r);
@@ -307,7 +286,7 @@ mod several_napis_on_one_core {
         // pass make the passes visible: 4 us between the polls of a pass, 4.1 us across passes.
         let base = busy(2)
             .with("platform.softirq_ns", f(100.0))
-            .with("run.duration_ms", f(2.0));
+            .duration_ms(2.0);
         let (r, log) = traced(&base.clone().with("kernel.netdev_budget", i(6)).build());
         check_laws(&r);
         let polls = steady(&log);
@@ -389,10 +368,10 @@ mod several_napis_on_one_core {
                 .with("nic.ring_descriptors", i(16))
                 .with("kernel.napi_weight", i(1))
                 .with("kernel.netdev_budget", i(1 << 20))
-                .with("platform.proto_ns", f(250_000.0))
+                .proto_ns(250_000.0)
                 .with("kernel.hz", i(hz))
                 .with("kernel.netdev_budget_usecs", i(usecs))
-                .with("run.duration_ms", f(60.0))
+                .duration_ms(60.0)
                 .build();
             assert!(sc.topology.queue_flows.iter().all(|&n| n > 0));
             let (r, log) = traced(&sc);
@@ -426,7 +405,7 @@ mod several_napis_on_one_core {
                 .with("nic.irq_affinity", list(&[1, 1]))
                 .with("kernel.netdev_budget", i(6))
                 .with("kernel.max_softirq_restart", i(restart))
-                .with("run.duration_ms", f(0.5))
+                .duration_ms(0.5)
                 .build();
             let (r, log) = traced(&sc);
             check_laws(&r);
@@ -473,10 +452,10 @@ mod vectors_run_on_their_cores {
             .with("host.cores", i(cores))
             .with("nic.queues", i(queues))
             .with("traffic.flows", i(64))
-            .with("traffic.rate_pps", f(100_000.0))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(2000.0))
-            .with("run.duration_ms", f(10.0))
+            .rate_pps(100_000.0)
+            .irq_ns(1000.0)
+            .proto_ns(2000.0)
+            .duration_ms(10.0)
     }
 
     /// Every core's IRQ and softirq time is exactly its vectors' packets' cost.
@@ -546,13 +525,13 @@ mod forwarding {
                 .with("host.forward", b(true))
                 .with("nic.link_gbps", f(gbps))
                 .with("traffic.size_bytes", i(size))
-                .with("traffic.rate_pps", f(rate))
-                .with("platform.irq_ns", f(500.0))
-                .with("platform.proto_ns", f(100.0))
+                .rate_pps(rate)
+                .irq_ns(500.0)
+                .proto_ns(100.0)
                 .with("platform.tx_ns", f(50.0))
                 .with("platform.tx_clean_ns", f(20.0))
                 .with("run.warmup_ms", f(2.0))
-                .with("run.duration_ms", f(20.0))
+                .duration_ms(20.0)
                 .build());
             check_laws(&r);
             let line = gbps * 1e9 / 8.0 / (size as f64 + 20.0);
@@ -576,9 +555,9 @@ mod forwarding {
             .with("platform.preset", s("emmerich2015"))
             .with("driver.moderation", s("off"))
             .with("traffic.size_bytes", i(64))
-            .with("traffic.rate_pps", f(3e6))
+            .rate_pps(3e6)
             .with("run.warmup_ms", f(5.0))
-            .with("run.duration_ms", f(20.0));
+            .duration_ms(20.0);
         let rx = run(&base.clone().with("host.forward", b(false)).build());
         let fwd = run(&base.with("host.forward", b(true)).build());
         check_laws(&fwd);
@@ -606,9 +585,9 @@ mod forwarding {
             .with("host.forward", b(true))
             .with("nic.tx_ring_descriptors", i(1))
             .with("nic.link_gbps", f(0.1))
-            .with("traffic.rate_pps", f(500_000.0))
-            .with("platform.proto_ns", f(0.0))
-            .with("run.duration_ms", f(0.08))
+            .rate_pps(500_000.0)
+            .proto_ns(0.0)
+            .duration_ms(0.08)
             .build();
         let (r, log) = traced(&sc);
         check_laws(&r);
@@ -633,12 +612,12 @@ mod forwarding {
         let r = run(&exact("napi")
             .with("host.forward", b(true))
             .with("nic.tx_irq", b(tx_irq))
-            .with("traffic.rate_pps", f(10_000.0))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(2000.0))
+            .rate_pps(10_000.0)
+            .irq_ns(1000.0)
+            .proto_ns(2000.0)
             .with("platform.tx_ns", f(250.0))
             .with("platform.tx_clean_ns", f(50.0))
-            .with("run.duration_ms", f(10.0))
+            .duration_ms(10.0)
             .build());
         check_laws(&r);
         assert_eq!(r.packets.offered, 100);
@@ -666,14 +645,13 @@ mod forwarding {
         );
         // Two vectors on two cores: each cleans its own descriptors, on its own core.
         let r2 = run(&exact("napi")
-            .with("host.cores", i(2))
-            .with("nic.queues", i(2))
+            .cores(2)
             .with("traffic.flows", i(64))
             .with("host.forward", b(true))
-            .with("traffic.rate_pps", f(10_000.0))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(2000.0))
-            .with("run.duration_ms", f(10.0))
+            .rate_pps(10_000.0)
+            .irq_ns(1000.0)
+            .proto_ns(2000.0)
+            .duration_ms(10.0)
             .build());
         check_laws(&r2);
         for (v, q) in r2.per_queue.iter().enumerate() {
@@ -706,9 +684,9 @@ mod forwarding {
             .with("host.forward", b(true))
             .with("nic.tx_irq", b(false))
             .with("nic.itr_us", f(10.0))
-            .with("traffic.rate_pps", f(1e6))
-            .with("platform.proto_ns", f(0.0))
-            .with("run.duration_ms", f(0.1));
+            .rate_pps(1e6)
+            .proto_ns(0.0)
+            .duration_ms(0.1);
         let (r, log) = traced(&base.clone().with("driver.tx_work_limit", i(4)).build());
         check_laws(&r);
         let calls: Vec<(u64, u64, u64)> = log
@@ -750,10 +728,10 @@ mod forwarding {
                 .with("nic.tx_ring_descriptors", i(1))
                 .with("traffic.kind", s("pareto-onoff"))
                 .with("traffic.sources", i(1))
-                .with("traffic.rate_pps", f(2000.0))
-                .with("platform.irq_ns", f(1000.0))
-                .with("platform.proto_ns", f(2000.0))
-                .with("run.duration_ms", f(50.0))
+                .rate_pps(2000.0)
+                .irq_ns(1000.0)
+                .proto_ns(2000.0)
+                .duration_ms(50.0)
                 .build();
             let (r, log) = traced(&sc);
             check_laws(&r);
@@ -781,16 +759,16 @@ mod apps_and_sockets {
     fn sleepy(app_core: i128) -> Report {
         let r = run(&exact("napi")
             .with("host.cores", i(2))
-            .with("traffic.rate_pps", f(10_000.0))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(2000.0))
+            .rate_pps(10_000.0)
+            .irq_ns(1000.0)
+            .proto_ns(2000.0)
             .with("platform.task_wakeup_ns", f(200.0))
             .with("platform.ctx_switch_ns", f(500.0))
             .with("app.0.core", i(app_core))
             .with("app.0.flows", list(&[0]))
             .with("app.0.cost_ns", f(1000.0))
             .with("app.0.cost_dist", s("deterministic"))
-            .with("run.duration_ms", f(10.0))
+            .duration_ms(10.0)
             .build());
         check_laws(&r);
         assert_eq!(r.packets.consumed, 100);
@@ -845,16 +823,16 @@ mod apps_and_sockets {
         let rcvbuf = 230_400u64;
         let r = run(&exact("napi")
             .with("host.cores", i(2))
-            .with("traffic.rate_pps", f(200_000.0))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(1000.0))
+            .rate_pps(200_000.0)
+            .irq_ns(1000.0)
+            .proto_ns(1000.0)
             .with("app.0.core", i(1))
             .with("app.0.flows", list(&[0]))
             .with("app.0.cost_ns", f(10_000.0))
             .with("app.0.cost_dist", s("deterministic"))
             .with("app.0.rcvbuf_bytes", i(rcvbuf as i128))
             .with("run.warmup_ms", f(2.0))
-            .with("run.duration_ms", f(20.0))
+            .duration_ms(20.0)
             .build());
         check_laws(&r);
         let (p, a) = (&r.packets, &r.per_app[0]);
@@ -881,13 +859,12 @@ mod apps_and_sockets {
     /// each core reading the flows RSS steers there, 200-byte frames.
     fn busy_apps() -> Scenario {
         Pairs::default()
-            .with("host.cores", i(2))
-            .with("nic.queues", i(2))
+            .cores(2)
             .with("traffic.flows", i(32))
             .with("traffic.size_bytes", i(200))
-            .with("traffic.rate_pps", f(150_000.0))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(2000.0))
+            .rate_pps(150_000.0)
+            .irq_ns(1000.0)
+            .proto_ns(2000.0)
             .with("platform.task_wakeup_ns", f(300.0))
             .with("platform.ctx_switch_ns", f(800.0))
             .with("app.0.core", i(0))
@@ -896,7 +873,7 @@ mod apps_and_sockets {
             .with("app.1.cost_ns", f(6000.0))
             .with("app.1.rcvbuf_bytes", i(20_000))
             .with("run.warmup_ms", f(0.0))
-            .with("run.duration_ms", f(20.0))
+            .duration_ms(20.0)
             .build()
     }
 
@@ -952,13 +929,12 @@ mod apps_and_sockets {
         // Two queues on two cores; the app on core 1 reads exactly the flows RSS steers to
         // queue 1: queue 0's packets all end in the stack, queue 1's all go to the socket.
         let base = exact("napi")
-            .with("host.cores", i(2))
-            .with("nic.queues", i(2))
+            .cores(2)
             .with("traffic.flows", i(16))
-            .with("traffic.rate_pps", f(100_000.0))
-            .with("platform.irq_ns", f(500.0))
-            .with("platform.proto_ns", f(1000.0))
-            .with("run.duration_ms", f(10.0));
+            .rate_pps(100_000.0)
+            .irq_ns(500.0)
+            .proto_ns(1000.0)
+            .duration_ms(10.0);
         let queues = base.build().topology.flow_queue;
         let mine: Vec<i128> = (0..16)
             .filter(|&f| queues[f] == 1)
@@ -996,9 +972,9 @@ mod fair_share_of_a_core {
     fn shared(slice_us: f64, app_here: bool) -> Pairs {
         exact("napi")
             .with("host.cores", i(if app_here { 1 } else { 2 }))
-            .with("traffic.rate_pps", f(1.5e6))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(1000.0))
+            .rate_pps(1.5e6)
+            .irq_ns(1000.0)
+            .proto_ns(1000.0)
             .with("kernel.napi_weight", i(8))
             .with("kernel.netdev_budget", i(8))
             .with("kernel.max_softirq_restart", i(1))
@@ -1008,7 +984,7 @@ mod fair_share_of_a_core {
             .with("app.0.cost_ns", f(5000.0))
             .with("app.0.cost_dist", s("deterministic"))
             .with("run.warmup_ms", f(2.0))
-            .with("run.duration_ms", f(20.0))
+            .duration_ms(20.0)
     }
 
     #[test]
@@ -1095,7 +1071,7 @@ mod fair_share_of_a_core {
 mod conservation_and_determinism {
     use super::*;
     use proptest::prelude::*;
-    use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
+    use proptest::test_runner::TestCaseError;
     use std::cell::Cell;
 
     fn cost() -> impl Strategy<Value = f64> {
@@ -1179,7 +1155,7 @@ mod conservation_and_determinism {
                         .with("scheme", s(scheme))
                         .with("run.seed", i(seed as i128))
                         .with("run.warmup_ms", f(warmup))
-                        .with("run.duration_ms", f(duration))
+                        .duration_ms(duration)
                         .with("host.cores", i(cores as i128))
                         .with("host.forward", b(forward))
                         .with("nic.queues", i(queues as i128))
@@ -1190,7 +1166,7 @@ mod conservation_and_determinism {
                         .with("nic.cause_mode", s(if armed { "armed" } else { "latched" }))
                         .with("driver.tx_work_limit", i(tx_limit))
                         .with("traffic.kind", s(if cbr { "cbr" } else { "poisson" }))
-                        .with("traffic.rate_pps", f(rate))
+                        .rate_pps(rate)
                         .with("traffic.size_bytes", i(size))
                         .with("traffic.flows", i(flows as i128))
                         .with("traffic.flow_zipf_s", f(zipf))
@@ -1250,22 +1226,7 @@ mod conservation_and_determinism {
     /// Holds `check` on `TOPO_CASES` (default 150) random hosts it does not reject; a failure
     /// panics with the minimal failing scenario.
     pub(super) fn for_random_hosts(check: impl Fn(Pairs) -> Result<(), TestCaseError>) {
-        let config = Config {
-            cases: std::env::var("TOPO_CASES")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(150),
-            failure_persistence: None,
-            ..Config::default()
-        };
-        let mut runner = TestRunner::new(config);
-        match runner.run(&host(), check) {
-            Ok(()) => {}
-            Err(TestError::Fail(why, pairs)) => {
-                panic!("{why}\nminimal failing scenario: {pairs:#?}")
-            }
-            Err(TestError::Abort(why)) => panic!("aborted: {why}"),
-        }
+        crate::common::for_random("TOPO_CASES", 150, host(), check);
     }
 
     #[test]
@@ -1338,12 +1299,11 @@ mod core_by_core {
             let sc = Pairs::default()
                 .with("scheme", s(scheme))
                 .with("platform.preset", s("salah2007"))
-                .with("host.cores", i(3))
-                .with("nic.queues", i(3))
+                .cores(3)
                 .with("traffic.flows", i(64))
-                .with("traffic.rate_pps", f(300_000.0))
+                .rate_pps(300_000.0)
                 .with("run.warmup_ms", f(2.0))
-                .with("run.duration_ms", f(20.0))
+                .duration_ms(20.0)
                 .build();
             assert!(runs_core_by_core(&sc));
             same(&sc).unwrap_or_else(|e| panic!("{scheme}: {e}"));
@@ -1352,10 +1312,7 @@ mod core_by_core {
 
     #[test]
     fn which_hosts_run_core_by_core() {
-        let two = Pairs::default()
-            .with("host.cores", i(2))
-            .with("nic.queues", i(2))
-            .with("traffic.flows", i(8));
+        let two = Pairs::default().cores(2).with("traffic.flows", i(8));
         assert!(runs_core_by_core(&two.build()));
         assert!(!runs_core_by_core(&exact("napi").build()), "one core");
         assert!(
@@ -1550,13 +1507,12 @@ mod report_figures {
     /// 2 us a packet, every packet done before the next arrives (one IRQ, one poll each).
     fn light() -> Pairs {
         exact("napi")
-            .with("host.cores", i(2))
-            .with("nic.queues", i(2))
+            .cores(2)
             .with("traffic.flows", i(64))
-            .with("traffic.rate_pps", f(100_000.0))
-            .with("platform.irq_ns", f(1000.0))
-            .with("platform.proto_ns", f(2000.0))
-            .with("run.duration_ms", f(10.0))
+            .rate_pps(100_000.0)
+            .irq_ns(1000.0)
+            .proto_ns(2000.0)
+            .duration_ms(10.0)
     }
 
     #[test]
@@ -1595,10 +1551,7 @@ mod report_figures {
         }
         // A window no packet arrives in (CBR at 10 pps: one at time zero, in the 1 ms warm-up,
         // the next at 100 ms): no poll, no ratio.
-        let r = run(&light()
-            .with("traffic.rate_pps", f(10.0))
-            .with("run.warmup_ms", f(1.0))
-            .build());
+        let r = run(&light().rate_pps(10.0).with("run.warmup_ms", f(1.0)).build());
         assert_eq!((r.packets.offered, r.counts.polls), (0, 0));
         assert_eq!(r.packets_per_poll, None);
     }
@@ -1607,7 +1560,7 @@ mod report_figures {
     fn offered_gbps_is_offered_frame_bits_per_measured_second() {
         // 200 kpps of 1500 B frames for 10 ms: 2000 frames, 2.4 Gbit/s.
         let r = run(&light()
-            .with("traffic.rate_pps", f(200_000.0))
+            .rate_pps(200_000.0)
             .with("traffic.size_bytes", i(1500))
             .build());
         assert_eq!(r.measured_s, 0.01);
@@ -1620,13 +1573,12 @@ mod report_figures {
         // 4 Mpps against two 16-slot rings served at 1 Mpps each: both rings hold packets at
         // the end, and each queue's (and core's) packets are conserved on their own.
         let r = run(&exact("ideal")
-            .with("host.cores", i(2))
-            .with("nic.queues", i(2))
+            .cores(2)
             .with("traffic.flows", i(64))
-            .with("traffic.rate_pps", f(4e6))
-            .with("platform.proto_ns", f(1000.0))
+            .rate_pps(4e6)
+            .proto_ns(1000.0)
             .with("nic.ring_descriptors", i(16))
-            .with("run.duration_ms", f(1.0))
+            .duration_ms(1.0)
             .build());
         check_laws(&r);
         let own = |p: &irqlab_core::metrics::PathReport, what: String| {
@@ -1653,10 +1605,9 @@ mod report_figures {
         // 40 us and are done by 43 us; packet 5 arrives at 50 us, in flight when the 50 us
         // window ends at 53 us.
         let r = run(&light()
-            .with("host.cores", i(1))
-            .with("nic.queues", i(1))
+            .cores(1)
             .with("run.warmup_ms", f(0.003))
-            .with("run.duration_ms", f(0.05))
+            .duration_ms(0.05)
             .build());
         check_laws(&r);
         let p = &r.packets;
@@ -1693,11 +1644,11 @@ fn a_packet_taken_from_one_of_two_rings_to_the_stack_exactly_at_the_end_of_the_w
         .with("nic.queues", i(1))
         .with("traffic.classes.0.share", f(0.5))
         .with("traffic.classes.1.share", f(0.5))
-        .with("traffic.rate_pps", f(100_000.0))
-        .with("platform.irq_ns", f(1000.0))
-        .with("platform.proto_ns", f(2000.0))
+        .rate_pps(100_000.0)
+        .irq_ns(1000.0)
+        .proto_ns(2000.0)
         .with("run.warmup_ms", f(0.003))
-        .with("run.duration_ms", f(0.05))
+        .duration_ms(0.05)
         .build();
     let (r, log) = traced(&sc);
     check_laws(&r);

@@ -12,22 +12,28 @@
 //! packets, and a ring emptied once a second into the socket keeps it above `bufupper`, so the
 //! scheme never leaves the floor.
 
-use super::config::{ALPHA, BETA, BUFLOW, BUFUPPER, MICRO};
+use super::config;
 use super::{Band, Controller, Interval, Knobs, band};
-use crate::schema::registry;
+use crate::schema::{keys, registry};
 use crate::time::SimDuration;
 
 /// `adapt.scheme = "aic"`.
 pub const KIND: &str = "aic";
-pub const MIN_RATE: &str = "adapt.aic_min_rate";
-pub const MAX_RATE: &str = "adapt.aic_max_rate";
-pub const RATE_STEP: &str = "adapt.aic_rate_step";
-/// How often the rate is divided ([`Decrease`]).
-pub const DECREASE: &str = "adapt.aic_decrease";
-/// The keys it reads.
-pub const KEYS: &[&str] = &[
-    BUFLOW, BUFUPPER, ALPHA, BETA, MICRO, MIN_RATE, MAX_RATE, RATE_STEP, DECREASE,
-];
+keys! {
+    /// The keys it reads.
+    pub KEYS = "adapt.aic_" [
+        config::BUFLOW,
+        config::BUFUPPER,
+        config::ALPHA,
+        config::BETA,
+        config::MICRO,
+        MIN_RATE,
+        MAX_RATE,
+        RATE_STEP,
+        /// How often the rate is divided ([`Decrease`]).
+        DECREASE,
+    ];
+}
 /// What its results depend on beyond the paper.
 pub const CHOICE_NOTE: &str = "adapt.scheme = \"aic\": AIC's rule on the interrupt rate (adapt.alpha, \
      adapt.beta, adapt.aic_rate_step, adapt.aic_decrease) is irqlab's choice: this \
@@ -36,7 +42,6 @@ pub const CHOICE_NOTE: &str = "adapt.scheme = \"aic\": AIC's rule on the interru
 registry! {
     key: DECREASE;
     /// How often AIC divides the interrupt rate.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Decrease {
         /// At most once per sampling interval.
         PerInterval = "per-interval",
@@ -127,19 +132,29 @@ impl Controller for Aic {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Scheme, test_config};
+    use super::super::{Scheme, knobs, test_config};
     use super::*;
 
     fn rate(k: &Knobs) -> f64 {
         1e12 / k.itr.ps() as f64
     }
 
+    /// AIC with the test settings.
+    fn aic() -> Aic {
+        Aic::new(&test_config(Scheme::Aic))
+    }
+
+    /// AIC dividing the rate at every packet above `bufupper` (`adapt.aic_decrease =
+    /// "per-packet"`).
+    fn per_packet() -> Aic {
+        let mut c = test_config(Scheme::Aic);
+        c.aic_once_per_interval = false;
+        Aic::new(&c)
+    }
+
     /// The budget at its default, the NIC at `pps` interrupts a second.
     fn at_rate(pps: f64) -> Knobs {
-        Knobs {
-            budget: 300,
-            itr: crate::moderation::interval_of_rate(pps),
-        }
+        knobs(300, crate::moderation::interval_of_rate(pps))
     }
 
     /// An interval whose ring maximum was `max`, after `prev` in the one before.
@@ -153,11 +168,8 @@ mod tests {
 
     #[test]
     fn overflow_pressure_halves_the_rate_once_per_interval() {
-        let mut a = Aic::new(&test_config(Scheme::Aic));
-        let mut k = Knobs {
-            budget: 300,
-            itr: SimDuration::ZERO,
-        };
+        let mut a = aic();
+        let mut k = knobs(300, SimDuration::ZERO);
         for _ in 0..10 {
             a.on_enqueue(0.6, &mut k);
         }
@@ -177,13 +189,8 @@ mod tests {
 
     #[test]
     fn per_packet_pressure_halves_the_rate_down_to_one_per_second() {
-        let mut c = test_config(Scheme::Aic);
-        c.aic_once_per_interval = false;
-        let mut a = Aic::new(&c);
-        let mut k = Knobs {
-            budget: 300,
-            itr: SimDuration::ZERO,
-        };
+        let mut a = per_packet();
+        let mut k = knobs(300, SimDuration::ZERO);
         a.on_enqueue(0.4, &mut k);
         assert!(k.itr.is_zero(), "below bufupper: nothing");
         a.on_enqueue(0.6, &mut k);
@@ -200,7 +207,7 @@ mod tests {
 
     #[test]
     fn quiet_intervals_raise_the_rate_until_unthrottled() {
-        let mut a = Aic::new(&test_config(Scheme::Aic));
+        let mut a = aic();
         let mut k = at_rate(97_500.0);
         let quiet = Interval {
             max_util: 0.0,
@@ -218,8 +225,7 @@ mod tests {
 
     #[test]
     fn the_band_follows_the_trend() {
-        let mut a = Aic::new(&test_config(Scheme::Aic));
-        let mut k = at_rate(8000.0);
+        let (mut a, mut k) = (aic(), at_rate(8000.0));
         let rising = band(0.3, 0.1);
         a.on_interval(&rising, &mut k);
         assert!((rate(&k) - 7000.0).abs() < 1e-3);
@@ -231,9 +237,7 @@ mod tests {
     #[test]
     fn only_a_ring_above_bufupper_divides_the_rate() {
         // bufupper 0.5: a ring exactly at it is not above it; just past it halves the rate.
-        let mut c = test_config(Scheme::Aic);
-        c.aic_once_per_interval = false;
-        let mut a = Aic::new(&c);
+        let mut a = per_packet();
         let mut k = at_rate(40_000.0);
         a.on_enqueue(0.5, &mut k);
         assert!((rate(&k) - 40_000.0).abs() < 1e-3, "{}", rate(&k));
@@ -266,8 +270,7 @@ mod tests {
     fn a_band_maximum_equal_to_the_one_before_raises_the_rate() {
         // Only a maximum that rose since the interval before lowers the rate; an equal one
         // counts as not rising: + β × aic_rate_step.
-        let mut a = Aic::new(&test_config(Scheme::Aic));
-        let mut k = at_rate(8000.0);
+        let (mut a, mut k) = (aic(), at_rate(8000.0));
         let flat = band(0.3, 0.3);
         a.on_interval(&flat, &mut k);
         assert!((rate(&k) - 9000.0).abs() < 1e-3, "{}", rate(&k));

@@ -5,48 +5,41 @@
 use super::{Scheme, aic, rhip};
 use crate::error::Error;
 use crate::moderation::Moderation;
-use crate::schema::{Params, registry};
+use crate::schema::{Params, keys, registry};
 use crate::time::SimDuration;
 use crate::warnings::{Warnings, no_effect};
 
 /// The key that chooses the controller.
 pub const SCHEME: &str = "adapt.scheme";
-pub const INTERVAL_MS: &str = "adapt.interval_ms";
-pub const BUFLOW: &str = "adapt.buflow";
-pub const BUFUPPER: &str = "adapt.bufupper";
-pub const ALPHA: &str = "adapt.alpha";
-pub const BETA: &str = "adapt.beta";
-pub const BUDGET_MIN: &str = "adapt.budget_min";
-pub const BUDGET_MAX: &str = "adapt.budget_max";
-/// The micro-adjustment between the thresholds ([`Micro`]).
-pub const MICRO: &str = "adapt.micro";
 
-/// The controllers' parameters (every key but the choice), in the order the warnings list
-/// them.
-pub const KEYS: &[&str] = &[
-    INTERVAL_MS,
-    BUFLOW,
-    BUFUPPER,
-    ALPHA,
-    BETA,
-    BUDGET_MIN,
-    BUDGET_MAX,
-    MICRO,
-    rhip::RATE,
-    rhip::BUDGET,
-    rhip::T_DECREASE,
-    rhip::T_INCREASE_NS,
-    rhip::T_SNAP_NS,
-    aic::MIN_RATE,
-    aic::MAX_RATE,
-    aic::RATE_STEP,
-    aic::DECREASE,
-];
+keys! {
+    /// The controllers' parameters (every key but the choice), in the order the warnings list
+    /// them.
+    pub KEYS = "adapt." [
+        INTERVAL_MS,
+        BUFLOW,
+        BUFUPPER,
+        ALPHA,
+        BETA,
+        BUDGET_MIN,
+        BUDGET_MAX,
+        /// The micro-adjustment between the thresholds ([`Micro`]).
+        MICRO,
+        rhip::RATE,
+        rhip::BUDGET,
+        rhip::T_DECREASE,
+        rhip::T_INCREASE_NS,
+        rhip::T_SNAP_NS,
+        aic::MIN_RATE,
+        aic::MAX_RATE,
+        aic::RATE_STEP,
+        aic::DECREASE,
+    ];
+}
 
 registry! {
     key: MICRO;
     /// The micro-adjustment between the thresholds.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Micro {
         /// By the trend of two consecutive interval maxima.
         Trend = "trend",
@@ -97,14 +90,9 @@ pub fn configure(
     moderation: &Moderation,
 ) -> Result<AdaptConfig, Error> {
     let a = Scheme::of(p)?;
-    let bad = |key: &str, reason: String| Error::Inconsistent {
-        key: key.into(),
-        value: p.get(key).to_string(),
-        reason,
-    };
     if a != Scheme::None {
         if scheme != crate::scheme::Scheme::Napi {
-            return Err(bad(
+            return Err(p.inconsistent(
                 SCHEME,
                 format!(
                     "needs scheme \"napi\" (it adapts NAPI's budget and the interrupt interval); scheme is \"{}\"",
@@ -113,7 +101,7 @@ pub fn configure(
             ));
         }
         if a.writes_itr() && moderation.writes() {
-            return Err(bad(
+            return Err(p.inconsistent(
                 crate::moderation::config::KEY,
                 format!(
                     "adapt.scheme \"{}\" writes the interrupt interval itself: use \"static\" (its start is nic.itr_us) or \"off\"",
@@ -162,11 +150,7 @@ fn check_bounds(p: &Params) -> Result<(), Error> {
     ];
     for (low, high, exceeds) in pairs {
         if exceeds {
-            return Err(Error::Inconsistent {
-                key: low.into(),
-                value: p.get(low).to_string(),
-                reason: format!("must not exceed {high} ({})", p.get(high)),
-            });
+            return Err(p.inconsistent(low, format!("must not exceed {high} ({})", p.get(high))));
         }
     }
     Ok(())
@@ -225,7 +209,7 @@ mod tests {
                 "adapt.aic_min_rate = 100001.0: must not exceed adapt.aic_max_rate (100000.0)",
             ),
         ] {
-            let e = build(&[(key, value)]).unwrap_err();
+            let e = rejected(&[(key, value)]);
             assert_eq!(e.key(), key);
             assert_eq!(e.to_string(), message);
         }

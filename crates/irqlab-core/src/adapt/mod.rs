@@ -67,7 +67,6 @@ pub const NONE: &str = "none";
 registry! {
     key: config::SCHEME;
     /// Which controller (`adapt.scheme`): one line per controller, its name from its file.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Scheme {
         None = NONE,
         QaPolling = qapolling::KIND,
@@ -202,6 +201,12 @@ pub fn band(max_util: f64, buflow: f64, bufupper: f64) -> Band {
     } else {
         Band::High
     }
+}
+
+/// The knobs at `budget` and `itr`, for the controllers' tests.
+#[cfg(test)]
+pub(crate) fn knobs(budget: u64, itr: SimDuration) -> Knobs {
+    Knobs { budget, itr }
 }
 
 #[cfg(test)]

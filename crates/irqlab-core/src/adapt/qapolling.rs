@@ -66,16 +66,9 @@ impl Controller for QaPolling {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Scheme, test_config};
+    use super::super::{Scheme, knobs, test_config};
     use super::*;
     use crate::time::SimDuration;
-
-    fn knobs(budget: u64) -> Knobs {
-        Knobs {
-            budget,
-            itr: SimDuration::ZERO,
-        }
-    }
 
     fn interval(max: f64, prev: f64) -> Interval {
         Interval {
@@ -89,7 +82,7 @@ mod tests {
     #[test]
     fn a_packet_above_bufupper_halves_the_budget_and_never_touches_t() {
         let mut q = QaPolling::new(&test_config(Scheme::QaPolling));
-        let mut k = knobs(300);
+        let mut k = knobs(300, SimDuration::ZERO);
         q.on_enqueue(0.50, &mut k);
         assert_eq!(k.budget, 300, "at bufupper is not above it");
         q.on_enqueue(0.51, &mut k);
@@ -104,7 +97,7 @@ mod tests {
     #[test]
     fn a_quiet_interval_adds_beta_up_to_the_cap() {
         let mut q = QaPolling::new(&test_config(Scheme::QaPolling));
-        let mut k = knobs(298);
+        let mut k = knobs(298, SimDuration::ZERO);
         for _ in 0..5 {
             q.on_interval(&interval(0.01, 0.0), &mut k);
         }
@@ -114,7 +107,7 @@ mod tests {
     #[test]
     fn the_band_follows_the_trend_of_the_maxima() {
         let mut q = QaPolling::new(&test_config(Scheme::QaPolling));
-        let mut k = knobs(100);
+        let mut k = knobs(100, SimDuration::ZERO);
         q.on_interval(&interval(0.2, 0.1), &mut k);
         assert_eq!(k.budget, 99, "rising: step down");
         q.on_interval(&interval(0.1, 0.2), &mut k);
@@ -136,7 +129,7 @@ mod tests {
         // Trend micro-adjustment: B_p steps down only if the maximum rose; an equal maximum
         // did not rise, so B_p + β.
         let mut q = QaPolling::new(&test_config(Scheme::QaPolling));
-        let mut k = knobs(100);
+        let mut k = knobs(100, SimDuration::ZERO);
         q.on_interval(&interval(0.2, 0.2), &mut k);
         assert_eq!(k.budget, 101);
     }

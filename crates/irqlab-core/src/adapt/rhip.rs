@@ -13,32 +13,30 @@
 //! ksoftirqd ran changes nothing. `rhip-noksd`, the variant of Table II "without adjusting
 //! ksoftirqd", drops the first condition.
 
-use super::config::{ALPHA, BETA, BUDGET_MAX, BUDGET_MIN, BUFLOW, BUFUPPER};
+use super::config;
 use super::{Band, BudgetRule, Controller, Interval, Knobs, band};
+use crate::schema::keys;
 use crate::time::SimDuration;
 
 /// `adapt.scheme = "rhip"`, and the variant without the ksoftirqd rule.
 pub const KIND: &str = "rhip";
 pub const KIND_NOKSD: &str = "rhip-noksd";
-pub const RATE: &str = "adapt.rhip_rate";
-pub const BUDGET: &str = "adapt.rhip_budget";
-pub const T_DECREASE: &str = "adapt.t_decrease";
-pub const T_INCREASE_NS: &str = "adapt.t_increase_ns";
-pub const T_SNAP_NS: &str = "adapt.t_snap_ns";
-/// The keys it reads.
-pub const KEYS: &[&str] = &[
-    BUFLOW,
-    BUFUPPER,
-    ALPHA,
-    BETA,
-    BUDGET_MIN,
-    BUDGET_MAX,
-    RATE,
-    BUDGET,
-    T_DECREASE,
-    T_INCREASE_NS,
-    T_SNAP_NS,
-];
+keys! {
+    /// The keys it reads.
+    pub KEYS = "adapt." [
+        config::BUFLOW,
+        config::BUFUPPER,
+        config::ALPHA,
+        config::BETA,
+        config::BUDGET_MIN,
+        config::BUDGET_MAX,
+        RATE = "adapt.rhip_rate",
+        BUDGET = "adapt.rhip_budget",
+        T_DECREASE,
+        T_INCREASE_NS,
+        T_SNAP_NS,
+    ];
+}
 /// What its results depend on beyond the paper.
 pub const CHOICE_NOTE: &str = "adapt.scheme = rhip: the unit of the paper's \"+500\" (adapt.t_increase_ns, \
      ns) and the budget rule taken from QAPolling (adapt.alpha, adapt.beta) are \
@@ -109,7 +107,7 @@ impl Controller for Rhip {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Scheme, test_config};
+    use super::super::{Scheme, knobs, test_config};
     use super::*;
 
     fn us(v: f64) -> SimDuration {
@@ -119,10 +117,7 @@ mod tests {
     #[test]
     fn pressure_raises_t_to_the_8000_per_second_interval_before_lowering_the_budget() {
         let mut r = Rhip::new(&test_config(Scheme::Rhip), true);
-        let mut k = Knobs {
-            budget: 300,
-            itr: SimDuration::ZERO,
-        };
+        let mut k = knobs(300, SimDuration::ZERO);
         r.on_enqueue(0.5, &mut k);
         assert!(k.itr.is_zero(), "at bufupper: nothing");
         r.on_enqueue(0.6, &mut k);
@@ -139,10 +134,7 @@ mod tests {
     #[test]
     fn t_never_passes_the_threshold() {
         let mut r = Rhip::new(&test_config(Scheme::Rhip), true);
-        let mut k = Knobs {
-            budget: 300,
-            itr: us(124.8),
-        };
+        let mut k = knobs(300, us(124.8));
         r.on_enqueue(0.9, &mut k);
         assert_eq!(k.itr, us(125.0));
     }
@@ -159,10 +151,7 @@ mod tests {
     #[test]
     fn a_calm_interval_raises_the_budget_to_300_then_lowers_t_by_ten_percent() {
         let mut r = Rhip::new(&test_config(Scheme::Rhip), true);
-        let mut k = Knobs {
-            budget: 299,
-            itr: us(125.0),
-        };
+        let mut k = knobs(299, us(125.0));
         r.on_interval(&interval(0.2, true), &mut k);
         assert_eq!((k.budget, k.itr), (300, us(125.0)));
         r.on_interval(&interval(0.01, true), &mut k);
@@ -176,10 +165,7 @@ mod tests {
     fn an_overflowing_interval_acts_only_when_ksoftirqd_was_idle() {
         let mut rhip = Rhip::new(&test_config(Scheme::Rhip), true);
         let mut noksd = Rhip::new(&test_config(Scheme::RhipNoKsd), false);
-        let start = Knobs {
-            budget: 100,
-            itr: us(125.0),
-        };
+        let start = knobs(100, us(125.0));
         let (mut a, mut b) = (start, start);
         rhip.on_interval(&interval(0.7, true), &mut a);
         noksd.on_interval(&interval(0.7, true), &mut b);
@@ -197,10 +183,7 @@ mod tests {
         let mut c = test_config(Scheme::Rhip);
         c.t_snap = us(9.0);
         let mut r = Rhip::new(&c, true);
-        let mut k = Knobs {
-            budget: 300,
-            itr: us(10.0),
-        };
+        let mut k = knobs(300, us(10.0));
         r.on_interval(&interval(0.01, true), &mut k);
         assert_eq!((k.budget, k.itr), (300, us(9.0)));
         k.itr = us(9.99);

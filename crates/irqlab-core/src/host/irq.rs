@@ -6,9 +6,10 @@
 //! State: `Core::pending_isr` (packet IRQs waiting), `Core::hardirq` (the vector whose handler
 //! runs), `Vector::pending_ticks` and `Napi::watchdog_pending` (timer interrupts waiting).
 
-use super::{Feed, Host, Layout};
-use crate::cpu::Level;
+use super::{Feed, Host, Layout, Work};
+use crate::cpu::{Category, Level};
 use crate::kernel::SoftirqCtx;
+use crate::rng::StreamId;
 use crate::trace::Tracer;
 
 impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
@@ -41,14 +42,31 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             .find(|&&v| l.vector(v as usize).pending_ticks > 0)
         {
             self.l.vector_mut(v as usize).pending_ticks -= 1;
-            self.start_tick_handler(v as usize);
+            self.start_timer_handler(v as usize, Work::PollTimer);
         } else if let Some(&v) = core
             .vectors
             .iter()
             .find(|&&v| l.vector(v as usize).napi.watchdog_pending)
         {
             self.l.vector_mut(v as usize).napi.watchdog_pending = false;
-            self.start_watchdog(v as usize);
+            self.start_timer_handler(v as usize, Work::NapiWatchdog);
+        }
+    }
+
+    /// Starts the handler of vector `v`'s timer interrupt on its core's hard-IRQ level: the
+    /// polling timer's ([`Work::PollTimer`]) or the NAPI hrtimer's ([`Work::NapiWatchdog`]),
+    /// each costing `platform.poll_timer_ns`; a zero cost takes no time: it runs at once.
+    /// (Inlined, so that each call's `handler` is a constant and its continuation a call.)
+    #[inline(always)]
+    pub(super) fn start_timer_handler(&mut self, v: usize, handler: Work) {
+        let c = self.l.vector_mut(v).core;
+        self.l.core_mut(c).hardirq = v as u16;
+        let cost = self.s.platform.poll_timer;
+        if cost.is_zero() {
+            self.work_done(c, handler);
+        } else {
+            let d = self.draw(c, cost, StreamId::PollTimerCost);
+            self.start(c, Level::HardIrq, d, Category::Irq, handler);
         }
     }
 

@@ -5,7 +5,8 @@
 //! coalescing; `net/core/dev.c`).
 
 use super::{Feed, Host, Layout, Timer, Work};
-use crate::cpu::{Category, Level};
+use crate::cpu::Level;
+use crate::dist::Cost;
 use crate::kernel::SoftirqCtx;
 use crate::rng::StreamId;
 use crate::sched::Thread;
@@ -24,6 +25,18 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     pub(super) fn start_softirq_job(&mut self, c: usize, d: SimDuration, work: Work) {
         let ctx = self.ctx(c);
         self.start(c, ctx.level(), d, ctx.category(), work);
+    }
+
+    /// Spends `cost` on core `c` at its softirq level (in its softirq context), then goes on
+    /// with `then`; a zero cost takes no time and draws nothing: `then` runs at once.
+    #[inline(always)]
+    pub(super) fn softirq_cost(&mut self, c: usize, cost: Cost, stream: StreamId, then: Work) {
+        if cost.is_zero() {
+            self.work_done(c, then);
+        } else {
+            let d = self.draw(c, cost, stream);
+            self.start_softirq_job(c, d, then);
+        }
     }
 
     /// `napi_schedule` of vector `v` on its core.
@@ -57,12 +70,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             self.metrics.cores[c].softirq_runs += 1;
         }
         let cost = self.s.platform.softirq;
-        if cost.is_zero() {
-            self.net_rx_start(c);
-        } else {
-            let d = self.draw(c, cost, StreamId::SoftirqCost);
-            self.start_softirq_job(c, d, Work::NetRxEntry);
-        }
+        self.softirq_cost(c, cost, StreamId::SoftirqCost, Work::NetRxEntry);
     }
 
     /// `net_rx_action`'s `start:` label: take the poll list.
@@ -143,12 +151,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         napi.clean_complete = true;
         napi.ring_budget = ring_budget;
         let cost = self.s.platform.poll;
-        if cost.is_zero() {
-            self.driver_poll_begin(c);
-        } else {
-            let d = self.draw(c, cost, StreamId::PollCost);
-            self.start_softirq_job(c, d, Work::PollEntry);
-        }
+        self.softirq_cost(c, cost, StreamId::PollCost, Work::PollEntry);
     }
 
     /// Back in `net_rx_action` after one `napi_poll`, which reported `napi_ret`.
@@ -259,19 +262,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         if self.is_busy(self.l.vector(v).core, Level::HardIrq) {
             self.l.vector_mut(v).napi.watchdog_pending = true;
         } else {
-            self.start_watchdog(v);
-        }
-    }
-
-    pub(super) fn start_watchdog(&mut self, v: usize) {
-        let c = self.l.vector_mut(v).core;
-        self.l.core_mut(c).hardirq = v as u16;
-        let cost = self.s.platform.poll_timer;
-        if cost.is_zero() {
-            self.watchdog_done(c);
-        } else {
-            let d = self.draw(c, cost, StreamId::PollTimerCost);
-            self.start(c, Level::HardIrq, d, Category::Irq, Work::NapiWatchdog);
+            self.start_timer_handler(v, Work::NapiWatchdog);
         }
     }
 

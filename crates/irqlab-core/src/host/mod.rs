@@ -32,7 +32,7 @@
 //! | protocol processing's end: socket, `ndo_start_xmit` or the stack | `driver::deliver`, `deliver_to_sink` |
 //! | the poll's return, `napi_complete_done`, re-enabling the IRQ | `driver::driver_poll_done`, `kernel::napi_complete_done`, `driver::unmask_done` |
 //! | the moderation policy (`ixgbe_update_itr`, `net_dim`, …) and its register write | `driver::moderate`, `nic::apply_moderation` |
-//! | `napi_watchdog` (the NAPI hrtimer) | `kernel::on_napi_watchdog`, `start_watchdog`, `watchdog_done` |
+//! | `napi_watchdog` (the NAPI hrtimer) | `kernel::on_napi_watchdog`, `watchdog_done`; its interrupt: `irq::start_timer_handler` |
 //! | `wakeup_softirqd`, ksoftirqd's thread loop | `kernel::wakeup_softirqd`, `kernel::ksoftirqd_loop` |
 //! | `try_to_wake_up`, `schedule`, `cond_resched` | `sched::wake_thread`, `switch_to`, `schedule_next`, `yield_thread` |
 //! | `__udp_enqueue_schedule_skb`, `sk_data_ready` | `socket::socket_enqueue` |
@@ -570,6 +570,22 @@ mod tests {
             .collect()
     }
 
+    /// The rows of the doc's table under the line that starts with `title`.
+    fn table_rows(title: &str) -> Vec<&'static str> {
+        let doc = module_doc();
+        let from = doc
+            .iter()
+            .position(|l| l.starts_with(title))
+            .unwrap_or_else(|| panic!("a table under {title:?}"));
+        doc[from..]
+            .iter()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .skip(2)
+            .copied()
+            .collect()
+    }
+
     /// The code spans (between backticks) of a table cell.
     fn spans(cell: &str) -> Vec<&str> {
         cell.split('`').skip(1).step_by(2).collect()
@@ -577,16 +593,8 @@ mod tests {
 
     #[test]
     fn the_module_doc_lists_every_file_of_host_and_no_other() {
-        let doc = module_doc();
-        let from = doc
+        let mut listed: Vec<String> = table_rows("Every file, and the data it changes")
             .iter()
-            .position(|l| l.starts_with("Every file, and the data it changes"))
-            .expect("the file table");
-        let mut listed: Vec<String> = doc[from..]
-            .iter()
-            .skip_while(|l| !l.starts_with('|'))
-            .take_while(|l| l.starts_with('|'))
-            .skip(2)
             .map(|row| spans(row.split('|').nth(1).unwrap())[0].to_string())
             .collect();
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/host");
@@ -604,18 +612,7 @@ mod tests {
     #[test]
     fn every_function_the_module_doc_places_is_in_its_file() {
         // rows of the first table: `file::function`, then functions of the same file
-        let doc = module_doc();
-        let from = doc
-            .iter()
-            .position(|l| l.starts_with("Where each kernel and driver function lives"))
-            .expect("the function table");
-        let rows: Vec<&str> = doc[from..]
-            .iter()
-            .skip_while(|l| !l.starts_with('|'))
-            .take_while(|l| l.starts_with('|'))
-            .skip(2)
-            .copied()
-            .collect();
+        let rows = table_rows("Where each kernel and driver function lives");
         assert!(rows.len() > 20);
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/host");
         for row in rows {

@@ -124,19 +124,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         if self.is_busy(self.l.vector(v).core, Level::HardIrq) {
             self.l.vector_mut(v).pending_ticks += 1;
         } else {
-            self.start_tick_handler(v);
-        }
-    }
-
-    pub(super) fn start_tick_handler(&mut self, v: usize) {
-        let c = self.l.vector_mut(v).core;
-        self.l.core_mut(c).hardirq = v as u16;
-        let cost = self.s.platform.poll_timer;
-        if cost.is_zero() {
-            self.tick_done(c);
-        } else {
-            let d = self.draw(c, cost, StreamId::PollTimerCost);
-            self.start(c, Level::HardIrq, d, Category::Irq, Work::PollTimer);
+            self.start_timer_handler(v, Work::PollTimer);
         }
     }
 

@@ -24,12 +24,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             }
             Step::Visit(_) => {
                 let cost = self.s.platform.ring_switch;
-                if cost.is_zero() {
-                    self.ring_discipline_step(c);
-                } else {
-                    let dur = self.draw(c, cost, StreamId::PollCost);
-                    self.start_softirq_job(c, dur, Work::RingVisit);
-                }
+                self.softirq_cost(c, cost, StreamId::PollCost, Work::RingVisit);
             }
             Step::Done { complete } => {
                 if !complete {

@@ -3,59 +3,38 @@
 //! ksoftirqd policy, the timer tick; and the settings among them without effect.
 
 use crate::error::Error;
-use crate::schema::{Params, Value, registry};
+use crate::schema::{Params, Value, keys, registry};
 use crate::time::{PS_PER_S, SimDuration};
 use crate::warnings::{Warnings, no_effect};
 
-pub const NAPI_WEIGHT: &str = "kernel.napi_weight";
-pub const NETDEV_BUDGET: &str = "kernel.netdev_budget";
-pub const NETDEV_BUDGET_USECS: &str = "kernel.netdev_budget_usecs";
-pub const HZ: &str = "kernel.hz";
-pub const MAX_SOFTIRQ_RESTART: &str = "kernel.max_softirq_restart";
-pub const MAX_SOFTIRQ_TIME_MS: &str = "kernel.max_softirq_time_ms";
-pub const NAPI_DEFER_HARD_IRQS: &str = "kernel.napi_defer_hard_irqs";
-pub const GRO_FLUSH_TIMEOUT_NS: &str = "kernel.gro_flush_timeout_ns";
-/// The thread level's time slice (0: EEVDF's base slice for the cores).
-pub const SCHED_SLICE_US: &str = "kernel.sched_slice_us";
-pub const KSOFTIRQD_POLICY: &str = "kernel.ksoftirqd_policy";
-pub const NET_RX_ACTION: &str = "kernel.net_rx_action";
-pub const TIMER_TICK: &str = "kernel.timer_tick";
-pub const SOFTIRQ_TIME_LIMIT: &str = "kernel.softirq_time_limit";
-
-/// The kernel's keys (busy polling's are `busypoll`'s).
-pub const KEYS: &[&str] = &[
-    NAPI_WEIGHT,
-    NETDEV_BUDGET,
-    NETDEV_BUDGET_USECS,
-    HZ,
-    MAX_SOFTIRQ_RESTART,
-    MAX_SOFTIRQ_TIME_MS,
-    NAPI_DEFER_HARD_IRQS,
-    GRO_FLUSH_TIMEOUT_NS,
-    SCHED_SLICE_US,
-    KSOFTIRQD_POLICY,
-    NET_RX_ACTION,
-    TIMER_TICK,
-    SOFTIRQ_TIME_LIMIT,
-];
-/// The kernel's softirq and NAPI, which Salah's polling loop replaces.
-pub const SOFTIRQ_KEYS: &[&str] = &[
-    NAPI_WEIGHT,
-    NETDEV_BUDGET,
-    NETDEV_BUDGET_USECS,
-    HZ,
-    MAX_SOFTIRQ_RESTART,
-    MAX_SOFTIRQ_TIME_MS,
-    NAPI_DEFER_HARD_IRQS,
-    GRO_FLUSH_TIMEOUT_NS,
-];
+keys! {
+    /// The kernel's keys (busy polling's are `busypoll`'s).
+    pub KEYS = "kernel." [
+        /// The kernel's softirq and NAPI, which Salah's polling loop replaces.
+        pub SOFTIRQ_KEYS = [
+            NAPI_WEIGHT,
+            NETDEV_BUDGET,
+            NETDEV_BUDGET_USECS,
+            HZ,
+            MAX_SOFTIRQ_RESTART,
+            MAX_SOFTIRQ_TIME_MS,
+            NAPI_DEFER_HARD_IRQS,
+            GRO_FLUSH_TIMEOUT_NS,
+        ],
+        /// The thread level's time slice (0: EEVDF's base slice for the cores).
+        SCHED_SLICE_US,
+        KSOFTIRQD_POLICY,
+        NET_RX_ACTION,
+        TIMER_TICK,
+        SOFTIRQ_TIME_LIMIT,
+    ];
+}
 /// Software IRQ coalescing (`napi_defer_hard_irqs` with `gro_flush_timeout`).
 pub const SOFT_COALESCING_KEYS: &[&str] = &[NAPI_DEFER_HARD_IRQS, GRO_FLUSH_TIMEOUT_NS];
 
 registry! {
     key: KSOFTIRQD_POLICY;
     /// Whether a waiting app takes the core from ksoftirqd.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum KsoftirqdPolicy {
         /// ksoftirqd and the apps share the core under the scheduler.
         Fair = "fair",
@@ -68,7 +47,6 @@ registry! {
 registry! {
     key: NET_RX_ACTION;
     /// Which `net_rx_action` runs.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum NetRxAction {
         /// Today's: a poll cleans up to its weight.
         V6_13 = "6.13",

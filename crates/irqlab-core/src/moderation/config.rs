@@ -3,37 +3,27 @@
 //! read, and what the ISR does with the first packet of a busy period; and the settings among
 //! them that have no effect.
 
-use super::{Itr, Moderation, VARIANTS, Variant, dim, external, ixgbe_legacy, linear};
+use super::{Itr, Moderation, Policy, VARIANTS, Variant};
 use super::{static_itr, static_itr::ITR_RATE};
 use crate::error::Error;
 use crate::nic::config as nic;
-use crate::schema::{Params, Value, registry};
+use crate::schema::{Params, Value, keys, registry};
 use crate::scheme::Scheme;
 use crate::warnings::{Warnings, no_effect};
 
-/// The key that chooses the policy.
-pub const KEY: &str = "driver.moderation";
-/// The link speed the ixgbe and i40e policies read (0: the NIC's, `nic.link_gbps`).
-pub const LINK_GBPS: &str = "driver.link_gbps";
+keys! {
+    /// The policy's keys, in the order the warnings list them (then each registered policy's
+    /// keys not among them, in registry order: [`keys`]).
+    KEYS = "driver." [
+        /// The key that chooses the policy.
+        KEY = "driver.moderation",
+        static_itr::ITR_RATE,
+        /// The link speed the ixgbe and i40e policies read (0: the NIC's, `nic.link_gbps`).
+        LINK_GBPS,
+    ];
+}
 /// What the ISR does with the first packet of a busy period ([`FirstPacket`]).
 pub const FIRST_PACKET: &str = "driver.first_packet";
-
-/// The policy's keys, in the order the warnings list them (a policy's keys missing here are
-/// listed after them: [`keys`]).
-const KEYS: &[&str] = &[
-    KEY,
-    ITR_RATE,
-    LINK_GBPS,
-    ixgbe_legacy::BULK_RATE,
-    ixgbe_legacy::ELAPSED,
-    linear::RATE_MAX,
-    linear::RATE_MIN,
-    linear::PPS_MAX,
-    linear::MIN_UPDATE_US,
-    linear::ELAPSED,
-    dim::MODE,
-    external::POLICY,
-];
 
 /// The moderation's keys: `KEYS` (in the order the warnings list them), then any key of a registered policy not among them.
 pub fn keys() -> Vec<&'static str> {
@@ -46,10 +36,43 @@ pub fn keys() -> Vec<&'static str> {
     out
 }
 
+/// The settings of a policy that reads the link speed and nothing else (`ixgbe`, `i40e`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpeed {
+    /// The link speed the driver reads (`driver.link_gbps`, resolved to the NIC's).
+    pub link_gbps: f64,
+}
+
+/// An adaptive ITR policy whose one setting is the link speed it reads (`ixgbe`, `i40e`): its
+/// name and how a vector's policy is made for a link speed are all its [`Variant`] needs.
+pub trait LinkSpeedPolicy: Policy + Sized {
+    /// Its name: `driver.moderation = KIND`.
+    const KIND: &'static str;
+    /// The policy of one vector on a link of `link_gbps`; `has_tx`: a TxRx vector.
+    fn new(link_gbps: f64, has_tx: bool) -> Self;
+}
+
+impl<P: LinkSpeedPolicy> Variant for P {
+    const KIND: &'static str = <P as LinkSpeedPolicy>::KIND;
+    const KEYS: &'static [&'static str] = &[LINK_GBPS];
+    const ADAPTIVE: bool = true;
+    const ITR: Itr = Itr::Programs;
+    type Config = LinkSpeed;
+
+    fn from_params(p: &Params) -> Result<LinkSpeed, Error> {
+        Ok(LinkSpeed {
+            link_gbps: p.f64(LINK_GBPS),
+        })
+    }
+
+    fn new_vector(c: &LinkSpeed, has_tx: bool) -> P {
+        P::new(c.link_gbps, has_tx)
+    }
+}
+
 registry! {
     key: FIRST_PACKET;
     /// Who processes the first packet of a busy period under disable-enable and hybrid.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum FirstPacket {
         /// The softirq, as every other packet.
         Softirq = "softirq",
@@ -180,14 +203,33 @@ mod tests {
 
     #[test]
     fn the_listed_keys_are_the_policies_keys_and_the_choice() {
-        let mut listed: Vec<&str> = KEYS.to_vec();
+        let mut listed: Vec<&str> = keys();
         listed.sort_unstable();
         let mut registered: Vec<&str> = VARIANTS.iter().flat_map(|v| v.keys).copied().collect();
         registered.push(KEY);
         registered.sort_unstable();
         registered.dedup();
         assert_eq!(listed, registered);
-        assert_eq!(keys(), KEYS);
+        // in the order the warnings list them: the choice, the static ITR and the link
+        // speed, then the other policies' keys in registry order
+        assert_eq!(
+            keys(),
+            [
+                "driver.moderation",
+                "driver.itr_rate",
+                "driver.link_gbps",
+                "driver.legacy_bulk_rate",
+                "driver.legacy_elapsed",
+                "driver.linear_rate_max",
+                "driver.linear_rate_min",
+                "driver.linear_pps_max",
+                "driver.linear_min_update_us",
+                "driver.linear_elapsed",
+                "driver.dim_mode",
+                "driver.policy",
+            ]
+        );
+        assert!(keys().starts_with(KEYS));
     }
 
     #[test]
@@ -226,27 +268,20 @@ mod tests {
 
     #[test]
     fn the_driver_reads_the_nic_link_speed_unless_given_its_own() {
-        let sc = build(&[
-            ("driver.moderation", s("ixgbe")),
-            ("nic.link_gbps", Value::Int(25)),
-        ])
-        .unwrap();
-        assert_eq!(
-            sc.moderation,
-            Moderation::Ixgbe(crate::moderation::ixgbe::Config { link_gbps: 25.0 })
-        );
-        assert_eq!(sc.params.f64("driver.link_gbps"), 25.0);
-        let sc = build(&[
-            ("driver.moderation", s("i40e")),
-            ("nic.link_gbps", Value::Int(25)),
-            ("driver.link_gbps", Value::Int(40)),
-        ])
-        .unwrap();
-        assert_eq!(
-            sc.moderation,
-            Moderation::I40e(crate::moderation::i40e::Config { link_gbps: 40.0 })
-        );
-        assert_eq!(sc.params.f64("driver.link_gbps"), 40.0);
+        let nic = ("nic.link_gbps", Value::Int(25));
+        let own = ("driver.link_gbps", Value::Int(40));
+        let ixgbe = Moderation::Ixgbe(LinkSpeed { link_gbps: 25.0 });
+        let i40e = Moderation::I40e(LinkSpeed { link_gbps: 40.0 });
+        for (policy, given, want, gbps) in [
+            ("ixgbe", None, ixgbe, 25.0),
+            ("i40e", Some(own), i40e, 40.0),
+        ] {
+            let mut pairs = vec![("driver.moderation", s(policy)), nic.clone()];
+            pairs.extend(given);
+            let sc = build(&pairs).unwrap();
+            assert_eq!(sc.moderation, want);
+            assert_eq!(sc.params.f64("driver.link_gbps"), gbps);
+        }
     }
 
     #[test]

@@ -66,7 +66,6 @@ const TIRED_MAX: u8 = 2 * NUM_PROFILES as u8;
 registry! {
     key: MODE;
     /// The CQ period mode: which profile table, and whether each completion restarts the timer.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum DimMode {
         /// `DIM_CQ_PERIOD_MODE_START_FROM_EQE`.
         Eqe = "eqe",
@@ -157,38 +156,25 @@ fn significant(val: u64, reference: u64) -> bool {
 
 /// `net_dim_stats_compare`.
 fn compare(cur: &Stats, prev: &Stats) -> Compare {
-    let higher_is_better = |c: u64, p: u64| {
-        if c > p {
-            Compare::Better
-        } else {
-            Compare::Worse
+    // Bytes, then packets per ms: more is better, and a rate that was zero is bettered by any.
+    for (c, p) in [(cur.bpms, prev.bpms), (cur.ppms, prev.ppms)] {
+        if p == 0 {
+            return if c != 0 {
+                Compare::Better
+            } else {
+                Compare::Same
+            };
         }
-    };
-    if prev.bpms == 0 {
-        return if cur.bpms != 0 {
-            Compare::Better
-        } else {
-            Compare::Same
-        };
+        if significant(c, p) {
+            return if c > p {
+                Compare::Better
+            } else {
+                Compare::Worse
+            };
+        }
     }
-    if significant(cur.bpms, prev.bpms) {
-        return higher_is_better(cur.bpms, prev.bpms);
-    }
-    if prev.ppms == 0 {
-        return if cur.ppms != 0 {
-            Compare::Better
-        } else {
-            Compare::Same
-        };
-    }
-    if significant(cur.ppms, prev.ppms) {
-        return higher_is_better(cur.ppms, prev.ppms);
-    }
-    if prev.epms == 0 {
-        return Compare::Same;
-    }
+    // Then interrupts per ms: fewer is better (a zero reference is never significantly off).
     if significant(cur.epms, prev.epms) {
-        // Fewer interrupts is better.
         return if cur.epms < prev.epms {
             Compare::Better
         } else {
@@ -495,14 +481,13 @@ mod tests {
 
     impl Feed {
         fn sample(&self) -> Sample {
-            Sample {
-                now: SimTime(self.t_us * PS_PER_US),
-                jiffies: 0,
-                packets: self.packets,
-                bytes: self.bytes,
-                events: self.events,
-                ..Sample::default()
-            }
+            Sample::rx_only(
+                SimTime(self.t_us * PS_PER_US),
+                0,
+                self.packets,
+                self.bytes,
+                self.events,
+            )
         }
 
         fn advance(&mut self, dt_us: u64, packets: u64, bytes: u64, events: u64) -> Sample {
@@ -809,14 +794,7 @@ mod tests {
             (u64::MAX, 5),
             (2, u64::MAX),
         ] {
-            let s = Sample {
-                now: SimTime(t),
-                jiffies: 0,
-                packets: v,
-                bytes: v,
-                events: v,
-                ..Sample::default()
-            };
+            let s = Sample::rx_only(SimTime(t), 0, v, v, v);
             dim.on_complete(&s);
         }
     }

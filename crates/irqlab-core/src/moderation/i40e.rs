@@ -51,10 +51,8 @@
 //! updated and is held at [`TX_RINGLESS`], 50 µs in latency mode (irqlab's model before it had
 //! Tx rings).
 
-use super::config::LINK_GBPS;
-use super::{Counters, Itr, Policy, Sample, Totals, Variant, Write, link_is};
-use crate::error::Error;
-use crate::schema::Params;
+use super::config::LinkSpeedPolicy;
+use super::{Counters, Policy, Sample, Totals, Write, link_is};
 use crate::time::{PS_PER_US, SimDuration};
 
 /// `I40E_ITR_ADAPTIVE_MIN_INC`, µs.
@@ -115,27 +113,6 @@ fn interval_of(v: u16) -> SimDuration {
 }
 
 impl I40e {
-    /// `link_gbps` selects the size formula's divisor: 40 → 2048, 25 and 20 → 1024, 1 and
-    /// 0.1 → 64, anything else (10 included) → 512. `has_tx`: a TxRx vector.
-    pub fn new(link_gbps: f64, has_tx: bool) -> I40e {
-        let divisor = if link_is(link_gbps, 40.0) {
-            2048
-        } else if link_is(link_gbps, 25.0) || link_is(link_gbps, 20.0) {
-            1024
-        } else if link_is(link_gbps, 1.0) || link_is(link_gbps, 0.1) {
-            64
-        } else {
-            512
-        };
-        I40e {
-            divisor,
-            rx: Container::new(ITR_20K),
-            tx: Container::new(if has_tx { ITR_20K } else { TX_RINGLESS }),
-            itr_countdown: 0,
-            has_tx,
-        }
-    }
-
     /// Rx `target_itr` (µs plus [`LATENCY`]).
     pub fn rx_target(&self) -> u16 {
         self.rx.target
@@ -201,34 +178,27 @@ impl I40e {
         self.by_size(u32::from(BULK), bytes / packets)
     }
 
-    /// `i40e_update_itr` for the Rx container: the new target.
-    fn rx_value(&self, s: &Sample) -> u32 {
-        if s.jiffies > self.rx.next_update {
-            return MIN_USECS | u32::from(LATENCY);
+    /// `i40e_update_itr` for the Rx container (`rx`) or the Tx container: the new target.
+    fn value(&self, rx: bool, s: &Sample) -> u32 {
+        let (c, counters, stale) = if rx {
+            (&self.rx, s.rx(), MIN_USECS)
+        } else {
+            (&self.tx, s.tx(), MAX_USECS)
+        };
+        if s.jiffies > c.next_update {
+            return stale | u32::from(LATENCY);
         }
         if self.itr_countdown > 0 {
-            return u32::from(self.rx.target);
+            return u32::from(c.target);
         }
-        let packets = self.rx.totals.packets(s.rx());
-        let bytes = self.rx.totals.bytes(s.rx());
-        if packets > 0 && packets < 4 && bytes < 9000 && self.tx.target & LATENCY != 0 {
-            return self.by_size(u32::from(LATENCY), bytes / packets);
-        }
-        self.by_count(self.rx.target, packets, bytes)
-    }
-
-    /// `i40e_update_itr` for the Tx container: the new target.
-    fn tx_value(&self, s: &Sample) -> u32 {
-        if s.jiffies > self.tx.next_update {
-            return MAX_USECS | u32::from(LATENCY);
-        }
-        if self.itr_countdown > 0 {
-            return u32::from(self.tx.target);
-        }
-        let packets = self.tx.totals.packets(s.tx());
-        let bytes = self.tx.totals.bytes(s.tx());
-        let mut target = self.tx.target;
-        if packets < 4 {
+        let packets = c.totals.packets(counters);
+        let bytes = c.totals.bytes(counters);
+        let mut target = c.target;
+        if rx {
+            if packets > 0 && packets < 4 && bytes < 9000 && self.tx.target & LATENCY != 0 {
+                return self.by_size(u32::from(LATENCY), bytes / packets);
+            }
+        } else if packets < 4 {
             if u32::from(target) == MAX_USECS && u32::from(self.rx.target & MASK) == MAX_USECS {
                 // Tx and Rx maxed: Tx back to latency mode so that the Rx can relax
                 return MAX_USECS | u32::from(LATENCY);
@@ -256,10 +226,10 @@ impl Policy for I40e {
     /// ITR register.
     fn on_complete(&mut self, s: &Sample) -> Option<Write> {
         if self.has_tx {
-            let itr = self.tx_value(s);
+            let itr = self.value(false, s);
             Self::set_target(&mut self.tx, itr, s.tx(), s.jiffies);
         }
-        let itr = self.rx_value(s);
+        let itr = self.value(true, s);
         Self::set_target(&mut self.rx, itr, s.rx(), s.jiffies);
         let (rt, rc) = (i32::from(self.rx.target), i32::from(self.rx.current));
         let (tt, tc) = (i32::from(self.tx.target), i32::from(self.tx.current));
@@ -289,28 +259,28 @@ impl Policy for I40e {
     }
 }
 
-/// The settings of `i40e`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Config {
-    /// The link speed the driver reads (`driver.link_gbps`, resolved to the NIC's).
-    pub link_gbps: f64,
-}
-
-impl Variant for I40e {
+impl LinkSpeedPolicy for I40e {
     const KIND: &'static str = "i40e";
-    const KEYS: &'static [&'static str] = &[LINK_GBPS];
-    const ADAPTIVE: bool = true;
-    const ITR: Itr = Itr::Programs;
-    type Config = Config;
 
-    fn from_params(p: &Params) -> Result<Config, Error> {
-        Ok(Config {
-            link_gbps: p.f64(LINK_GBPS),
-        })
-    }
-
-    fn new_vector(c: &Config, has_tx: bool) -> I40e {
-        I40e::new(c.link_gbps, has_tx)
+    /// `link_gbps` selects the size formula's divisor: 40 → 2048, 25 and 20 → 1024, 1 and
+    /// 0.1 → 64, anything else (10 included) → 512. `has_tx`: a TxRx vector.
+    fn new(link_gbps: f64, has_tx: bool) -> I40e {
+        let divisor = if link_is(link_gbps, 40.0) {
+            2048
+        } else if link_is(link_gbps, 25.0) || link_is(link_gbps, 20.0) {
+            1024
+        } else if link_is(link_gbps, 1.0) || link_is(link_gbps, 0.1) {
+            64
+        } else {
+            512
+        };
+        I40e {
+            divisor,
+            rx: Container::new(ITR_20K),
+            tx: Container::new(if has_tx { ITR_20K } else { TX_RINGLESS }),
+            itr_countdown: 0,
+            has_tx,
+        }
     }
 }
 
@@ -339,14 +309,13 @@ mod tests {
             self.jiffies += dj;
             self.packets += packets;
             self.bytes += packets * size;
-            Sample {
-                now: SimTime(self.jiffies),
-                jiffies: self.jiffies,
-                packets: self.packets,
-                bytes: self.bytes,
-                events: 0,
-                ..Sample::default()
-            }
+            Sample::rx_only(
+                SimTime(self.jiffies),
+                self.jiffies,
+                self.packets,
+                self.bytes,
+                0,
+            )
         }
     }
 
@@ -628,14 +597,7 @@ mod tests {
         let mut p = I40e::new(f64::NAN, false);
         for (j, packets, bytes) in [(u64::MAX, u64::MAX, u64::MAX), (0, 3, u64::MAX), (0, 0, 0)] {
             p.itr_countdown = 0;
-            let s = Sample {
-                now: SimTime(0),
-                jiffies: j,
-                packets,
-                bytes,
-                events: 0,
-                ..Sample::default()
-            };
+            let s = Sample::rx_only(SimTime(0), j, packets, bytes, 0);
             p.on_complete(&s);
         }
     }

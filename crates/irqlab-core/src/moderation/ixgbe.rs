@@ -40,11 +40,9 @@
 //! * `next_update = jiffies + 1` after every update, including at ring setup (jiffies 0), so
 //!   a first session at jiffies ≥ 2 already counts as stale.
 
-use super::config::LINK_GBPS;
+use super::config::LinkSpeedPolicy;
 use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval, write_eitr};
-use super::{Counters, Itr, Policy, Sample, Totals, Variant, Write, link_is};
-use crate::error::Error;
-use crate::schema::Params;
+use super::{Counters, Policy, RingContainers, Sample, Totals, Write, link_is};
 use crate::time::SimDuration;
 
 /// `IXGBE_ITR_ADAPTIVE_MIN_INC`, µs.
@@ -94,30 +92,10 @@ pub struct Ixgbe {
     divisor: SizeDivisor,
     /// `q_vector->itr`: µs × 4.
     itr: u16,
-    rx: Container,
-    tx: Container,
-    /// The vector has a Tx ring (else its Tx container keeps its initial value).
-    has_tx: bool,
+    rings: RingContainers<Container>,
 }
 
 impl Ixgbe {
-    /// `link_gbps`: 10, 0.1 and any other value select the 10G branch of the size formula;
-    /// 2.5, 1 and 0.01 the 1G branch. `has_tx`: a TxRx vector (else Rx-only).
-    pub fn new(link_gbps: f64, has_tx: bool) -> Ixgbe {
-        let slow = [2.5, 1.0, 0.01].iter().any(|&v| link_is(link_gbps, v));
-        Ixgbe {
-            divisor: if slow {
-                SizeDivisor::Slow
-            } else {
-                SizeDivisor::Fast
-            },
-            itr: IXGBE_20K_ITR,
-            rx: Container::new(),
-            tx: Container::new(),
-            has_tx,
-        }
-    }
-
     /// The vector's `itr`, µs × 4 (before the register's masking).
     pub fn itr(&self) -> u16 {
         self.itr
@@ -125,12 +103,12 @@ impl Ixgbe {
 
     /// The Rx container's value: µs plus [`LATENCY`] when in latency mode.
     pub fn rx_itr(&self) -> u8 {
-        self.rx.itr
+        self.rings.rx.itr
     }
 
     /// The Tx container's value.
     pub fn tx_itr(&self) -> u8 {
-        self.tx.itr
+        self.rings.tx.itr
     }
 
     /// The size formula: µs to add for an average wire size, in the mode `itr` carries.
@@ -196,13 +174,8 @@ impl Policy for Ixgbe {
     /// `ixgbe_set_itr`: update Tx (a ringless container: nothing) and Rx, take the raw min,
     /// write if new.
     fn on_complete(&mut self, s: &Sample) -> Option<Write> {
-        let (mut rx, mut tx) = (self.rx, self.tx);
-        if self.has_tx {
-            self.update(&mut tx, s.tx(), s.jiffies);
-        }
-        self.update(&mut rx, s.rx(), s.jiffies);
-        (self.rx, self.tx) = (rx, tx);
-        let v = self.rx.itr.min(self.tx.itr);
+        self.rings = self.rings.updated(s, |c, k| self.update(c, k, s.jiffies));
+        let v = self.rings.rx.itr.min(self.rings.tx.itr);
         write_eitr(&mut self.itr, u16::from(v & !LATENCY) << 2)
     }
 
@@ -211,28 +184,22 @@ impl Policy for Ixgbe {
     }
 }
 
-/// The settings of `ixgbe`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Config {
-    /// The link speed the driver reads (`driver.link_gbps`, resolved to the NIC's).
-    pub link_gbps: f64,
-}
-
-impl Variant for Ixgbe {
+impl LinkSpeedPolicy for Ixgbe {
     const KIND: &'static str = "ixgbe";
-    const KEYS: &'static [&'static str] = &[LINK_GBPS];
-    const ADAPTIVE: bool = true;
-    const ITR: Itr = Itr::Programs;
-    type Config = Config;
 
-    fn from_params(p: &Params) -> Result<Config, Error> {
-        Ok(Config {
-            link_gbps: p.f64(LINK_GBPS),
-        })
-    }
-
-    fn new_vector(c: &Config, has_tx: bool) -> Ixgbe {
-        Ixgbe::new(c.link_gbps, has_tx)
+    /// `link_gbps`: 10, 0.1 and any other value select the 10G branch of the size formula;
+    /// 2.5, 1 and 0.01 the 1G branch. `has_tx`: a TxRx vector (else Rx-only).
+    fn new(link_gbps: f64, has_tx: bool) -> Ixgbe {
+        let slow = [2.5, 1.0, 0.01].iter().any(|&v| link_is(link_gbps, v));
+        Ixgbe {
+            divisor: if slow {
+                SizeDivisor::Slow
+            } else {
+                SizeDivisor::Fast
+            },
+            itr: IXGBE_20K_ITR,
+            rings: RingContainers::new(Container::new(), has_tx),
+        }
     }
 }
 
@@ -245,14 +212,7 @@ mod tests {
     /// One session on a fresh policy at jiffies 1 (not stale).
     fn first(link: f64, packets: u64, bytes: u64) -> (Ixgbe, Option<Write>) {
         let mut p = Ixgbe::new(link, false);
-        let w = p.on_complete(&Sample {
-            now: SimTime(1),
-            jiffies: 1,
-            packets,
-            bytes,
-            events: 1,
-            ..Sample::default()
-        });
+        let w = p.on_complete(&Sample::rx_only(SimTime(1), 1, packets, bytes, 1));
         (p, w)
     }
 
@@ -327,14 +287,7 @@ mod tests {
         for (j, &(dp, db, rx, itr, interval, write)) in table.iter().enumerate() {
             packets += dp;
             bytes += db;
-            let s = Sample {
-                now: SimTime(j as u64),
-                jiffies: j as u64,
-                packets,
-                bytes,
-                events: 0,
-                ..Sample::default()
-            };
+            let s = Sample::rx_only(SimTime(j as u64), j as u64, packets, bytes, 0);
             let w = p.on_complete(&s);
             assert_eq!((p.rx_itr(), p.itr()), (rx, itr), "step {j}");
             assert_eq!(p.interval(), us(interval), "step {j}");
@@ -348,14 +301,7 @@ mod tests {
         let mut packets = 0;
         for j in 0..100u64 {
             packets += 20;
-            let s = Sample {
-                now: SimTime(j),
-                jiffies: j,
-                packets,
-                bytes: packets * 1500,
-                events: 0,
-                ..Sample::default()
-            };
+            let s = Sample::rx_only(SimTime(j), j, packets, packets * 1500, 0);
             p.on_complete(&s);
         }
         assert_eq!((p.rx_itr(), p.interval()), (126, us(126.0)));
@@ -376,28 +322,14 @@ mod tests {
         let mut packets = 0;
         for (i, &(jiffies, dp, rx, interval)) in table.iter().enumerate() {
             packets += dp;
-            let s = Sample {
-                now: SimTime(i as u64),
-                jiffies,
-                packets,
-                bytes: packets * 60,
-                events: 0,
-                ..Sample::default()
-            };
+            let s = Sample::rx_only(SimTime(i as u64), jiffies, packets, packets * 60, 0);
             p.on_complete(&s);
             assert_eq!(p.rx_itr(), rx, "step {i}");
             assert_eq!(p.interval(), us(interval), "step {i}");
         }
         // The very first session, at jiffies 2, is already stale (ring added at jiffies 0).
         let mut p = Ixgbe::new(10.0, false);
-        let s = Sample {
-            now: SimTime(0),
-            jiffies: 2,
-            packets: 300,
-            bytes: 300 * 1500,
-            events: 0,
-            ..Sample::default()
-        };
+        let s = Sample::rx_only(SimTime(0), 2, 300, 300 * 1500, 0);
         assert_eq!(p.on_complete(&s), Some(Write::Itr(us(10.0))));
     }
 
@@ -409,16 +341,9 @@ mod tests {
         assert_eq!(p.tx_itr(), 254);
         // rx at 126 | LAT = 254 ties with tx: 126 µs.
         let mut p = Ixgbe::new(10.0, false);
-        p.rx.itr = 124 | LATENCY;
+        p.rings.rx.itr = 124 | LATENCY;
         p.itr = 4 * 124;
-        let s = Sample {
-            now: SimTime(0),
-            jiffies: 1,
-            packets: 0,
-            bytes: 0,
-            events: 0,
-            ..Sample::default()
-        };
+        let s = Sample::rx_only(SimTime(0), 1, 0, 0, 0);
         assert_eq!(p.on_complete(&s), Some(Write::Itr(us(126.0))));
         assert_eq!(p.rx_itr(), 254);
     }
@@ -428,15 +353,15 @@ mod tests {
         let s = Sample {
             now: SimTime(jiffies),
             jiffies,
-            packets: p.rx.totals.packets(Counters::default()) + rx.0,
+            packets: p.rings.rx.totals.packets(Counters::default()) + rx.0,
             bytes: rx.0 * rx.1,
             tx_packets: tx.0,
             tx_bytes: tx.0 * tx.1,
             ..Sample::default()
         };
         let w = p.on_complete(&s);
-        p.rx.totals = Totals::default();
-        p.tx.totals = Totals::default();
+        p.rings.rx.totals = Totals::default();
+        p.rings.tx.totals = Totals::default();
         w
     }
 
@@ -500,14 +425,7 @@ mod tests {
     fn odd_counters_do_not_panic() {
         let mut p = Ixgbe::new(f64::NAN, false);
         for (j, packets, bytes) in [(u64::MAX, u64::MAX, u64::MAX), (0, 3, u64::MAX), (0, 0, 0)] {
-            let s = Sample {
-                now: SimTime(0),
-                jiffies: j,
-                packets,
-                bytes,
-                events: 0,
-                ..Sample::default()
-            };
+            let s = Sample::rx_only(SimTime(0), j, packets, bytes, 0);
             p.on_complete(&s);
         }
     }

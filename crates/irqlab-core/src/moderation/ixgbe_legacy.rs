@@ -28,15 +28,20 @@
 //! * The register drops the low three bits, so an `itr` of 142 programs 136 (34 µs).
 //! * Integer bytes per µs (`bytes / elapsed_us`), classes compared with `>` as in the driver.
 
-use super::{Counters, Itr, Policy, Sample, Totals, Variant, Write};
+use super::{Counters, Itr, Policy, RingContainers, Sample, Totals, Variant, Write};
 use crate::error::Error;
-use crate::schema::{Params, registry};
+use crate::schema::{Params, keys, registry};
 use crate::time::{PS_PER_US, SimDuration, SimTime};
 
-/// The bulk class's interrupt rate (8000 or 12000).
-pub const BULK_RATE: &str = "driver.legacy_bulk_rate";
-/// How the elapsed time is estimated ([`Elapsed`]).
-pub const ELAPSED: &str = "driver.legacy_elapsed";
+keys! {
+    /// The keys it reads.
+    pub KEYS = "driver.legacy_" [
+        /// The bulk class's interrupt rate (8000 or 12000).
+        BULK_RATE,
+        /// How the elapsed time is estimated ([`Elapsed`]).
+        ELAPSED,
+    ];
+}
 
 /// `IXGBE_100K_ITR`: the target of the `lowest_latency` class (10 µs).
 pub const IXGBE_100K_ITR: u16 = 40;
@@ -73,7 +78,6 @@ pub fn write_eitr(itr: &mut u16, new: u16) -> Option<Write> {
 registry! {
     key: ELAPSED;
     /// How the driver estimates the time since the previous update.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Elapsed {
         /// The driver's assumption: the currently programmed interval, `itr >> 2` µs.
         Itr = "itr",
@@ -117,9 +121,7 @@ pub struct IxgbeLegacy {
     elapsed: Elapsed,
     /// `q_vector->itr`: the smoothed interval, EITR units (µs × 4).
     itr: u16,
-    rx: Container,
-    tx: Container,
-    has_tx: bool,
+    rings: RingContainers<Container>,
 }
 
 impl IxgbeLegacy {
@@ -142,9 +144,7 @@ impl IxgbeLegacy {
             bulk_target,
             elapsed,
             itr: IXGBE_20K_ITR,
-            rx: Container::new(),
-            tx: Container::new(),
-            has_tx,
+            rings: RingContainers::new(Container::new(), has_tx),
         }
     }
 
@@ -155,12 +155,12 @@ impl IxgbeLegacy {
 
     /// The Rx container's latency class.
     pub fn class(&self) -> Class {
-        self.rx.class
+        self.rings.rx.class
     }
 
     /// The Tx container's latency class.
     pub fn tx_class(&self) -> Class {
-        self.tx.class
+        self.rings.tx.class
     }
 
     fn target(&self, class: Class) -> u16 {
@@ -216,13 +216,8 @@ impl Policy for IxgbeLegacy {
     /// `ixgbe_set_itr`: update the classes (Tx first), then target of the more bulk one,
     /// smoothing and the EITR write.
     fn on_complete(&mut self, s: &Sample) -> Option<Write> {
-        let (mut rx, mut tx) = (self.rx, self.tx);
-        if self.has_tx {
-            self.update_class(&mut tx, s.tx(), s.now);
-        }
-        self.update_class(&mut rx, s.rx(), s.now);
-        (self.rx, self.tx) = (rx, tx);
-        let target = self.target(self.rx.class.max(self.tx.class));
+        self.rings = self.rings.updated(s, |c, k| self.update_class(c, k, s.now));
+        let target = self.target(self.rings.rx.class.max(self.rings.tx.class));
         if target == self.itr {
             return None;
         }
@@ -244,7 +239,7 @@ pub struct Config {
 
 impl Variant for IxgbeLegacy {
     const KIND: &'static str = "ixgbe-legacy";
-    const KEYS: &'static [&'static str] = &[BULK_RATE, ELAPSED];
+    const KEYS: &'static [&'static str] = KEYS;
     const ADAPTIVE: bool = true;
     const ITR: Itr = Itr::Programs;
     type Config = Config;
@@ -285,14 +280,7 @@ mod tests {
             self.t_ps += dt_us * PS_PER_US;
             self.packets += packets;
             self.bytes += bytes;
-            Sample {
-                now: SimTime(self.t_ps),
-                jiffies: 0,
-                packets: self.packets,
-                bytes: self.bytes,
-                events: 0,
-                ..Sample::default()
-            }
+            Sample::rx_only(SimTime(self.t_ps), 0, self.packets, self.bytes, 0)
         }
     }
 
@@ -452,25 +440,11 @@ mod tests {
         let mut f = Feed::new();
         p.on_complete(&f.step(100, 1, 100)); // reset at t = 100 µs, lowest, itr 142
         // Same microsecond: 0 µs elapsed → no class update, counters not reset.
-        let s = Sample {
-            now: SimTime(100 * PS_PER_US + 999_999),
-            jiffies: 0,
-            packets: 2,
-            bytes: 1200,
-            events: 0,
-            ..Sample::default()
-        };
+        let s = Sample::rx_only(SimTime(100 * PS_PER_US + 999_999), 0, 2, 1200, 0);
         p.on_complete(&s);
         assert_eq!(p.class(), Class::Lowest);
         // 100 µs after the reset: the skipped 1100 bytes count, 1100 / 100 = 11 > 10.
-        let s = Sample {
-            now: SimTime(200 * PS_PER_US),
-            jiffies: 0,
-            packets: 2,
-            bytes: 1200,
-            events: 0,
-            ..Sample::default()
-        };
+        let s = Sample::rx_only(SimTime(200 * PS_PER_US), 0, 2, 1200, 0);
         p.on_complete(&s);
         assert_eq!(p.class(), Class::Low);
     }
@@ -514,14 +488,7 @@ mod tests {
     fn odd_counters_do_not_panic() {
         let mut p = IxgbeLegacy::new(8000, Elapsed::Itr, false);
         for (now, packets, bytes) in [(5u64, u64::MAX, u64::MAX), (1, 3, 0), (0, 0, 0)] {
-            let s = Sample {
-                now: SimTime(now),
-                jiffies: u64::MAX,
-                packets,
-                bytes,
-                events: u64::MAX,
-                ..Sample::default()
-            };
+            let s = Sample::rx_only(SimTime(now), u64::MAX, packets, bytes, u64::MAX);
             p.on_complete(&s);
         }
     }

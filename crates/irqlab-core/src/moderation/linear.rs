@@ -42,22 +42,26 @@
 //!   u16 would wrap; only for rates under 62 ints/s).
 
 use super::ixgbe_legacy::{IXGBE_20K_ITR, eitr_interval, write_eitr};
-use super::{Counters, Itr, Policy, Sample, Totals, Variant, Write};
+use super::{Counters, Itr, Policy, RingContainers, Sample, Totals, Variant, Write};
 use crate::error::Error;
-use crate::schema::{Params, registry};
+use crate::schema::{Params, keys, registry};
 use crate::time::{PS_PER_NS, SimDuration, SimTime};
 
-pub const RATE_MAX: &str = "driver.linear_rate_max";
-pub const RATE_MIN: &str = "driver.linear_rate_min";
-pub const PPS_MAX: &str = "driver.linear_pps_max";
-pub const MIN_UPDATE_US: &str = "driver.linear_min_update_us";
-/// How the elapsed time is measured ([`Elapsed`]).
-pub const ELAPSED: &str = "driver.linear_elapsed";
+keys! {
+    /// The keys it reads.
+    pub KEYS = "driver.linear_" [
+        RATE_MAX,
+        RATE_MIN,
+        PPS_MAX,
+        MIN_UPDATE_US,
+        /// How the elapsed time is measured ([`Elapsed`]).
+        ELAPSED,
+    ];
+}
 
 registry! {
     key: ELAPSED;
     /// How the patch measures the time since its last update.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Elapsed {
         /// The whole elapsed time.
         Measured = "measured",
@@ -81,9 +85,7 @@ pub struct Linear {
     nsec_only: bool,
     /// `q_vector->itr`, EITR units.
     itr: u16,
-    rx: Container,
-    tx: Container,
-    has_tx: bool,
+    rings: RingContainers<Container>,
 }
 
 /// A ring container of the patch.
@@ -117,9 +119,7 @@ impl Linear {
             min_update,
             nsec_only,
             itr: IXGBE_20K_ITR,
-            rx: Container::default(),
-            tx: Container::default(),
-            has_tx,
+            rings: RingContainers::new(Container::default(), has_tx),
         }
     }
 
@@ -177,13 +177,8 @@ impl Policy for Linear {
     /// `ixgbe_set_itr` of the patch: update both containers (Tx first), program the larger
     /// interval if it changed.
     fn on_complete(&mut self, s: &Sample) -> Option<Write> {
-        let (mut rx, mut tx) = (self.rx, self.tx);
-        if self.has_tx {
-            self.update(&mut tx, s.tx(), s.now);
-        }
-        self.update(&mut rx, s.rx(), s.now);
-        (self.rx, self.tx) = (rx, tx);
-        write_eitr(&mut self.itr, self.rx.itr.max(self.tx.itr))
+        self.rings = self.rings.updated(s, |c, k| self.update(c, k, s.now));
+        write_eitr(&mut self.itr, self.rings.rx.itr.max(self.rings.tx.itr))
     }
 
     fn interval(&self) -> SimDuration {
@@ -203,7 +198,7 @@ pub struct Config {
 
 impl Variant for Linear {
     const KIND: &'static str = "linear";
-    const KEYS: &'static [&'static str] = &[RATE_MAX, RATE_MIN, PPS_MAX, MIN_UPDATE_US, ELAPSED];
+    const KEYS: &'static [&'static str] = KEYS;
     const ADAPTIVE: bool = true;
     const ITR: Itr = Itr::Programs;
     type Config = Config;
@@ -241,14 +236,7 @@ mod tests {
     }
 
     fn sample(t_ps: u64, packets: u64) -> Sample {
-        Sample {
-            now: SimTime(t_ps),
-            jiffies: 0,
-            packets,
-            bytes: packets.saturating_mul(60),
-            events: 0,
-            ..Sample::default()
-        }
+        Sample::rx_only(SimTime(t_ps), 0, packets, packets.saturating_mul(60), 0)
     }
 
     #[test]
@@ -300,7 +288,7 @@ mod tests {
         p.on_complete(&sample(100 * PS_PER_US, 100)); // last_update = 100 µs, 18 µs
         // 30 µs later, 60 packets (2 Mpps): too soon, nothing happens.
         assert_eq!(p.on_complete(&sample(130 * PS_PER_US, 160)), None);
-        assert_eq!(p.rx.last_update, SimTime(100 * PS_PER_US));
+        assert_eq!(p.rings.rx.last_update, SimTime(100 * PS_PER_US));
         // At 200 µs: 100 packets over 100 µs counted together (the skipped 60 included).
         assert_eq!(p.on_complete(&sample(200 * PS_PER_US, 200)), None); // 1 Mpps again
         assert_eq!(p.itr(), 74);
@@ -320,7 +308,7 @@ mod tests {
         for t in (200..10_100).step_by(100) {
             assert_eq!(p.on_complete(&sample(t * PS_PER_US, 200)), None);
         }
-        assert_eq!(p.rx.last_update, SimTime(100 * PS_PER_US));
+        assert_eq!(p.rings.rx.last_update, SimTime(100 * PS_PER_US));
         // The burst is measured over 10.05 ms: 9 pkts/ms → 99_586 ints/s → 10 µs, although
         // its own rate (2 Mpps) would keep 124 µs.
         let w = p.on_complete(&sample(10_150 * PS_PER_US, 300));
@@ -387,11 +375,11 @@ mod tests {
         };
         let mut txrx = Linear::new(100_000.0, 8000.0, 2e6, us(50.0), false, true);
         assert_eq!(txrx.on_complete(&s), Some(Write::Itr(us(124.0))));
-        assert_eq!((txrx.rx.itr, txrx.tx.itr), (74, 500));
+        assert_eq!((txrx.rings.rx.itr, txrx.rings.tx.itr), (74, 500));
         let mut rx_only = patch(false);
         assert_eq!(rx_only.on_complete(&s), Some(Write::Itr(us(18.0))));
         assert_eq!(
-            rx_only.tx.itr, 0,
+            rx_only.rings.tx.itr, 0,
             "an idle or ringless Tx container stays at 0"
         );
     }

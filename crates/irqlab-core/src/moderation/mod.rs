@@ -20,14 +20,6 @@
 //! policy, and those without effect, are in [`config`].
 
 pub mod config;
-pub mod dim;
-pub mod external;
-pub mod i40e;
-pub mod ixgbe;
-pub mod ixgbe_legacy;
-pub mod linear;
-pub mod off;
-pub mod static_itr;
 
 pub use off::Off;
 pub use static_itr::Static;
@@ -57,6 +49,19 @@ pub struct Sample {
 }
 
 impl Sample {
+    /// A session of a vector without Tx counters: at `now` (`jiffies`), after `packets` Rx
+    /// packets of `bytes` in all and `events` hard interrupts since time zero.
+    pub fn rx_only(now: SimTime, jiffies: u64, packets: u64, bytes: u64, events: u64) -> Sample {
+        Sample {
+            now,
+            jiffies,
+            packets,
+            bytes,
+            events,
+            ..Sample::default()
+        }
+    }
+
     /// The Rx container's cumulative counters.
     #[inline]
     pub fn rx(&self) -> Counters {
@@ -150,10 +155,16 @@ pub trait Variant: Policy + Sized {
 }
 
 /// The registry: one line per policy, `Name(file::Type)`, in the order `driver.moderation`
-/// lists them. It makes [`AnyPolicy`] (a closed enum, the engine's static dispatch),
-/// [`Moderation`] (a policy's settings, chosen by name) and [`VARIANTS`].
+/// lists them. It declares each policy's file as a module (`pub mod file;`) and makes
+/// [`AnyPolicy`] (a closed enum, the engine's static dispatch), [`Moderation`] (a policy's
+/// settings, chosen by name) and [`VARIANTS`]. (`cargo fmt` does not see a module declared in
+/// a macro: `make fmt` and `make lint` format and check these files by name.)
 macro_rules! policies {
-    ($($name:ident($ty:ty)),+ $(,)?) => {
+    ($($name:ident($file:ident :: $policy:ident)),+ $(,)?) => {
+        $(pub mod $file;)+
+        policies!(@registry $($name($file::$policy)),+);
+    };
+    (@registry $($name:ident($ty:ty)),+) => {
         /// Every policy, for static dispatch: the engine holds one of these.
         #[derive(Debug)]
         pub enum AnyPolicy {
@@ -264,7 +275,7 @@ pub struct Entry {
     pub keys: &'static [&'static str],
 }
 
-// The registry: adding a policy is its file (`mod` above) and one line here.
+// The registry: adding a policy is its file and one line here.
 policies! {
     Off(off::Off),
     Static(static_itr::Static),
@@ -302,6 +313,39 @@ impl Totals {
     pub fn reset(&mut self, c: Counters) {
         self.packets_at_reset = c.packets;
         self.bytes_at_reset = c.bytes;
+    }
+}
+
+/// A vector's two ring containers (`q_vector->rx` and `q_vector->tx`), each with what a
+/// driver's update keeps for it (its value, the baseline of its counters, …).
+#[derive(Clone, Copy, Debug)]
+pub struct RingContainers<C> {
+    pub rx: C,
+    pub tx: C,
+    /// The vector has a Tx ring (a TxRx vector); else its Tx container keeps its initial value.
+    pub has_tx: bool,
+}
+
+impl<C: Copy> RingContainers<C> {
+    /// Both containers at `initial`.
+    pub fn new(initial: C, has_tx: bool) -> RingContainers<C> {
+        RingContainers {
+            rx: initial,
+            tx: initial,
+            has_tx,
+        }
+    }
+
+    /// The containers after a session as the ixgbe-family `set_itr` updates them: the Tx
+    /// container first (on a TxRx vector), then the Rx container, each by `update` with its own
+    /// counters.
+    #[inline]
+    pub fn updated(mut self, s: &Sample, mut update: impl FnMut(&mut C, Counters)) -> Self {
+        if self.has_tx {
+            update(&mut self.tx, s.tx());
+        }
+        update(&mut self.rx, s.rx());
+        self
     }
 }
 

@@ -3,39 +3,30 @@
 //! them that have no effect.
 
 use crate::error::Error;
-use crate::schema::{Params, registry};
+use crate::schema::{Params, keys, registry};
 use crate::time::SimDuration;
 use crate::warnings::{Warnings, no_effect};
 
-pub const RING_DESCRIPTORS: &str = "nic.ring_descriptors";
-pub const ITR_US: &str = "nic.itr_us";
-pub const RX_USECS: &str = "nic.rx_usecs";
-pub const RX_FRAMES: &str = "nic.rx_frames";
-pub const CAUSE_MODE: &str = "nic.cause_mode";
-pub const QUEUES: &str = "nic.queues";
-pub const RSS_TABLE_SIZE: &str = "nic.rss_table_size";
-pub const TX_RING_DESCRIPTORS: &str = "nic.tx_ring_descriptors";
-pub const TX_IRQ: &str = "nic.tx_irq";
-pub const LINK_GBPS: &str = "nic.link_gbps";
-/// The driver's limit on Tx descriptors cleaned per poll.
-pub const TX_WORK_LIMIT: &str = "driver.tx_work_limit";
-
-/// The NIC's keys (and the driver's Tx limit).
-pub const KEYS: &[&str] = &[
-    RING_DESCRIPTORS,
-    ITR_US,
-    RX_USECS,
-    RX_FRAMES,
-    CAUSE_MODE,
-    QUEUES,
-    RSS_TABLE_SIZE,
-    TX_RING_DESCRIPTORS,
-    TX_IRQ,
-    LINK_GBPS,
-    TX_WORK_LIMIT,
-];
-/// The keys that shape when packet interrupts fire.
-pub const IRQ_KEYS: &[&str] = &[ITR_US, RX_USECS, RX_FRAMES, CAUSE_MODE];
+keys! {
+    /// The NIC's keys (and the driver's Tx limit).
+    pub KEYS = "nic." [
+        RING_DESCRIPTORS,
+        /// The keys that shape when packet interrupts fire.
+        pub IRQ_KEYS = [
+            ITR_US,
+            RX_USECS,
+            RX_FRAMES,
+            CAUSE_MODE,
+        ],
+        QUEUES,
+        RSS_TABLE_SIZE,
+        TX_RING_DESCRIPTORS,
+        TX_IRQ,
+        LINK_GBPS,
+        /// The driver's limit on Tx descriptors cleaned per poll.
+        TX_WORK_LIMIT = "driver.tx_work_limit",
+    ];
+}
 /// What only forwarded packets use (their costs, `platform.tx_*`, describe the machine and are
 /// not reported, as no `platform.*` key is).
 const TX_KEYS: &[&str] = &[TX_WORK_LIMIT, TX_IRQ];
@@ -43,7 +34,7 @@ const TX_KEYS: &[&str] = &[TX_WORK_LIMIT, TX_IRQ];
 registry! {
     key: CAUSE_MODE;
     /// How re-enabling the vector treats a cause raised by packets the poll already processed.
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    #[derive(Default)]
     pub enum CauseMode {
         /// The cause bit stays latched until an IRQ is delivered (Intel EICR): re-enabling a
         /// vector with a latched cause interrupts at once, even if the poll already took those

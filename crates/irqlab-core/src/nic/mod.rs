@@ -38,14 +38,107 @@ pub struct Packet {
     pub id: u64,
 }
 
-/// The Rx descriptor ring: a fixed circular buffer, allocated once.
+/// A descriptor ring's entries: a fixed circular buffer, allocated once, oldest first.
+#[derive(Debug)]
+pub struct Fifo<T> {
+    slots: Box<[T]>,
+    /// Index of the oldest entry.
+    head: usize,
+    /// Entries held.
+    len: usize,
+}
+
+impl<T: Copy> Fifo<T> {
+    /// `capacity` slots, each holding `empty` until used.
+    pub fn new(capacity: usize, empty: T) -> Fifo<T> {
+        Fifo {
+            slots: vec![empty; capacity].into_boxed_slice(),
+            head: 0,
+            len: 0,
+        }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.len == self.slots.len()
+    }
+
+    /// The oldest entry (the ring holds one).
+    #[inline]
+    pub fn first(&self) -> &T {
+        &self.slots[self.head]
+    }
+
+    /// The `i`-th entry from the oldest.
+    #[inline]
+    pub fn at(&self, i: usize) -> &T {
+        let mut k = self.head + i;
+        if k >= self.slots.len() {
+            k -= self.slots.len();
+        }
+        &self.slots[k]
+    }
+
+    /// Appends an entry. The caller checks `is_full` first.
+    #[inline]
+    pub fn push(&mut self, e: T) {
+        debug_assert!(!self.is_full());
+        let mut i = self.head + self.len;
+        if i >= self.slots.len() {
+            i -= self.slots.len();
+        }
+        self.slots[i] = e;
+        self.len += 1;
+    }
+
+    /// Removes the oldest entry.
+    #[inline]
+    pub fn pop(&mut self) -> T {
+        debug_assert!(self.len > 0);
+        let e = self.slots[self.head];
+        self.head += 1;
+        if self.head == self.slots.len() {
+            self.head = 0;
+        }
+        self.len -= 1;
+        e
+    }
+}
+
+#[cfg(test)]
+impl Packet {
+    /// A 64-byte packet of flow 0, class 0, number `id`, arrived at `id` ps: for tests.
+    pub(crate) fn numbered(id: u64) -> Packet {
+        Packet {
+            arrival: SimTime(id),
+            size_bytes: 64,
+            flow: 0,
+            class: 0,
+            id,
+        }
+    }
+}
+
+/// The Rx descriptor ring.
 #[derive(Debug)]
 pub struct Ring {
-    slots: Box<[Packet]>,
-    /// Index of the oldest packet.
-    head: usize,
-    /// Slots taken (packets waiting plus the one in service).
-    len: usize,
+    /// The packets: waiting, plus the one in service.
+    slots: Fifo<Packet>,
     /// Whether the head packet is being processed (it keeps its slot until done).
     head_in_service: bool,
 }
@@ -60,9 +153,7 @@ impl Ring {
             id: 0,
         };
         Ring {
-            slots: vec![empty; capacity].into_boxed_slice(),
-            head: 0,
-            len: 0,
+            slots: Fifo::new(capacity, empty),
             head_in_service: false,
         }
     }
@@ -70,67 +161,51 @@ impl Ring {
     /// Slots taken (packets waiting plus the one in service).
     #[inline]
     pub fn occupied(&self) -> usize {
-        self.len
+        self.slots.len()
     }
 
     /// Packets waiting for the driver to take them.
     #[inline]
     pub fn unprocessed(&self) -> usize {
-        self.len - usize::from(self.head_in_service)
+        self.slots.len() - usize::from(self.head_in_service)
     }
 
     #[inline]
     pub fn is_full(&self) -> bool {
-        self.len == self.slots.len()
+        self.slots.is_full()
     }
 
     /// Stores an arriving packet. The caller checks `is_full` first.
     #[inline]
     pub fn push(&mut self, p: Packet) {
-        debug_assert!(!self.is_full());
-        let mut i = self.head + self.len;
-        if i >= self.slots.len() {
-            i -= self.slots.len();
-        }
-        self.slots[i] = p;
-        self.len += 1;
+        self.slots.push(p);
     }
 
     /// The driver takes the next waiting packet for processing.
     #[inline]
     pub fn take(&mut self) -> Packet {
-        debug_assert!(!self.head_in_service && self.len > 0);
+        debug_assert!(!self.head_in_service && !self.slots.is_empty());
         self.head_in_service = true;
-        self.slots[self.head]
+        *self.slots.first()
     }
 
     /// Adds the packets of each class in the ring to `in_ring[class]`, and the one in
     /// protocol processing to `in_poll[class]`.
     pub fn count_by_class(&self, in_ring: &mut [u64], in_poll: &mut [u64]) {
-        for k in 0..self.len {
-            let mut i = self.head + k;
-            if i >= self.slots.len() {
-                i -= self.slots.len();
-            }
-            in_ring[self.slots[i].class as usize] += 1;
+        for k in 0..self.slots.len() {
+            in_ring[self.slots.at(k).class as usize] += 1;
         }
         if self.head_in_service {
-            in_poll[self.slots[self.head].class as usize] += 1;
+            in_poll[self.slots.first().class as usize] += 1;
         }
     }
 
     /// Processing of the taken packet finished: its slot is free again.
     #[inline]
     pub fn release(&mut self) -> Packet {
-        debug_assert!(self.head_in_service && self.len > 0);
+        debug_assert!(self.head_in_service);
         self.head_in_service = false;
-        let p = self.slots[self.head];
-        self.head += 1;
-        if self.head == self.slots.len() {
-            self.head = 0;
-        }
-        self.len -= 1;
-        p
+        self.slots.pop()
     }
 }
 
@@ -288,24 +363,21 @@ impl IrqLine {
 mod tests {
     use super::*;
 
+    fn packet(id: u64) -> Packet {
+        Packet::numbered(id)
+    }
+
     #[test]
     fn ring_keeps_order_and_slots_until_release() {
         let mut r = Ring::new(2);
-        let p = |id| Packet {
-            arrival: SimTime(id),
-            size_bytes: 64,
-            flow: 0,
-            class: 0,
-            id,
-        };
-        r.push(p(1));
-        r.push(p(2));
+        r.push(packet(1));
+        r.push(packet(2));
         assert!(r.is_full());
         assert_eq!(r.take().id, 1);
         assert_eq!(r.unprocessed(), 1);
         assert!(r.is_full(), "the packet in service keeps its slot");
         assert_eq!(r.release().id, 1);
-        r.push(p(3)); // wraps around
+        r.push(packet(3)); // wraps around
         assert_eq!(r.take().id, 2);
         assert_eq!(r.release().id, 2);
         assert_eq!(r.take().id, 3);
@@ -391,15 +463,8 @@ mod tests {
     #[test]
     fn occupied_counts_the_waiting_packets_and_the_one_in_service() {
         let mut r = Ring::new(4);
-        let p = |id| Packet {
-            arrival: SimTime(id),
-            size_bytes: 64,
-            flow: 0,
-            class: 0,
-            id,
-        };
         for id in 1..=3 {
-            r.push(p(id));
+            r.push(packet(id));
             assert_eq!(r.occupied(), id as usize);
         }
         r.take();

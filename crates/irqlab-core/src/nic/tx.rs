@@ -7,6 +7,7 @@
 //! in a later poll of its vector, once the packet has left. A transmit that finds every
 //! descriptor taken drops the packet.
 
+use super::Fifo;
 use crate::time::{SimDuration, SimTime};
 
 /// One transmitted packet.
@@ -19,67 +20,50 @@ pub struct TxEntry {
     pub class: u16,
 }
 
-/// The Tx descriptor ring: a fixed circular buffer, in transmit (and departure) order.
+/// The Tx descriptor ring, in transmit (and departure) order.
 #[derive(Debug)]
 pub struct TxRing {
-    slots: Box<[TxEntry]>,
-    head: usize,
-    len: usize,
+    slots: Fifo<TxEntry>,
 }
 
 impl TxRing {
     pub fn new(capacity: usize) -> TxRing {
         TxRing {
-            slots: vec![TxEntry::default(); capacity].into_boxed_slice(),
-            head: 0,
-            len: 0,
+            slots: Fifo::new(capacity, TxEntry::default()),
         }
     }
 
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.slots.len()
+        self.slots.capacity()
     }
 
     #[inline]
     pub fn occupied(&self) -> usize {
-        self.len
+        self.slots.len()
     }
 
     #[inline]
     pub fn is_full(&self) -> bool {
-        self.len == self.slots.len()
-    }
-
-    #[inline]
-    fn at(&self, i: usize) -> &TxEntry {
-        let mut k = self.head + i;
-        if k >= self.slots.len() {
-            k -= self.slots.len();
-        }
-        &self.slots[k]
+        self.slots.is_full()
     }
 
     /// Queues a packet. The caller checks `is_full` first.
     #[inline]
     pub fn push(&mut self, e: TxEntry) {
-        debug_assert!(!self.is_full());
-        debug_assert!(self.len == 0 || self.at(self.len - 1).depart <= e.depart);
-        let mut i = self.head + self.len;
-        if i >= self.slots.len() {
-            i -= self.slots.len();
-        }
-        self.slots[i] = e;
-        self.len += 1;
+        debug_assert!(
+            self.slots.is_empty() || self.slots.at(self.slots.len() - 1).depart <= e.depart
+        );
+        self.slots.push(e);
     }
 
     /// Descriptors whose packet has left by `now` (the first ones, in order).
     pub fn done_by(&self, now: SimTime) -> usize {
         // departures are non-decreasing along the ring: binary search
-        let (mut lo, mut hi) = (0, self.len);
+        let (mut lo, mut hi) = (0, self.slots.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if self.at(mid).depart <= now {
+            if self.slots.at(mid).depart <= now {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -91,20 +75,13 @@ impl TxRing {
     /// The first departure after `t`, if any packet is still to leave then.
     pub fn next_departure_after(&self, t: SimTime) -> Option<SimTime> {
         let i = self.done_by(t);
-        (i < self.len).then(|| self.at(i).depart)
+        (i < self.slots.len()).then(|| self.slots.at(i).depart)
     }
 
     /// Frees the oldest descriptor (its packet has left).
     #[inline]
     pub fn pop(&mut self) -> TxEntry {
-        debug_assert!(self.len > 0);
-        let e = self.slots[self.head];
-        self.head += 1;
-        if self.head == self.slots.len() {
-            self.head = 0;
-        }
-        self.len -= 1;
-        e
+        self.slots.pop()
     }
 }
 

@@ -5,28 +5,31 @@
 use super::{BE, BE_NAME, Discipline, RT, RT_NAME, Strategy};
 use crate::error::Error;
 use crate::nic::config::QUEUES;
-use crate::schema::{Params, Value, field_key, registry};
+use crate::schema::{Params, Value, field_key, keys, registry};
 use crate::scheme::Scheme;
 use crate::traffic::config::{CLASS_NAME, CLASS_SHARE, CLASSES};
 use crate::warnings::{Warnings, no_effect};
 
-/// The key that chooses the strategy.
-pub const STRATEGY: &str = "qos.strategy";
-/// The share of RT packets.
-pub const RT_SHARE: &str = "qos.rt_share";
-/// The LL driver's ring budgets, `[BE, RT]` (empty: the strategy's own).
-pub const RING_BUDGETS: &str = "qos.ring_budgets";
-/// The ring a pass visits first ([`RingOrder`]).
-pub const RING_ORDER: &str = "qos.ring_order";
-/// The QoS keys.
-pub const KEYS: &[&str] = &[STRATEGY, RT_SHARE, RING_BUDGETS, RING_ORDER];
-/// The keys of a strategy.
-const STRATEGY_KEYS: &[&str] = &[RT_SHARE, RING_BUDGETS, RING_ORDER];
+keys! {
+    /// The QoS keys.
+    pub KEYS = "qos." [
+        /// The key that chooses the strategy.
+        STRATEGY,
+        /// The keys of a strategy.
+        STRATEGY_KEYS = [
+            /// The share of RT packets.
+            RT_SHARE,
+            /// The LL driver's ring budgets, `[BE, RT]` (empty: the strategy's own).
+            RING_BUDGETS,
+            /// The ring a pass visits first ([`RingOrder`]).
+            RING_ORDER,
+        ],
+    ];
+}
 
 registry! {
     key: RING_ORDER;
     /// The order in which a pass visits the rings.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum RingOrder {
         /// RT first.
         RtFirst = "rt-first",
@@ -78,11 +81,24 @@ pub struct Context<'a> {
     pub budgets: Vec<u64>,
 }
 
-pub(super) fn inconsistent(p: &Params, key: &str, reason: impl Into<String>) -> Error {
-    Error::Inconsistent {
-        key: key.into(),
-        value: p.get(key).to_string(),
-        reason: reason.into(),
+impl Context<'_> {
+    /// One vector with a BE and an RT ring, served by a ring discipline with `budgets` (by
+    /// ring) in the order of `qos.ring_order`: the LL driver's (`ll`: passes repeated until the
+    /// rings are empty or the weight is used, each ring visit a cost of its own) or the stock
+    /// driver's (one pass).
+    pub fn two_rings(&self, budgets: Vec<u64>, ll: bool) -> QosConfig {
+        QosConfig {
+            strategy: self.strategy,
+            rings: 2,
+            class_ring: vec![0, 1],
+            class_vector: None,
+            discipline: Some(Discipline {
+                order: self.order.clone(),
+                budgets,
+                repeat: ll,
+                visit_cost: ll,
+            }),
+        }
     }
 }
 
@@ -93,14 +109,13 @@ pub(super) fn inconsistent(p: &Params, key: &str, reason: impl Into<String>) -> 
 pub fn prepare(p: &mut Params, scheme: Scheme) -> Result<Strategy, Error> {
     let strategy = prepare_classes(p)?;
     if scheme.uses_poll_loop() && strategy != Strategy::Off {
-        return Err(Error::Inconsistent {
-            key: STRATEGY.into(),
-            value: p.get(STRATEGY).to_string(),
-            reason: format!(
+        return Err(p.inconsistent(
+            STRATEGY,
+            format!(
                 "scheme \"{}\" runs Salah's polling loop, one ring per vector; QoS needs a NAPI scheme (napi, irq, coalesce-count, coalesce-time, ideal)",
                 scheme.name()
             ),
-        });
+        ));
     }
     Ok(strategy)
 }
@@ -124,8 +139,7 @@ fn prepare_classes(p: &mut Params) -> Result<Strategy, Error> {
         });
     }
     if !budgets.is_empty() && budgets.len() != 2 {
-        return Err(inconsistent(
-            p,
+        return Err(p.inconsistent(
             RING_BUDGETS,
             "must be two ring budgets, [BE, RT] (the driver's PRB order)",
         ));

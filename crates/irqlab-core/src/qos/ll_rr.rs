@@ -1,7 +1,6 @@
 //! `ll-rr`: one vector, a BE and an RT ring with ring budgets (4/4: the paper's
 //! `PRB`), served by the LL driver's procedure ([`Discipline::next`]): the two rings take turns.
 
-use super::Discipline;
 use super::config::{Context, QosConfig, RING_BUDGETS, RING_ORDER, RT_SHARE};
 use crate::error::Error;
 
@@ -25,16 +24,5 @@ pub(super) fn ll(c: &Context, budgets: [u64; 2]) -> QosConfig {
     } else {
         c.budgets.clone()
     };
-    QosConfig {
-        strategy: c.strategy,
-        rings: 2,
-        class_ring: vec![0, 1],
-        class_vector: None,
-        discipline: Some(Discipline {
-            order: c.order.clone(),
-            budgets: b,
-            repeat: true,
-            visit_cost: true,
-        }),
-    }
+    c.two_rings(b, true)
 }

@@ -2,7 +2,7 @@
 //! with its own ring, IRQ line and NAPI of the full weight; `net_rx_action` serves them round
 //! robin.
 
-use super::config::{Context, QosConfig, RT_SHARE, inconsistent};
+use super::config::{Context, QosConfig, RT_SHARE};
 use crate::error::Error;
 use crate::nic::config::QUEUES as NIC_QUEUES;
 use crate::topology::{CORES, IRQ_AFFINITY};
@@ -18,8 +18,7 @@ pub const QUEUES: i128 = 2;
 pub fn configure(c: &Context) -> Result<QosConfig, Error> {
     let (p, vector_core) = (c.p, c.vector_core);
     if vector_core.len() != 2 {
-        return Err(inconsistent(
-            p,
+        return Err(p.inconsistent(
             NIC_QUEUES,
             "qos.strategy = \"rr\" needs two queue vectors on one core: the BE one (0) and the RT one (1)",
         ));
@@ -30,12 +29,14 @@ pub fn configure(c: &Context) -> Result<QosConfig, Error> {
         } else {
             IRQ_AFFINITY
         };
-        return Err(inconsistent(
-            p,
+        return Err(p.inconsistent(
             key,
             format!(
                 "qos.strategy = \"rr\" serves its BE and RT vectors on one core; they are on cores {} and {} (set nic.irq_affinity = [{}, {}])",
-                vector_core[0], vector_core[1], vector_core[0], vector_core[0]
+                vector_core[0],
+                vector_core[1],
+                vector_core[0],
+                vector_core[0]
             ),
         ));
     }

@@ -1,7 +1,6 @@
 //! `vmdq`: one vector, a BE and an RT ring, the stock driver's equal split of the weight
 //! (`max(weight / rings, 1)` per ring, one pass).
 
-use super::Discipline;
 use super::config::{Context, QosConfig, RING_ORDER, RT_SHARE};
 use crate::error::Error;
 
@@ -13,16 +12,5 @@ pub const KEYS: &[&str] = &[RT_SHARE, RING_ORDER];
 /// Its rings and vectors.
 pub fn configure(c: &Context) -> Result<QosConfig, Error> {
     let share = (c.weight / 2).max(1);
-    Ok(QosConfig {
-        strategy: c.strategy,
-        rings: 2,
-        class_ring: vec![0, 1],
-        class_vector: None,
-        discipline: Some(Discipline {
-            order: c.order.clone(),
-            budgets: vec![share, share],
-            repeat: false,
-            visit_cost: false,
-        }),
-    })
+    Ok(c.two_rings(vec![share, share], false))
 }

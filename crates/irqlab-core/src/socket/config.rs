@@ -5,13 +5,16 @@
 
 use crate::dist::{Cost, Dist};
 use crate::error::Error;
-use crate::schema::{Params, field_key, registry};
+use crate::schema::{Params, field_key, keys, registry};
 
-pub const RCVBUF_BYTES: &str = "socket.rcvbuf_bytes";
-/// The truesize charged per packet (0: as the driver builds it, [`truesize_of_frame`]).
-pub const TRUESIZE_BYTES: &str = "socket.truesize_bytes";
-/// The sockets' keys.
-pub const KEYS: &[&str] = &[RCVBUF_BYTES, TRUESIZE_BYTES];
+keys! {
+    /// The sockets' keys.
+    pub KEYS = "socket." [
+        RCVBUF_BYTES,
+        /// The truesize charged per packet (0: as the driver builds it, [`truesize_of_frame`]).
+        TRUESIZE_BYTES,
+    ];
+}
 
 /// The apps, numbered entries (`app.N.field`), and their fields.
 pub const APP: &str = "app";
@@ -26,7 +29,6 @@ pub const APP_IO: &str = "io";
 registry! {
     /// How an app waits for packets (`app.N.io`); busy polling (`busypoll`) runs in
     /// either.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Io {
         /// A blocking `recv` loop.
         Recv = "recv",
@@ -116,13 +118,12 @@ pub fn configure_apps(
             } else {
                 key(APP_RCVBUF_BYTES)
             };
-            return Err(Error::Inconsistent {
-                value: p.get(&k).to_string(),
-                key: k,
-                reason: format!(
+            return Err(p.inconsistent(
+                &k,
+                format!(
                     "smaller than one packet: a {largest}-byte frame is charged {need} bytes of truesize"
                 ),
-            });
+            ));
         }
         apps.push(AppConfig {
             core: p.u64(&key(APP_CORE)) as usize,

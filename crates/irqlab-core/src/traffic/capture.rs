@@ -529,6 +529,15 @@ impl Meta {
 
     /// A pcap record header at the front of the buffer whose captured length no record may
     /// have is corrupt (rather than cut short, or too long to read).
+    /// What the format calls one of its records, for messages.
+    fn record_noun(&self) -> &'static str {
+        if self.format == Format::Pcap {
+            "packet record"
+        } else {
+            "block"
+        }
+    }
+
     fn check_caplen(&self, data: &[u8]) -> Result<(), CaptureError> {
         if self.format != Format::Pcap {
             return Ok(());
@@ -605,11 +614,7 @@ impl Meta {
                     self.check_caplen(inner.data())?;
                     return err(format!(
                         "cut short in the middle of a {} after {} whole packets (the file ends inside it: was the capture stopped before it was written out?)",
-                        if self.format == Format::Pcap {
-                            "packet record"
-                        } else {
-                            "block"
-                        },
+                        self.record_noun(),
                         self.packets
                     ));
                 }
@@ -619,11 +624,7 @@ impl Meta {
                         return err(format!(
                             "corrupt: after {} packets a {} claims more than {} MiB",
                             self.packets,
-                            if self.format == Format::Pcap {
-                                "packet record"
-                            } else {
-                                "block"
-                            },
+                            self.record_noun(),
                             self.capacity >> 20
                         ));
                     }
@@ -634,11 +635,7 @@ impl Meta {
                 Step::Corrupt => {
                     return err(format!(
                         "corrupt: the {} after {} packets cannot be parsed",
-                        if self.format == Format::Pcap {
-                            "packet record"
-                        } else {
-                            "block"
-                        },
+                        self.record_noun(),
                         self.packets
                     ));
                 }
@@ -829,35 +826,44 @@ fn ts_units_per_s(if_tsresol: u8) -> Option<u64> {
     }
 }
 
+/// Where a link layer's header keeps what a flow key needs: its length, and the offsets of
+/// its EtherType, its source MAC and its destination MAC (the Linux cooked headers have none).
+struct LinkHeader {
+    len: usize,
+    ethertype: usize,
+    src: usize,
+    dst: Option<usize>,
+}
+
 /// The flow of a captured packet (see the module docs).
 fn flow_of(link: Link, data: &[u8]) -> FlowKey {
-    let (mut ethertype, mut at, src, dst) = match link {
-        Link::Ethernet => {
-            if data.len() < 14 {
-                return FlowKey::other([0; 6], [0; 6], 0);
-            }
-            let dst: [u8; 6] = data[..6].try_into().expect("6 bytes");
-            let src: [u8; 6] = data[6..12].try_into().expect("6 bytes");
-            (be16(data, 12), 14, src, dst)
-        }
-        Link::LinuxSll => {
-            if data.len() < 16 {
-                return FlowKey::other([0; 6], [0; 6], 0);
-            }
-            let mut src = [0u8; 6];
-            src.copy_from_slice(&data[6..12]);
-            (be16(data, 14), 16, src, [0; 6])
-        }
-        Link::LinuxSll2 => {
-            if data.len() < 20 {
-                return FlowKey::other([0; 6], [0; 6], 0);
-            }
-            let mut src = [0u8; 6];
-            src.copy_from_slice(&data[12..18]);
-            (be16(data, 0), 20, src, [0; 6])
-        }
+    let h = match link {
+        Link::Ethernet => LinkHeader {
+            len: 14,
+            ethertype: 12,
+            src: 6,
+            dst: Some(0),
+        },
+        Link::LinuxSll => LinkHeader {
+            len: 16,
+            ethertype: 14,
+            src: 6,
+            dst: None,
+        },
+        Link::LinuxSll2 => LinkHeader {
+            len: 20,
+            ethertype: 0,
+            src: 12,
+            dst: None,
+        },
         Link::RawIp => return ip(data).unwrap_or_else(|| FlowKey::other([0; 6], [0; 6], 0)),
     };
+    if data.len() < h.len {
+        return FlowKey::other([0; 6], [0; 6], 0);
+    }
+    let mac = |at: usize| -> [u8; 6] { data[at..at + 6].try_into().expect("6 bytes") };
+    let (src, dst) = (mac(h.src), h.dst.map_or([0; 6], mac));
+    let (mut ethertype, mut at) = (be16(data, h.ethertype), h.len);
     // 802.1Q, 802.1ad and the older QinQ tag: 4 bytes each (TCI, then the next EtherType)
     while matches!(ethertype, 0x8100 | 0x88a8 | 0x9100) && data.len() >= at + 4 {
         ethertype = be16(data, at + 2);
@@ -1100,6 +1106,15 @@ pub(crate) mod tests {
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         e.write_all(bytes).unwrap();
         e.finish().unwrap()
+    }
+
+    /// The reader of a pcap of link type `lt` holding one packet, `data` cut from a frame of
+    /// `orig` bytes, and the packet's record.
+    fn only_record(lt: u32, data: &[u8], orig: u32) -> (Reader, Record) {
+        let bytes = pcap(&[(0, data.to_vec(), orig)], false, false, lt);
+        let mut r = Reader::open(&file("one.pcap", &bytes)).unwrap();
+        let rec = r.next_record().unwrap().unwrap();
+        (r, rec)
     }
 
     fn read_all(path: &Path) -> Result<Vec<Record>, CaptureError> {
@@ -1381,12 +1396,7 @@ pub(crate) mod tests {
         sll2.extend_from_slice(&l3);
         for (lt, data) in [(113, &sll), (276, &sll2)] {
             let orig = data.len() as u32 + 100;
-            let mut r = Reader::open(&file(
-                "cooked.pcap",
-                &pcap(&[(0, data.clone(), orig)], false, false, lt),
-            ))
-            .unwrap();
-            let rec = r.next_record().unwrap().unwrap();
+            let (r, rec) = only_record(lt, data, orig);
             assert_eq!(
                 rec.frame_bytes,
                 l3.len() as u32 + 100 + 18,
@@ -1730,12 +1740,7 @@ pub(crate) mod tests {
         let v6 = ipv6(s, d, TCP, &tcp(443, 5000));
         for (lt, data) in [(101, &v4), (101, &v6), (228, &v4), (229, &v6)] {
             let orig = data.len() as u32 + 500;
-            let mut r = Reader::open(&file(
-                "raw.pcap",
-                &pcap(&[(0, data.clone(), orig)], false, false, lt),
-            ))
-            .unwrap();
-            let rec = r.next_record().unwrap().unwrap();
+            let (r, rec) = only_record(lt, data, orig);
             assert_eq!(rec.frame_bytes, orig + 18, "link type {lt}");
             assert_eq!(rec.key, flow_of(Link::RawIp, data), "link type {lt}");
             assert!(rec.key.ports, "link type {lt}");

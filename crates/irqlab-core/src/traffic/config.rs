@@ -8,28 +8,29 @@ use std::sync::Arc;
 use super::replay::ReplayConfig;
 use super::{cbr, onoff, pcap, poisson, rr};
 use crate::error::Error;
-use crate::schema::{Params, Value, field_key, registry};
+use crate::schema::{Params, Value, field_key, keys, registry};
 use crate::warnings::{Warnings, no_effect};
 
-/// The key that chooses the kind of source ([`TrafficKind`]).
-pub const KIND: &str = "traffic.kind";
-pub const RATE_PPS: &str = "traffic.rate_pps";
-pub const SIZE_BYTES: &str = "traffic.size_bytes";
-pub const SIZES: &str = "traffic.sizes";
-pub const FLOWS: &str = "traffic.flows";
-pub const FLOW_ZIPF_S: &str = "traffic.flow_zipf_s";
+keys! {
+    /// The keys of every kind of traffic.
+    pub KEYS = "traffic." [
+        /// The key that chooses the kind of source ([`TrafficKind`]).
+        KIND,
+        RATE_PPS,
+        SIZE_BYTES,
+        SIZES,
+        FLOWS,
+        FLOW_ZIPF_S,
+    ];
+}
 /// The traffic classes, numbered entries (`traffic.classes.N.name`, `.share`).
 pub const CLASSES: &str = "traffic.classes";
 pub const CLASS_NAME: &str = "name";
 pub const CLASS_SHARE: &str = "share";
 
-/// The keys of every kind of traffic.
-pub const KEYS: &[&str] = &[KIND, RATE_PPS, SIZE_BYTES, SIZES, FLOWS, FLOW_ZIPF_S];
-
 registry! {
     key: KIND;
     /// The arrival process: one line per kind, its name from its file.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum TrafficKind {
         Poisson = poisson::KIND,
         Cbr = cbr::KIND,
@@ -145,15 +146,7 @@ fn parse_sizes(p: &Params) -> Result<SizeDist, Error> {
             "the table needs at least one size with a positive weight".into(),
         ));
     }
-    let mut acc = 0.0;
-    let mut cum: Vec<f64> = weights
-        .iter()
-        .map(|w| {
-            acc += w;
-            acc / total
-        })
-        .collect();
-    *cum.last_mut().expect("non-empty") = 1.0;
+    let cum = cumulative(weights, total);
     Ok(SizeDist::Table { sizes, cum })
 }
 
@@ -258,15 +251,21 @@ pub fn warnings(w: &mut Warnings, kind: TrafficKind) {
 fn zipf_cum(n: usize, s: f64) -> Vec<f64> {
     let w: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
     let total: f64 = w.iter().sum();
+    cumulative(w, total)
+}
+
+/// The cumulative distribution of `weights` (at least one) that sum to `total`, its last
+/// entry exactly 1 (a uniform draw below 1 always finds an entry).
+fn cumulative(weights: impl IntoIterator<Item = f64>, total: f64) -> Vec<f64> {
     let mut acc = 0.0;
-    let mut cum: Vec<f64> = w
-        .iter()
-        .map(|x| {
-            acc += x;
+    let mut cum: Vec<f64> = weights
+        .into_iter()
+        .map(|w| {
+            acc += w;
             acc / total
         })
         .collect();
-    *cum.last_mut().expect("at least one flow") = 1.0;
+    *cum.last_mut().expect("at least one weight") = 1.0;
     cum
 }
 
@@ -320,23 +319,15 @@ pub fn classes(p: &mut Params) -> Result<(Vec<ClassConfig>, Vec<f64>), Error> {
         }
     } else if (total - 1.0).abs() > 1e-9 {
         let key = field_key(CLASSES, 0, CLASS_SHARE);
-        return Err(Error::Inconsistent {
-            value: p.get(&key).to_string(),
-            key,
-            reason: format!(
+        return Err(p.inconsistent(
+            &key,
+            format!(
                 "the class shares sum to {total}; they must sum to 1 (or all be 0 for equal shares)"
             ),
-        });
+        ));
     }
-    let mut acc = 0.0;
-    let mut cum: Vec<f64> = classes
-        .iter()
-        .map(|c| {
-            acc += c.share;
-            acc
-        })
-        .collect();
-    *cum.last_mut().expect("at least one class") = 1.0;
+    // the shares sum to 1: dividing by 1 leaves each sum as it is
+    let cum = cumulative(classes.iter().map(|c| c.share), 1.0);
     Ok((classes, cum))
 }
 
@@ -395,7 +386,7 @@ mod tests {
     #[test]
     fn a_size_weight_must_be_a_finite_number_at_least_0() {
         for (table, item) in [("64:-1", "64:-1"), ("64:1, 128:inf", "128:inf")] {
-            let e = build(&[("traffic.sizes", s(table))]).unwrap_err();
+            let e = rejected(&[("traffic.sizes", s(table))]);
             assert_eq!(e.key(), "traffic.sizes");
             assert_eq!(
                 e.to_string(),
@@ -430,7 +421,7 @@ mod tests {
 
     #[test]
     fn a_size_table_whose_weights_are_all_0_is_refused() {
-        let e = build(&[("traffic.sizes", s("64:0, 128:0"))]).unwrap_err();
+        let e = rejected(&[("traffic.sizes", s("64:0, 128:0"))]);
         assert_eq!(e.key(), "traffic.sizes");
         assert_eq!(
             e.to_string(),

@@ -22,19 +22,22 @@ use super::Arrival;
 use super::config::{RATE_PPS, SizeDist};
 use crate::error::Error;
 use crate::rng::Stream;
-use crate::schema::Params;
+use crate::schema::{Params, keys};
 use crate::time::{PS_PER_S, SimTime};
 use crate::warnings::{Warnings, no_effect};
 
 /// Its name (`traffic.kind`).
 pub const KIND: &str = "pareto-onoff";
-pub const SOURCES: &str = "traffic.sources";
-pub const ALPHA_ON: &str = "traffic.alpha_on";
-pub const ALPHA_OFF: &str = "traffic.alpha_off";
-pub const ON_MIN_BYTES: &str = "traffic.on_min_bytes";
-pub const LINE_RATE_GBPS: &str = "traffic.line_rate_gbps";
-/// What only the on/off sources use.
-pub const KEYS: &[&str] = &[SOURCES, ALPHA_ON, ALPHA_OFF, ON_MIN_BYTES, LINE_RATE_GBPS];
+keys! {
+    /// What only the on/off sources use.
+    pub KEYS = "traffic." [
+        SOURCES,
+        ALPHA_ON,
+        ALPHA_OFF,
+        ON_MIN_BYTES,
+        LINE_RATE_GBPS,
+    ];
+}
 
 /// Aggregated Pareto ON/OFF sources (Taqqu, Willinger & Sherman 1997; Salah §5.1).
 #[derive(Clone, Debug, PartialEq)]
@@ -111,15 +114,14 @@ pub fn configure(p: &Params, rate_pps: f64, sizes: &SizeDist) -> Result<OnOffCon
     let cycle_frames = per_source_pps * mean_wire_ps / PS_PER_S as f64;
     if cycle_frames >= 1.0 {
         let max = sources as f64 * PS_PER_S as f64 / mean_wire_ps;
-        return Err(Error::Inconsistent {
-            key: RATE_PPS.into(),
-            value: p.get(RATE_PPS).to_string(),
-            reason: format!(
+        return Err(p.inconsistent(
+            RATE_PPS,
+            format!(
                 "pareto-onoff: {sources} sources at {} Gbit/s with frames of {:.0} bytes on average carry less than {max:.0} packets/s",
                 p.f64(LINE_RATE_GBPS),
                 sizes.mean()
             ),
-        });
+        ));
     }
     let n_on = expected_frames_per_on(sizes, ps_per_byte, b_on, alpha_on);
     let mean_off = n_on * (PS_PER_S as f64 / per_source_pps - mean_wire_ps);

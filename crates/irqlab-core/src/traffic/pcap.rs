@@ -5,18 +5,21 @@
 use super::config::{FLOW_ZIPF_S, FLOWS, RATE_PPS, SIZE_BYTES, SIZES, SizeDist};
 use super::replay::{ReplayConfig, Scan};
 use crate::error::Error;
-use crate::schema::{Params, Value};
+use crate::schema::{Params, Value, keys};
 use crate::warnings::{Warnings, no_effect};
 
 /// Its name.
 pub const KIND: &str = "pcap";
-/// The capture's file.
-pub const PCAP: &str = "traffic.pcap";
-pub const SPEEDUP: &str = "traffic.speedup";
-/// Passes over the capture (0: until the run ends).
-pub const LOOP: &str = "traffic.loop";
-/// What only a replay uses.
-pub const KEYS: &[&str] = &[PCAP, SPEEDUP, LOOP];
+keys! {
+    /// What only a replay uses.
+    pub KEYS = "traffic." [
+        /// The capture's file.
+        PCAP,
+        SPEEDUP,
+        /// Passes over the capture (0: until the run ends).
+        LOOP,
+    ];
+}
 
 /// The replay of `traffic.pcap`: its capture read once (every error a reader finds surfaces
 /// here, naming the key), and the settings checked against it.
@@ -41,14 +44,13 @@ pub fn configure(p: &Params) -> Result<ReplayConfig, Error> {
     let scan = Scan::cached(std::path::Path::new(path)).map_err(|e| bad(e.0))?;
     let loops = p.u64(LOOP);
     if scan.period_ps() == 0 && loops != 1 {
-        return Err(Error::Inconsistent {
-            key: LOOP.into(),
-            value: p.get(LOOP).to_string(),
-            reason: format!(
+        return Err(p.inconsistent(
+            LOOP,
+            format!(
                 "the capture has no duration to repeat ({}), so it can be played once only",
                 no_duration(&scan)
             ),
-        });
+        ));
     }
     Ok(ReplayConfig {
         path: path.into(),
@@ -198,29 +200,27 @@ mod tests {
         let e = replayed("e2.pcap", &[("run.warmup_ms", Value::Int(2000))]).unwrap_err();
         assert_eq!(e.key(), "run.warmup_ms");
         assert!(e.to_string().contains("lasts 1500.0105 ms"), "{e}");
-        let e = build(&[("traffic.kind", s("pcap"))]).unwrap_err();
+        let e = rejected(&[("traffic.kind", s("pcap"))]);
         assert_eq!(
             e.to_string(),
             "traffic.pcap = \"\": traffic.kind = \"pcap\" replays a capture: give its file"
         );
-        let e = build(&[
+        let e = rejected(&[
             ("traffic.kind", s("pcap")),
             ("traffic.pcap", s("/dev/null")),
-        ])
-        .unwrap_err();
+        ]);
         assert!(e.to_string().contains("is not a regular file"), "{e}");
-        let e = build(&[
+        let e = rejected(&[
             ("traffic.kind", s("pcap")),
             ("traffic.pcap", s("/no/such/capture.pcap")),
-        ])
-        .unwrap_err();
+        ]);
         assert_eq!(
             e.to_string(),
             "traffic.pcap = \"/no/such/capture.pcap\": no such file"
         );
         // a long path shows its end, the file's name
         let long = format!("/{}/trace.pcap", "d".repeat(100));
-        let e = build(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&long))]).unwrap_err();
+        let e = rejected(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&long))]);
         let shown = e.to_string();
         assert!(shown.starts_with("traffic.pcap = \"…ddd"), "{shown}");
         assert!(
@@ -231,7 +231,7 @@ mod tests {
         use crate::traffic::capture::tests::{file, pcap, three};
         let one = file("one.pcap", &pcap(&three()[..1], false, false, 1));
         let one = one.to_str().unwrap();
-        let e = build(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(one))]).unwrap_err();
+        let e = rejected(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(one))]);
         assert_eq!(e.key(), "traffic.pcap");
         assert!(
             e.to_string().ends_with(
@@ -246,13 +246,12 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(sc.traffic.flows, 1);
-        let e = build(&[
+        let e = rejected(&[
             ("traffic.kind", s("pcap")),
             ("traffic.pcap", s(one)),
             ("run.duration_ms", Value::Int(1)),
             ("traffic.loop", Value::Int(2)),
-        ])
-        .unwrap_err();
+        ]);
         assert_eq!(e.key(), "traffic.loop");
     }
 
@@ -326,7 +325,7 @@ mod tests {
     fn a_long_capture_path_shows_its_last_48_characters() {
         let long = format!("/{}/trace.pcap", "d".repeat(100));
         assert_eq!(long.len(), 112);
-        let e = build(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&long))]).unwrap_err();
+        let e = rejected(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&long))]);
         assert_eq!(
             e.to_string(),
             format!(
@@ -337,7 +336,7 @@ mod tests {
         // 64 characters are shown whole
         let whole = format!("/{}/trace.pcap", "d".repeat(52));
         assert_eq!(whole.len(), 64);
-        let e = build(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&whole))]).unwrap_err();
+        let e = rejected(&[("traffic.kind", s("pcap")), ("traffic.pcap", s(&whole))]);
         assert_eq!(
             e.to_string(),
             format!("traffic.pcap = \"{whole}\": no such file")

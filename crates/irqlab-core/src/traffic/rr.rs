@@ -18,28 +18,23 @@ use super::{Arrival, Poisson};
 use crate::dist::{Cost, Dist};
 use crate::error::Error;
 use crate::rng::Stream;
-use crate::schema::Params;
+use crate::schema::{Params, keys};
 use crate::time::{SimDuration, SimTime};
 use crate::warnings::Warnings;
 
 /// Its name (`traffic.kind`).
 pub const KIND: &str = "rr";
-pub const CLIENTS: &str = "rr.clients";
-pub const OUTSTANDING: &str = "rr.outstanding";
-pub const REMOTE: [&str; 2] = ["rr.remote_us", "rr.remote_dist"];
-pub const RATE_RPS: &str = "rr.rate_rps";
-pub const RESPONSE_BYTES: &str = "rr.response_bytes";
-pub const TIMEOUT_US: &str = "rr.timeout_us";
-/// The keys of the request/response workload, which only `traffic.kind = "rr"` reads.
-pub const KEYS: &[&str] = &[
-    CLIENTS,
-    OUTSTANDING,
-    REMOTE[0],
-    REMOTE[1],
-    RATE_RPS,
-    RESPONSE_BYTES,
-    TIMEOUT_US,
-];
+keys! {
+    /// The keys of the request/response workload, which only `traffic.kind = "rr"` reads.
+    pub KEYS = "rr." [
+        CLIENTS,
+        OUTSTANDING,
+        REMOTE = ["rr.remote_us", "rr.remote_dist"],
+        RATE_RPS,
+        RESPONSE_BYTES,
+        TIMEOUT_US,
+    ];
+}
 
 /// The request/response workload (`traffic.kind = "rr"`).
 #[derive(Clone, Debug, PartialEq)]

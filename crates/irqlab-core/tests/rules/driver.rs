@@ -7,7 +7,7 @@ use irqlab_core::moderation::{Sample, Write};
 
 use irqlab_core::time::SimTime;
 
-use crate::rules::common::{conserved, exact, f, i, s};
+use crate::common::{conserved, exact, f, i, s};
 
 /// A `python` moderation policy that writes nothing and keeps every sample it is given.
 struct Recorder(Arc<Mutex<Vec<Sample>>>);
@@ -28,11 +28,11 @@ fn forwarded_samples() -> Vec<Sample> {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let keep = Arc::clone(&seen);
     let sc = exact("napi")
-        .with("traffic.rate_pps", f(1e4))
+        .rate_pps(1e4)
         .with("traffic.size_bytes", i(200))
         .with("host.forward", irqlab_core::Value::Bool(true))
         .with("driver.moderation", s("python"))
-        .with("run.duration_ms", f(2.0))
+        .duration_ms(2.0)
         .build()
         .with_policy(Factory::new(move || Box::new(Recorder(Arc::clone(&keep)))));
     let r = irqlab_core::run(&sc);
@@ -106,11 +106,11 @@ fn without_a_qos_strategy_each_class_ring_gives_a_poll_at_most_its_half_of_the_w
     let sc = exact("napi")
         .with("traffic.classes.0.share", f(0.5))
         .with("traffic.classes.1.share", f(0.5))
-        .with("traffic.rate_pps", f(2e6))
-        .with("platform.proto_ns", f(1000.0))
+        .rate_pps(2e6)
+        .proto_ns(1000.0)
         .with("kernel.napi_weight", i(64))
         .with("nic.ring_descriptors", i(128))
-        .with("run.duration_ms", f(1.0))
+        .duration_ms(1.0)
         .build();
     let (r, t) = irqlab_core::run_with(&sc, Polls::default());
     conserved(&r);
@@ -136,9 +136,9 @@ fn flows_are_drawn_by_their_zipf_popularity() {
         .with("traffic.kind", s("poisson"))
         .with("traffic.flows", i(4))
         .with("traffic.flow_zipf_s", f(1.0))
-        .with("traffic.rate_pps", f(1e6))
-        .with("platform.proto_ns", f(100.0))
-        .with("run.duration_ms", f(20.0))
+        .rate_pps(1e6)
+        .proto_ns(100.0)
+        .duration_ms(20.0)
         .build();
     let (_, t) = irqlab_core::run_with(&sc, Polls::default());
     let n = t.flows.len() as f64;

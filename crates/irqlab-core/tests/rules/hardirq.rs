@@ -3,7 +3,7 @@
 
 use irqlab_core::Report;
 
-use crate::rules::common::{conserved, exact, f, i, list, s};
+use crate::common::{Pairs, conserved, exact, f, i, list, s};
 
 const IRQ_NS: u64 = 3000;
 const TIMER_NS: u64 = 5000;
@@ -23,6 +23,15 @@ fn every_handler_ran_in_full(r: &Report) {
     );
 }
 
+/// Salah's `poll` at 50 kpps, 1 µs a packet, its timer every `period_us` with a 5 µs handler.
+fn polled_every(period_us: f64) -> Pairs {
+    exact("poll")
+        .rate_pps(50_000.0)
+        .with("platform.poll_timer_ns", f(TIMER_NS as f64))
+        .proto_ns(1000.0)
+        .with("poll.period_us", f(period_us))
+}
+
 #[test]
 fn a_packet_interrupt_waits_for_a_running_napi_timer_interrupt() {
     // Two vectors on one core with software IRQ coalescing: vector 0's NAPI hrtimer handler
@@ -32,14 +41,14 @@ fn a_packet_interrupt_waits_for_a_running_napi_timer_interrupt() {
         .with("nic.queues", i(2))
         .with("nic.irq_affinity", list(&[0, 0]))
         .with("traffic.flows", i(64))
-        .with("traffic.rate_pps", f(150_000.0))
+        .rate_pps(150_000.0)
         .with("traffic.kind", s("poisson"))
-        .with("platform.irq_ns", f(IRQ_NS as f64))
+        .irq_ns(IRQ_NS as f64)
         .with("platform.poll_timer_ns", f(TIMER_NS as f64))
-        .with("platform.proto_ns", f(1000.0))
+        .proto_ns(1000.0)
         .with("kernel.napi_defer_hard_irqs", i(2))
         .with("kernel.gro_flush_timeout_ns", f(20_000.0))
-        .with("run.duration_ms", f(20.0))
+        .duration_ms(20.0)
         .run();
     conserved(&r);
     assert!(
@@ -62,13 +71,9 @@ fn a_polling_timer_faster_than_its_handler_keeps_the_hard_irq_level_busy() {
     // each tick fires while the previous handler runs; it waits, and runs as soon as the level
     // is free. The core does nothing but timer interrupts (a timer livelock): the poll at
     // softirq priority never runs.
-    let r = exact("poll")
-        .with("traffic.rate_pps", f(50_000.0))
-        .with("platform.irq_ns", f(IRQ_NS as f64))
-        .with("platform.poll_timer_ns", f(TIMER_NS as f64))
-        .with("platform.proto_ns", f(1000.0))
-        .with("poll.period_us", f(4.0))
-        .with("run.duration_ms", f(2.0))
+    let r = polled_every(4.0)
+        .irq_ns(IRQ_NS as f64)
+        .duration_ms(2.0)
         .run();
     conserved(&r);
     let c = &r.counts;
@@ -93,11 +98,11 @@ fn an_isr_that_masks_the_vector_pays_the_register_write() {
     // so it does not pay it. One packet per 100 µs, each its own interrupt.
     let run = |scheme: &str, mask_ns: f64| {
         exact(scheme)
-            .with("traffic.rate_pps", f(1e4))
-            .with("platform.irq_ns", f(IRQ_NS as f64))
-            .with("platform.proto_ns", f(1000.0))
+            .rate_pps(1e4)
+            .irq_ns(IRQ_NS as f64)
+            .proto_ns(1000.0)
             .with("platform.mask_ns", f(mask_ns))
-            .with("run.duration_ms", f(10.0))
+            .duration_ms(10.0)
             .run()
     };
     let napi = run("napi", 500.0);
@@ -119,13 +124,13 @@ fn a_tx_completion_raises_the_vector_interrupt_only_when_nic_tx_irq_is_on() {
     // them (Rx-only vectors) the descriptor waits for the next Rx poll and raises nothing.
     let router = |tx_irq: bool| {
         exact("napi")
-            .with("traffic.rate_pps", f(1e4))
+            .rate_pps(1e4)
             .with("traffic.size_bytes", i(1518))
             .with("nic.link_gbps", f(0.25))
             .with("nic.cause_mode", s("armed"))
             .with("host.forward", irqlab_core::Value::Bool(true))
             .with("nic.tx_irq", irqlab_core::Value::Bool(tx_irq))
-            .with("run.duration_ms", f(10.0))
+            .duration_ms(10.0)
             .run()
     };
     let on = router(true);
@@ -145,13 +150,13 @@ fn each_tx_write_back_re_arms_the_signal_of_the_next_departure_on_the_wire() {
     // departure that finds the vector idle (all but the few µs per packet of the Rx path)
     // raises its own interrupt: at least three quarters of them.
     let r = exact("napi")
-        .with("traffic.rate_pps", f(2.5e4))
-        .with("platform.proto_ns", f(1000.0))
+        .rate_pps(2.5e4)
+        .proto_ns(1000.0)
         .with("traffic.size_bytes", i(1518))
         .with("nic.link_gbps", f(0.25))
         .with("nic.cause_mode", s("armed"))
         .with("host.forward", irqlab_core::Value::Bool(true))
-        .with("run.duration_ms", f(10.0))
+        .duration_ms(10.0)
         .run();
     conserved(&r);
     let p = &r.packets;
@@ -170,13 +175,9 @@ fn a_polling_tick_that_waits_for_a_long_handler_runs_once_and_the_level_frees_ag
     // handler in 55 outlasts the period, so the next tick finds the hard-IRQ level busy. It
     // waits and runs once when the level frees; then the core goes back to its poll loop. The
     // hard-IRQ level is busy about a quarter of the time, not from the first long handler on.
-    let r = exact("poll")
-        .with("traffic.rate_pps", f(50_000.0))
-        .with("platform.poll_timer_ns", f(TIMER_NS as f64))
+    let r = polled_every(20.0)
         .with("platform.poll_timer_dist", s("exponential"))
-        .with("platform.proto_ns", f(1000.0))
-        .with("poll.period_us", f(20.0))
-        .with("run.duration_ms", f(10.0))
+        .duration_ms(10.0)
         .run();
     conserved(&r);
     let c = &r.counts;

@@ -2,7 +2,6 @@
 //! a policy through its public API, the host's rules through a scenario in and a report or a
 //! trace out. One module per part; every test states the rule it holds the model to.
 
-mod common;
 mod cpu;
 mod driver;
 mod hardirq;

@@ -1,27 +1,21 @@
 //! The drivers' moderation policies at their table edges, and the engine applying them.
 
+use irqlab_core::moderation::config::LinkSpeedPolicy;
 use irqlab_core::moderation::dim::{Dim, DimMode};
 use irqlab_core::moderation::i40e::{self, I40e};
 use irqlab_core::moderation::ixgbe::Ixgbe;
 use irqlab_core::moderation::{Policy, Sample, Write};
 use irqlab_core::time::{SimDuration, SimTime};
 
-use crate::rules::common::{exact, f, i, s};
+use crate::common::{exact, i, s};
 
 fn us(v: u64) -> SimDuration {
-    SimDuration(v * crate::rules::common::US)
+    SimDuration(v * crate::common::US)
 }
 
 /// One Rx-only session on a fresh policy, at jiffies 1 (not stale).
 fn session(p: &mut impl Policy, packets: u64, bytes: u64) -> Option<Write> {
-    p.on_complete(&Sample {
-        now: SimTime(1),
-        jiffies: 1,
-        packets,
-        bytes,
-        events: 1,
-        ..Sample::default()
-    })
+    p.on_complete(&Sample::rx_only(SimTime(1), 1, packets, bytes, 1))
 }
 
 #[test]
@@ -83,8 +77,8 @@ fn dim_on_a_host_closes_windows_and_moves_off_its_default_profile() {
     // interrupts, no window would close and nothing would be written.
     let r = exact("napi")
         .with("driver.moderation", s("dim"))
-        .with("traffic.rate_pps", f(1e5))
-        .with("run.duration_ms", f(50.0))
+        .rate_pps(1e5)
+        .duration_ms(50.0)
         .run();
     assert!(r.counts.irqs > 4 * 64, "interrupts: {}", r.counts.irqs);
     assert!(
@@ -100,15 +94,14 @@ fn dim_needs_64_events_per_window_not_64_sessions() {
     let mut d = Dim::new(DimMode::Eqe);
     let mut t = 0;
     let mut sample = |packets: u64, events: u64| {
-        t += 100 * crate::rules::common::US;
-        Sample {
-            now: SimTime(t),
-            jiffies: t / 4_000_000_000,
+        t += 100 * crate::common::US;
+        Sample::rx_only(
+            SimTime(t),
+            t / 4_000_000_000,
             packets,
-            bytes: packets * 1500,
+            packets * 1500,
             events,
-            ..Sample::default()
-        }
+        )
     };
     assert_eq!(d.on_complete(&sample(0, 0)), None); // opens the window
     for k in 1..200 {
@@ -159,9 +152,9 @@ fn an_idle_tx_ring_takes_part_in_i40es_itr_and_a_ringless_vector_has_none() {
     let irqs = |tx: i128| {
         let r = exact("napi")
             .with("driver.moderation", s("i40e"))
-            .with("traffic.rate_pps", f(1e4))
+            .rate_pps(1e4)
             .with("nic.tx_ring_descriptors", i(tx))
-            .with("run.duration_ms", f(20.0))
+            .duration_ms(20.0)
             .run();
         (r.counts.irqs, r.counts.moderation_writes)
     };
@@ -181,8 +174,8 @@ fn dims_profiles_program_the_nics_coalescing_timer() {
     let irqs = |moderation: &str| {
         exact("napi")
             .with("driver.moderation", s(moderation))
-            .with("traffic.rate_pps", f(1e5))
-            .with("run.duration_ms", f(20.0))
+            .rate_pps(1e5)
+            .duration_ms(20.0)
             .run()
             .counts
             .irqs

@@ -1,6 +1,6 @@
 //! NAPI on a host: software IRQ coalescing (deferral), and what the measured window holds.
 
-use crate::rules::common::{conserved, exact, f, i, s};
+use crate::common::{conserved, exact, f, i, s};
 
 #[test]
 fn deferral_polls_n_times_from_the_timer_then_re_enables_the_vector() {
@@ -10,14 +10,14 @@ fn deferral_polls_n_times_from_the_timer_then_re_enables_the_vector() {
     // Per packet: 1 IRQ, 3 timer interrupts, 4 polls.
     let defer = |n: i128| {
         exact("napi")
-            .with("traffic.rate_pps", f(1e4))
-            .with("platform.proto_ns", f(1000.0))
-            .with("platform.irq_ns", f(2000.0))
+            .rate_pps(1e4)
+            .proto_ns(1000.0)
+            .irq_ns(2000.0)
             .with("platform.poll_timer_ns", f(500.0))
             .with("nic.cause_mode", s("armed"))
             .with("kernel.napi_defer_hard_irqs", i(n))
             .with("kernel.gro_flush_timeout_ns", f(10_000.0))
-            .with("run.duration_ms", f(10.0))
+            .duration_ms(10.0)
             .run()
     };
     let r = defer(3);
@@ -40,12 +40,12 @@ fn a_steady_stream_keeps_a_deferring_napi_on_the_timer() {
     // 200 kpps (5 µs apart) with a 20 µs timer: every timer poll finds packets and reloads
     // the counter, so after the first interrupt the vector is never re-enabled.
     let r = exact("napi")
-        .with("traffic.rate_pps", f(2e5))
-        .with("platform.proto_ns", f(1000.0))
+        .rate_pps(2e5)
+        .proto_ns(1000.0)
         .with("platform.poll_timer_ns", f(500.0))
         .with("kernel.napi_defer_hard_irqs", i(2))
         .with("kernel.gro_flush_timeout_ns", f(20_000.0))
-        .with("run.duration_ms", f(10.0))
+        .duration_ms(10.0)
         .run();
     conserved(&r);
     assert_eq!(r.counts.irqs, 1);
@@ -60,11 +60,11 @@ fn the_measured_window_holds_only_what_happens_after_the_warm_up() {
     // its own interrupt and poll, whether 0 or 5 ms of warm-up came first.
     let run = |warmup_ms: f64| {
         exact("napi")
-            .with("traffic.rate_pps", f(1e4))
-            .with("platform.proto_ns", f(1000.0))
-            .with("platform.irq_ns", f(2000.0))
+            .rate_pps(1e4)
+            .proto_ns(1000.0)
+            .irq_ns(2000.0)
             .with("run.warmup_ms", f(warmup_ms))
-            .with("run.duration_ms", f(10.0))
+            .duration_ms(10.0)
             .run()
     };
     let cold = run(0.0);
@@ -96,11 +96,11 @@ fn a_latched_cause_interrupts_on_unmasking_for_packets_the_poll_already_took() {
     let run = |mode: &str| {
         exact("napi")
             .with("traffic.kind", s("poisson"))
-            .with("traffic.rate_pps", f(2e5))
-            .with("platform.proto_ns", f(1000.0))
-            .with("platform.irq_ns", f(2000.0))
+            .rate_pps(2e5)
+            .proto_ns(1000.0)
+            .irq_ns(2000.0)
             .with("nic.cause_mode", s(mode))
-            .with("run.duration_ms", f(10.0))
+            .duration_ms(10.0)
             .run()
     };
     let (latched, armed) = (run("latched"), run("armed"));

@@ -3,16 +3,32 @@
 
 use irqlab_core::Report;
 
-use crate::rules::common::{Pairs, conserved, exact, f, i, s};
+use crate::common::{Pairs, conserved, exact, f, i, s};
 
 /// `scheme` on Salah's loop: 1 µs per packet, a 2 µs ISR, a 1 µs timer handler.
 fn salah(scheme: &str, rate: f64) -> Pairs {
     exact(scheme)
-        .with("traffic.rate_pps", f(rate))
-        .with("platform.proto_ns", f(1000.0))
-        .with("platform.irq_ns", f(2000.0))
+        .rate_pps(rate)
+        .proto_ns(1000.0)
+        .irq_ns(2000.0)
         .with("platform.poll_timer_ns", f(1000.0))
-        .with("run.duration_ms", f(10.0))
+        .duration_ms(10.0)
+}
+
+/// The hybrid at 1 Mpps switching at `switch_pps`, measured over 1 ms windows.
+fn hybrid(switch_pps: f64) -> Pairs {
+    salah("hybrid", 1e6)
+        .with("hybrid.switch_pps", f(switch_pps))
+        .with("hybrid.window_us", f(1000.0))
+}
+
+/// Each packet a busy period of its own: its interrupt, one poll, no timer tick.
+fn an_interrupt_and_a_poll_per_packet(r: &Report) {
+    conserved(r);
+    let c = &r.counts;
+    assert_eq!(c.irqs, r.packets.offered);
+    assert_eq!(c.polls, c.irqs);
+    assert_eq!(c.timer_ticks, 0);
 }
 
 fn same_outcome(a: &Report, b: &Report) {
@@ -64,11 +80,8 @@ fn disable_enable_at_low_load_gives_each_packet_its_own_interrupt_and_poll() {
     // 10 kpps, 100 µs apart: each packet is a busy period of its own; with the first packet
     // in the ISR (the default) that ISR costs irq + mask + proto and the poll finds nothing.
     let r = salah("disable-enable", 1e4).run();
-    conserved(&r);
+    an_interrupt_and_a_poll_per_packet(&r);
     let c = &r.counts;
-    assert_eq!(c.irqs, r.packets.offered);
-    assert_eq!(c.polls, c.irqs);
-    assert_eq!(c.timer_ticks, 0);
     assert_eq!(c.polled_packets, 0, "the ISR took each packet");
     assert_eq!(r.cpu_ps.irq, c.irqs * 3_000_000);
     assert_eq!(r.latency_us.mean, Some(3.0));
@@ -97,11 +110,7 @@ fn disable_enable_under_overload_polls_exhaustively_without_livelock() {
 fn napi_poll_at_low_load_is_interrupt_driven() {
     // Each packet: IRQ, a poll that empties the ring, interrupts back on; no tick ever.
     let r = salah("napi-poll", 1e4).run();
-    conserved(&r);
-    let c = &r.counts;
-    assert_eq!(c.irqs, r.packets.offered);
-    assert_eq!(c.polls, c.irqs);
-    assert_eq!(c.timer_ticks, 0);
+    an_interrupt_and_a_poll_per_packet(&r);
     assert_eq!(
         r.latency_us.mean,
         Some(3.0),
@@ -171,10 +180,7 @@ fn hybrid_below_its_switch_is_disable_enable_and_above_it_is_poll() {
     // 1 Mpps with a 100 kpps switch: the first 1 ms window measures disable-enable's
     // 1 Mpps, the hybrid switches to polling once and stays there (poll delivers 150 kpps,
     // above 90 % of the switch).
-    let above = salah("hybrid", 1e6)
-        .with("hybrid.switch_pps", f(1e5))
-        .with("hybrid.window_us", f(1000.0))
-        .run();
+    let above = hybrid(1e5).run();
     conserved(&above);
     assert_eq!(above.counts.mode_switches, 1);
     assert!(above.counts.timer_ticks > 400, "{:?}", above.counts);
@@ -186,17 +192,11 @@ fn hybrid_hands_back_to_disable_enable_below_the_hysteresis() {
     // Q = 1 polls 50 kpps, below 90 % of a 100 kpps switch: measured in polling the
     // throughput falls below the band, so the hybrid goes back to disable-enable, which again
     // measures 1 Mpps and switches again: it flips at every window.
-    let r = salah("hybrid", 1e6)
-        .with("hybrid.switch_pps", f(1e5))
-        .with("hybrid.window_us", f(1000.0))
-        .with("poll.quota", i(1))
-        .run();
+    let r = hybrid(1e5).with("poll.quota", i(1)).run();
     conserved(&r);
     assert!(r.counts.mode_switches >= 8, "{:?}", r.counts);
     // with the band wide enough (hysteresis 0.6: below 40 kpps), polling stays
-    let r = salah("hybrid", 1e6)
-        .with("hybrid.switch_pps", f(1e5))
-        .with("hybrid.window_us", f(1000.0))
+    let r = hybrid(1e5)
         .with("hybrid.hysteresis", f(0.6))
         .with("poll.quota", i(1))
         .run();
@@ -272,11 +272,7 @@ fn hybrid_back_in_disable_enable_with_packets_waiting_polls_them_without_an_inte
     // The flipping hybrid of `hybrid_hands_back_to_disable_enable_below_the_hysteresis`: at
     // 1 Mpps the ring is never empty when polling hands back, so the loop starts a poll at
     // once; only the first packet ever raised an interrupt.
-    let r = salah("hybrid", 1e6)
-        .with("hybrid.switch_pps", f(1e5))
-        .with("hybrid.window_us", f(1000.0))
-        .with("poll.quota", i(1))
-        .run();
+    let r = hybrid(1e5).with("poll.quota", i(1)).run();
     conserved(&r);
     assert!(r.counts.mode_switches >= 8, "{:?}", r.counts);
     assert_eq!(r.counts.irqs, 1, "{:?}", r.counts);
@@ -288,18 +284,16 @@ fn hybrid_polling_hands_back_only_strictly_below_the_band() {
     // With hysteresis 0.5 and a 100 kpps switch the band's floor is 50 kpps: a window exactly
     // at the floor is not below it, so polling stays; with a 100.1 kpps switch (floor
     // 50.05 kpps) every polling window is below it and the hybrid keeps flipping.
-    let hybrid = |switch_pps: f64| {
-        salah("hybrid", 1e6)
-            .with("hybrid.switch_pps", f(switch_pps))
-            .with("hybrid.window_us", f(1000.0))
+    let run = |switch_pps: f64| {
+        hybrid(switch_pps)
             .with("hybrid.hysteresis", f(0.5))
             .with("poll.quota", i(1))
             .run()
     };
-    let at = hybrid(100_000.0);
+    let at = run(100_000.0);
     conserved(&at);
     assert_eq!(at.counts.mode_switches, 1, "{:?}", at.counts);
-    let above = hybrid(100_100.0);
+    let above = run(100_100.0);
     conserved(&above);
     assert!(above.counts.mode_switches >= 5, "{:?}", above.counts);
 }
@@ -314,7 +308,7 @@ fn a_poll_that_wakes_an_app_goes_on_with_its_quota_after_the_wake_up() {
         .with("host.cores", i(2))
         .with("platform.task_wakeup_ns", f(200.0))
         .with("app.0.core", i(1))
-        .with("app.0.flows", crate::rules::common::list(&[0]))
+        .with("app.0.flows", crate::common::list(&[0]))
         .with("app.0.cost_ns", f(100.0))
         .with("app.0.cost_dist", s("deterministic"))
         .run();

@@ -2,19 +2,19 @@
 
 use irqlab_core::Report;
 
-use crate::rules::common::{conserved, exact, f, i};
+use crate::common::{conserved, exact, f, i};
 
 /// Overload (2 Mpps against 1 µs per packet) with HZ 1000 and a restart window of one jiffy
 /// (`max_softirq_time_ms` = 1), restarts otherwise unbounded; the first `ms` of the run.
 fn overload_for(ms: f64) -> Report {
     exact("napi")
-        .with("traffic.rate_pps", f(2e6))
-        .with("platform.proto_ns", f(1000.0))
+        .rate_pps(2e6)
+        .proto_ns(1000.0)
         .with("kernel.hz", i(1000))
         .with("kernel.max_softirq_time_ms", f(1.0))
         .with("kernel.max_softirq_restart", i(1000))
         .with("kernel.netdev_budget", i(300))
-        .with("run.duration_ms", f(ms))
+        .duration_ms(ms)
         .run()
 }
 
