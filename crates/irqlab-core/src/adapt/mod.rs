@@ -238,6 +238,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_controller_reads_only_adapt_keys_and_every_adapt_key_has_a_reader() {
+        assert!(Scheme::None.keys().is_empty(), "no controller reads nothing");
+        let mut read: Vec<&str> = Vec::new();
+        for &s in Scheme::ALL {
+            for &k in s.keys() {
+                assert!(config::KEYS.contains(&k), "{}: {k} is no adapt key", s.name());
+                read.push(k);
+            }
+        }
+        for &k in config::KEYS {
+            assert!(
+                k == config::INTERVAL_MS || read.contains(&k),
+                "{k}: no controller reads it"
+            );
+        }
+        assert!(Scheme::Rhip.keys().contains(&rhip::RATE));
+        assert!(Scheme::Aic.keys().contains(&aic::MIN_RATE));
+        assert!(!Scheme::QaPolling.keys().contains(&aic::MIN_RATE));
+        assert_eq!(Scheme::Rhip.keys(), Scheme::RhipNoKsd.keys());
+    }
+
+    #[test]
     fn the_budget_rule_stays_in_its_bounds() {
         let r = BudgetRule::of(&test_config(Scheme::QaPolling));
         assert_eq!(r.decrease(300), 150);
