@@ -239,11 +239,18 @@ mod tests {
 
     #[test]
     fn every_controller_reads_only_adapt_keys_and_every_adapt_key_has_a_reader() {
-        assert!(Scheme::None.keys().is_empty(), "no controller reads nothing");
+        assert!(
+            Scheme::None.keys().is_empty(),
+            "no controller reads nothing"
+        );
         let mut read: Vec<&str> = Vec::new();
         for &s in Scheme::ALL {
             for &k in s.keys() {
-                assert!(config::KEYS.contains(&k), "{}: {k} is no adapt key", s.name());
+                assert!(
+                    config::KEYS.contains(&k),
+                    "{}: {k} is no adapt key",
+                    s.name()
+                );
                 read.push(k);
             }
         }
