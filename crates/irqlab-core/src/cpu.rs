@@ -7,6 +7,16 @@
 //! accounted to the category of the job that ran in it, or to idle.
 //!
 //! The core is not in the event queue: the engine asks it when its running job will finish.
+//!
+//! **The indirect cost of an interrupt** (`platform.irq_indirect_ns`, [`Cpu::with_irq_indirect`]):
+//! a hard-IRQ job leaves the core *polluted* (its caches, TLB and branch predictors hold the
+//! handler's state, not the work's). The next job that runs on the core at the softirq or the
+//! thread level — the work the interrupt preempted, resuming, or the work that starts after it —
+//! pays the cost once, as extra time charged to its own category: the pollution is a state, not
+//! a count, so several hard-IRQ jobs before that job cost it one refill, and it is paid whole
+//! however short that job is. A hard-IRQ job never pays it. A job that is given the cost but is
+//! preempted at the same instant, before it ran at all, hands it back: the job that actually
+//! runs next pays it (or the core stays polluted, if that is another hard-IRQ job).
 
 use crate::time::{SimDuration, SimTime};
 
@@ -63,6 +73,11 @@ pub struct Cpu<T> {
     /// Idle time (ps) after which a job pays `wakeup_ps` more: leaving a deep idle state.
     wakeup_after_ps: u64,
     wakeup_ps: u64,
+    /// The indirect cost of a hard interrupt (0: none), whether the next job still owes it,
+    /// and which job was given it at which instant (it hands it back if preempted then).
+    indirect_ps: u64,
+    polluted: bool,
+    indirect_paid: Option<(Level, SimTime)>,
 }
 
 impl<T: Copy> Default for Cpu<T> {
@@ -83,6 +98,9 @@ impl<T: Copy> Cpu<T> {
             idle_since: SimTime::ZERO,
             wakeup_after_ps: 0,
             wakeup_ps: 0,
+            indirect_ps: 0,
+            polluted: false,
+            indirect_paid: None,
         }
     }
 
@@ -90,6 +108,13 @@ impl<T: Copy> Cpu<T> {
     pub fn with_wakeup(mut self, cost: SimDuration, after: SimDuration) -> Cpu<T> {
         self.wakeup_ps = cost.ps();
         self.wakeup_after_ps = after.ps();
+        self
+    }
+
+    /// A core whose next softirq- or thread-level job after a hard-IRQ job takes `cost` longer
+    /// (the module's doc says exactly when).
+    pub fn with_irq_indirect(mut self, cost: SimDuration) -> Cpu<T> {
+        self.indirect_ps = cost.ps();
         self
     }
 
@@ -125,6 +150,9 @@ impl<T: Copy> Cpu<T> {
             // the first job after a long idle period also pays for leaving the idle state
             remaining += self.wakeup_ps;
         }
+        if self.indirect_ps != 0 {
+            remaining = self.indirect_on_start(level, remaining);
+        }
         let duration = SimDuration(remaining);
         self.jobs[l] = Some(Job {
             remaining: duration.ps(),
@@ -134,6 +162,50 @@ impl<T: Copy> Cpu<T> {
         if self.running.is_none_or(|r| level < r) {
             self.running = Some(level);
             self.next_done = self.since.ps() + duration.ps();
+        }
+    }
+
+    /// A job of `remaining` ps is put on `level`: if it runs now (it preempts, or the core is
+    /// idle), it takes back the indirect cost from a job given it at this instant, and pays
+    /// it if the core is polluted and it is not a hard-IRQ job. Returns its time.
+    #[cold]
+    #[inline(never)]
+    fn indirect_on_start(&mut self, level: Level, remaining: u64) -> u64 {
+        if !self.running.is_none_or(|r| level < r) {
+            return remaining; // it waits: the cost goes to whoever runs next
+        }
+        if let Some((paid, at)) = self.indirect_paid.take()
+            && at == self.since
+            && self.running == Some(paid)
+        {
+            let job = self.jobs[paid as usize].as_mut().expect("the job that paid");
+            job.remaining -= self.indirect_ps;
+            self.polluted = true;
+        }
+        if self.polluted && level != Level::HardIrq {
+            self.polluted = false;
+            self.indirect_paid = Some((level, self.since));
+            remaining + self.indirect_ps
+        } else {
+            remaining
+        }
+    }
+
+    /// The running job of `level` has completed and the next one was chosen: a hard-IRQ job
+    /// leaves the core polluted, and the job that runs next pays (the caller computes its end).
+    #[cold]
+    #[inline(never)]
+    fn indirect_on_complete(&mut self, level: Level) {
+        if level == Level::HardIrq {
+            self.polluted = true;
+        }
+        if let Some(r) = self.running
+            && self.polluted
+            && r != Level::HardIrq
+        {
+            self.polluted = false;
+            self.indirect_paid = Some((r, self.since));
+            self.jobs[r as usize].as_mut().expect("job").remaining += self.indirect_ps;
         }
     }
 
@@ -152,6 +224,9 @@ impl<T: Copy> Cpu<T> {
         self.running = Level::ALL
             .into_iter()
             .find(|&l| self.jobs[l as usize].is_some());
+        if self.indirect_ps != 0 {
+            self.indirect_on_complete(level);
+        }
         self.next_done = match self.running {
             Some(r) => self.since.ps() + self.jobs[r as usize].as_ref().expect("job").remaining,
             None => {

@@ -580,6 +580,24 @@ pub const PARAMS: &[ParamSpec] = &[
         "ll-rr, ll-wfq: one visit of an Rx ring in the LL driver's poll (its overhead per ring switch), ns",
     ),
     p(
+        "platform.irq_delivery_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "a delay, not CPU time: from the NIC's decision to interrupt to the handler starting on the core (MSI-X write across PCIe, the interrupt controller, the core's entry); the vector's IRQ is committed meanwhile, ns",
+    ),
+    p(
+        "platform.writeback_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "a delay, not CPU time: from a packet's DMA into the Rx ring to its descriptor's write-back, when the driver's poll can see it and it raises the interrupt cause, ns",
+    ),
+    p(
+        "platform.irq_indirect_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "the indirect cost of a hard interrupt (caches and pipeline refilled): added once to the next job that runs on the core after one or more hard-IRQ handlers, charged to that job's category, ns",
+    ),
+    p(
         "kernel.napi_weight",
         int(1, 65_536),
         I(64),

@@ -35,6 +35,9 @@ keys! {
         [TX_CLEAN],
         [TASK_WAKEUP],
         RING_SWITCH_NS,
+        IRQ_DELIVERY_NS,
+        WRITEBACK_NS,
+        IRQ_INDIRECT_NS,
         /// One iteration of a busy loop that finds nothing (read by `busypoll`).
         BUSY_ITER_NS,
     ];
@@ -62,6 +65,14 @@ pub struct PlatformConfig {
     pub wakeup_after: SimDuration,
     /// LL driver: one visit of an Rx ring in a poll.
     pub ring_switch: Cost,
+    /// Delays that are not CPU time: from the NIC's decision to interrupt to the handler
+    /// starting (`host::nic::issue_irq`), and from a packet's DMA to its descriptor's
+    /// write-back (`host::nic::arrival`; a packet is visible to the driver from then on).
+    pub irq_delivery: SimDuration,
+    pub writeback: SimDuration,
+    /// The indirect cost of a hard interrupt: CPU time the next job on the core pays
+    /// (`crate::cpu::Cpu::with_irq_indirect`).
+    pub irq_indirect: SimDuration,
 }
 
 /// The costs of `p`.
@@ -85,6 +96,9 @@ pub fn configure(p: &Params) -> Result<PlatformConfig, Error> {
         wakeup: Cost::of_ns(p.f64(WAKEUP_NS)),
         wakeup_after: SimDuration::from_us(p.f64(WAKEUP_AFTER_US)),
         ring_switch: Cost::of_ns(p.f64(RING_SWITCH_NS)),
+        irq_delivery: SimDuration::from_ns(p.f64(IRQ_DELIVERY_NS)),
+        writeback: SimDuration::from_ns(p.f64(WRITEBACK_NS)),
+        irq_indirect: SimDuration::from_ns(p.f64(IRQ_INDIRECT_NS)),
     })
 }
 

@@ -73,6 +73,11 @@ pub enum Timer {
     Tick(u16),
     /// An app's busy loop reaches its deadline (`busypoll`).
     BusyDeadline(u16),
+    /// A vector's interrupt reaches its core, `platform.irq_delivery_ns` after it was issued.
+    IrqDelivered(u16),
+    /// A vector's oldest descriptor not yet written back is, `platform.writeback_ns` after
+    /// its packet's DMA.
+    WriteBack(u16),
 }
 
 impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
@@ -114,6 +119,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             Timer::AdaptInterval(c) => self.on_adapt_interval(c as usize),   // adapt
             Timer::Tick(c) => self.on_tick(c as usize),                      // tick
             Timer::BusyDeadline(a) => self.on_busy_deadline(a as usize),     // busypoll
+            Timer::IrqDelivered(v) => self.on_irq_delivered(v as usize),     // irq
+            Timer::WriteBack(v) => self.on_write_back(v as usize),           // nic
         }
     }
 }

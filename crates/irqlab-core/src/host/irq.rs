@@ -24,6 +24,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
     }
 
+    /// Vector `v`'s interrupt reaches its core after its delivery delay: `do_IRQ`.
+    pub(super) fn on_irq_delivered(&mut self, v: usize) {
+        let c = self.l.vector(v).core;
+        self.do_irq(c, v);
+    }
+
     /// Starts the next waiting hard-IRQ job on core `c`, if the level is free: a packet ISR
     /// first, then a polling-timer, then a NAPI-timer interrupt.
     pub(super) fn next_hardirq(&mut self, c: usize) {

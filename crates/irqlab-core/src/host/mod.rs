@@ -258,7 +258,8 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                             p.wakeup.mean
                         },
                         p.wakeup_after,
-                    ),
+                    )
+                    .with_irq_indirect(p.irq_indirect),
                     kernel: {
                         let mut k = Kernel::new(s.kernel.jiffy.ps(), vectors.len());
                         k.netdev_budget = s.kernel.netdev_budget;

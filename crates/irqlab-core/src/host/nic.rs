@@ -57,6 +57,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         tracer.arrival(id, now, accepted);
         tracer.packet(id, a.size_bytes, flow, vector);
         tracer.class(id, class);
+        if accepted && !s.platform.writeback.is_zero() {
+            // the descriptor is written back later: the driver sees the packet then
+            let t = now + s.platform.writeback;
+            self.push_timer(t, Timer::WriteBack(vector));
+            return;
+        }
         if s.scheme == Scheme::Ideal {
             if accepted {
                 let k = &mut core.kernel;
@@ -75,6 +81,29 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             }
         }
         self.busy_on_arrival(v, flow, accepted, spinner);
+    }
+
+    /// The descriptor of a packet DMA'd into vector `v`'s ring `platform.writeback_ns` ago is
+    /// written back: the driver sees it from now on, and it raises the cause (`ideal`: the
+    /// NAPI is scheduled); a busy poller spinning on the vector sees it.
+    pub(super) fn on_write_back(&mut self, v: usize) {
+        if self.s.scheme == Scheme::Ideal {
+            let c = self.l.vector(v).core;
+            let (core, vec) = self.l.both(c, v);
+            let k = &mut core.kernel;
+            k.napi_schedule(&mut vec.napi, v as u16);
+            if k.softirq_pending && k.ctx.is_none() {
+                self.handle_softirqs(c, crate::kernel::SoftirqCtx::Inline);
+            }
+        } else {
+            let vec = self.l.vector_mut(v);
+            vec.irq.raise(self.now);
+            if !vec.irq.held() {
+                self.nic_check(v);
+            }
+        }
+        let spinner = self.l.vector(v).spinner;
+        self.busy_on_arrival(v, 0, true, spinner);
     }
 
     /// Asks vector `v`'s interrupt logic whether to issue an IRQ now, later, or not.
@@ -116,7 +145,14 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 self.metrics.busy.irqs_while_owned += 1;
             }
         }
-        self.do_irq(c, v);
+        let delay = self.s.platform.irq_delivery;
+        if delay.is_zero() {
+            self.do_irq(c, v);
+        } else {
+            // the interrupt is on its way (`platform.irq_delivery_ns`): the vector is
+            // committed to it (in service), so arrivals meanwhile raise no second one
+            self.push_timer(self.now + delay, Timer::IrqDelivered(v as u16));
+        }
     }
 
     /// The driver programs new moderation into vector `v`'s interrupt logic.

@@ -5,7 +5,10 @@
 //!
 //! **Ring.** `ring_descriptors` slots. A packet takes a slot when it arrives (DMA is taken as
 //! instantaneous) and gives it back when its protocol processing completes; an arrival that
-//! finds every slot taken is dropped. Packets are processed in arrival order.
+//! finds every slot taken is dropped. Packets are processed in arrival order. The driver sees a
+//! packet once its descriptor is written back, `platform.writeback_ns` after its DMA
+//! ([`Ring::ready`]; at once by default): as arrivals are in time order, the packets it sees are
+//! the oldest ones.
 //!
 //! **Interrupt line** (Intel ITR/EITR semantics, reference §0.5, plus the `ethtool -C`
 //! `rx-usecs` / `rx-frames` coalescing conditions):
@@ -179,6 +182,34 @@ impl Ring {
     #[inline]
     pub fn push(&mut self, p: Packet) {
         self.slots.push(p);
+    }
+
+    /// Whether the driver sees a waiting packet at `now`: the next one's descriptor was
+    /// written back, `writeback` after its DMA (its arrival).
+    #[inline(always)]
+    pub fn ready(&self, now: SimTime, writeback: SimDuration) -> bool {
+        self.unprocessed() > 0
+            && self.slots.at(usize::from(self.head_in_service)).arrival.ps() + writeback.ps()
+                <= now.ps()
+    }
+
+    /// The waiting packets the driver sees at `now` (those written back: the oldest ones).
+    pub fn visible(&self, now: SimTime, writeback: SimDuration) -> usize {
+        if writeback.is_zero() {
+            return self.unprocessed();
+        }
+        let first = usize::from(self.head_in_service);
+        let (mut lo, mut hi) = (first, self.slots.len());
+        // the first index whose packet is not yet written back (arrivals are in time order)
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.slots.at(mid).arrival.ps() + writeback.ps() <= now.ps() {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo - first
     }
 
     /// The driver takes the next waiting packet for processing.
