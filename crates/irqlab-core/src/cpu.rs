@@ -288,6 +288,97 @@ mod tests {
         assert_eq!(cpu.account()[Category::Irq as usize], 17);
     }
 
+    /// A core with an indirect interrupt cost of 100 ps.
+    fn polluting() -> Cpu<u8> {
+        Cpu::new().with_irq_indirect(SimDuration(100))
+    }
+
+    /// Runs the running job to its end: its end time and tag.
+    fn finish(cpu: &mut Cpu<u8>) -> (u64, u8) {
+        let t = cpu.next_completion_ps();
+        cpu.advance(SimTime(t));
+        (t, cpu.complete().1)
+    }
+
+    #[test]
+    fn the_work_an_interrupt_preempted_pays_its_indirect_cost_when_it_resumes() {
+        let mut cpu = polluting();
+        cpu.start(Level::Thread, SimDuration(50), Category::App, 1);
+        cpu.advance(SimTime(10));
+        cpu.start(Level::HardIrq, SimDuration(5), Category::Irq, 2);
+        assert_eq!(finish(&mut cpu), (15, 2));
+        // 40 left, plus the refill
+        assert_eq!(finish(&mut cpu), (155, 1));
+        let a = cpu.account();
+        assert_eq!((a[Category::Irq as usize], a[Category::App as usize]), (5, 150));
+        // the next job, with no interrupt between, pays nothing
+        cpu.start(Level::Thread, SimDuration(50), Category::App, 3);
+        assert_eq!(finish(&mut cpu), (205, 3));
+    }
+
+    #[test]
+    fn several_interrupts_before_the_next_job_cost_it_one_refill() {
+        let mut cpu = polluting();
+        for (t, tag) in [(0, 1), (10, 2)] {
+            cpu.advance(SimTime(t));
+            cpu.start(Level::HardIrq, SimDuration(5), Category::Irq, tag);
+            finish(&mut cpu);
+        }
+        // idle between them and after: the core stays polluted until a job runs
+        cpu.advance(SimTime(30));
+        cpu.start(Level::SoftIrq, SimDuration(20), Category::Softirq, 3);
+        assert_eq!(finish(&mut cpu), (150, 3));
+        let a = cpu.account();
+        assert_eq!((a[Category::Irq as usize], a[Category::Softirq as usize]), (10, 120));
+    }
+
+    #[test]
+    fn a_job_shorter_than_the_refill_pays_it_whole() {
+        let mut cpu = polluting();
+        cpu.start(Level::HardIrq, SimDuration(5), Category::Irq, 1);
+        finish(&mut cpu);
+        cpu.start(Level::SoftIrq, SimDuration(1), Category::Softirq, 2);
+        assert_eq!(finish(&mut cpu), (106, 2));
+    }
+
+    #[test]
+    fn a_job_preempted_before_it_ran_hands_the_cost_to_the_job_that_runs() {
+        // the interrupt ends; the app it preempted is chosen, but a softirq starts at the same
+        // instant (irq_exit): the softirq pays, the app resumes with its own time only
+        let mut cpu = polluting();
+        cpu.start(Level::Thread, SimDuration(50), Category::App, 1);
+        cpu.advance(SimTime(10));
+        cpu.start(Level::HardIrq, SimDuration(5), Category::Irq, 2);
+        assert_eq!(finish(&mut cpu), (15, 2));
+        cpu.start(Level::SoftIrq, SimDuration(20), Category::Softirq, 3);
+        assert_eq!(finish(&mut cpu), (135, 3));
+        assert_eq!(finish(&mut cpu), (175, 1));
+        // a second interrupt at the same instant: it does not pay; the job after it does, once
+        let mut cpu = polluting();
+        cpu.start(Level::Thread, SimDuration(50), Category::App, 1);
+        cpu.advance(SimTime(10));
+        cpu.start(Level::HardIrq, SimDuration(5), Category::Irq, 2);
+        assert_eq!(finish(&mut cpu), (15, 2));
+        cpu.start(Level::HardIrq, SimDuration(5), Category::Irq, 3);
+        assert_eq!(finish(&mut cpu), (20, 3));
+        assert_eq!(finish(&mut cpu), (160, 1));
+        let a = cpu.account();
+        assert_eq!((a[Category::Irq as usize], a[Category::App as usize]), (10, 150));
+    }
+
+    #[test]
+    fn work_that_ran_after_the_interrupt_keeps_the_cost_when_preempted_later() {
+        let mut cpu = polluting();
+        cpu.start(Level::HardIrq, SimDuration(5), Category::Irq, 1);
+        finish(&mut cpu);
+        cpu.start(Level::Thread, SimDuration(50), Category::App, 2);
+        cpu.advance(SimTime(20));
+        // a softirq (no interrupt before it) preempts: the app keeps its debt
+        cpu.start(Level::SoftIrq, SimDuration(10), Category::Softirq, 3);
+        assert_eq!(finish(&mut cpu), (30, 3));
+        assert_eq!(finish(&mut cpu), (165, 2));
+    }
+
     #[test]
     fn preempted_work_resumes_and_every_picosecond_is_accounted() {
         let mut cpu: Cpu<u8> = Cpu::new();
