@@ -178,7 +178,9 @@ impl<T: Copy> Cpu<T> {
             && at == self.since
             && self.running == Some(paid)
         {
-            let job = self.jobs[paid as usize].as_mut().expect("the job that paid");
+            let job = self.jobs[paid as usize]
+                .as_mut()
+                .expect("the job that paid");
             job.remaining -= self.indirect_ps;
             self.polluted = true;
         }
@@ -310,7 +312,10 @@ mod tests {
         // 40 left, plus the refill
         assert_eq!(finish(&mut cpu), (155, 1));
         let a = cpu.account();
-        assert_eq!((a[Category::Irq as usize], a[Category::App as usize]), (5, 150));
+        assert_eq!(
+            (a[Category::Irq as usize], a[Category::App as usize]),
+            (5, 150)
+        );
         // the next job, with no interrupt between, pays nothing
         cpu.start(Level::Thread, SimDuration(50), Category::App, 3);
         assert_eq!(finish(&mut cpu), (205, 3));
@@ -329,7 +334,10 @@ mod tests {
         cpu.start(Level::SoftIrq, SimDuration(20), Category::Softirq, 3);
         assert_eq!(finish(&mut cpu), (150, 3));
         let a = cpu.account();
-        assert_eq!((a[Category::Irq as usize], a[Category::Softirq as usize]), (10, 120));
+        assert_eq!(
+            (a[Category::Irq as usize], a[Category::Softirq as usize]),
+            (10, 120)
+        );
     }
 
     #[test]
@@ -363,7 +371,10 @@ mod tests {
         assert_eq!(finish(&mut cpu), (20, 3));
         assert_eq!(finish(&mut cpu), (160, 1));
         let a = cpu.account();
-        assert_eq!((a[Category::Irq as usize], a[Category::App as usize]), (10, 150));
+        assert_eq!(
+            (a[Category::Irq as usize], a[Category::App as usize]),
+            (10, 150)
+        );
     }
 
     #[test]

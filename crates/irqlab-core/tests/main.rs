@@ -4,6 +4,7 @@
 mod busypoll;
 mod chang;
 mod common;
+mod costs;
 mod model;
 mod qos;
 #[path = "rules/main.rs"]

@@ -251,15 +251,16 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 let vectors = topo.core_vectors[c].clone();
                 let apps_here = s.apps.iter().filter(|a| a.core == c).count();
                 Core {
-                    cpu: Cpu::new().with_wakeup(
-                        if p.wakeup.is_zero() {
-                            SimDuration::ZERO
-                        } else {
-                            p.wakeup.mean
-                        },
-                        p.wakeup_after,
-                    )
-                    .with_irq_indirect(p.irq_indirect),
+                    cpu: Cpu::new()
+                        .with_wakeup(
+                            if p.wakeup.is_zero() {
+                                SimDuration::ZERO
+                            } else {
+                                p.wakeup.mean
+                            },
+                            p.wakeup_after,
+                        )
+                        .with_irq_indirect(p.irq_indirect),
                     kernel: {
                         let mut k = Kernel::new(s.kernel.jiffy.ps(), vectors.len());
                         k.netdev_budget = s.kernel.netdev_budget;

@@ -189,7 +189,12 @@ impl Ring {
     #[inline(always)]
     pub fn ready(&self, now: SimTime, writeback: SimDuration) -> bool {
         self.unprocessed() > 0
-            && self.slots.at(usize::from(self.head_in_service)).arrival.ps() + writeback.ps()
+            && self
+                .slots
+                .at(usize::from(self.head_in_service))
+                .arrival
+                .ps()
+                + writeback.ps()
                 <= now.ps()
     }
 
