@@ -171,7 +171,7 @@ impl<T: Copy> Cpu<T> {
     #[cold]
     #[inline(never)]
     fn indirect_on_start(&mut self, level: Level, remaining: u64) -> u64 {
-        if !self.running.is_none_or(|r| level < r) {
+        if self.running.is_some_and(|r| level >= r) {
             return remaining; // it waits: the cost goes to whoever runs next
         }
         if let Some((paid, at)) = self.indirect_paid.take()

@@ -133,6 +133,12 @@ class Config:
                 "the reference covers a static ITR (nic.itr_us) without software coalescing "
                 "or idle wake-up costs"
             )
+        delays = ("irq_delivery_ns", "writeback_ns", "irq_indirect_ns")
+        if any(p[f"platform.{k}"] > 0 for k in delays):
+            raise NotImplementedError(
+                "the reference covers costs as CPU time per event: no delivery or write-back "
+                "delay, no indirect interrupt cost"
+            )
         return cls(
             scheme=p["scheme"],
             seed=int(p["run.seed"]),
