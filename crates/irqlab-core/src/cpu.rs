@@ -78,6 +78,8 @@ pub struct Cpu<T> {
     indirect_ps: u64,
     polluted: bool,
     indirect_paid: Option<(Level, SimTime)>,
+    /// The indirect cost each level's job was given (0: none), for [`Cpu::indirect_owed`].
+    indirect_in: [u64; N_LEVELS],
 }
 
 impl<T: Copy> Default for Cpu<T> {
@@ -101,6 +103,7 @@ impl<T: Copy> Cpu<T> {
             indirect_ps: 0,
             polluted: false,
             indirect_paid: None,
+            indirect_in: [0; N_LEVELS],
         }
     }
 
@@ -171,6 +174,7 @@ impl<T: Copy> Cpu<T> {
     #[cold]
     #[inline(never)]
     fn indirect_on_start(&mut self, level: Level, remaining: u64) -> u64 {
+        self.indirect_in[level as usize] = 0;
         if self.running.is_some_and(|r| level >= r) {
             return remaining; // it waits: the cost goes to whoever runs next
         }
@@ -182,11 +186,13 @@ impl<T: Copy> Cpu<T> {
                 .as_mut()
                 .expect("the job that paid");
             job.remaining -= self.indirect_ps;
+            self.indirect_in[paid as usize] = 0;
             self.polluted = true;
         }
         if self.polluted && level != Level::HardIrq {
             self.polluted = false;
             self.indirect_paid = Some((level, self.since));
+            self.indirect_in[level as usize] = self.indirect_ps;
             remaining + self.indirect_ps
         } else {
             remaining
@@ -207,6 +213,7 @@ impl<T: Copy> Cpu<T> {
         {
             self.polluted = false;
             self.indirect_paid = Some((r, self.since));
+            self.indirect_in[r as usize] = self.indirect_ps;
             self.jobs[r as usize].as_mut().expect("job").remaining += self.indirect_ps;
         }
     }
@@ -255,6 +262,16 @@ impl<T: Copy> Cpu<T> {
         job.remaining = remaining.clamp(1, job.remaining);
         if self.running == Some(level) {
             self.next_done = self.since.ps() + job.remaining;
+        }
+    }
+
+    /// The indirect interrupt cost the job on `level` was given (0 if none, or no job): part
+    /// of its [`Cpu::remaining`] time.
+    pub fn indirect_owed(&self, level: Level) -> u64 {
+        if self.jobs[level as usize].is_some() {
+            self.indirect_in[level as usize]
+        } else {
+            0
         }
     }
 
@@ -358,7 +375,10 @@ mod tests {
         cpu.advance(SimTime(10));
         cpu.start(Level::HardIrq, SimDuration(5), Category::Irq, 2);
         assert_eq!(finish(&mut cpu), (15, 2));
+        assert_eq!(cpu.indirect_owed(Level::Thread), 100, "given to the app");
         cpu.start(Level::SoftIrq, SimDuration(20), Category::Softirq, 3);
+        assert_eq!(cpu.indirect_owed(Level::Thread), 0, "handed back");
+        assert_eq!(cpu.indirect_owed(Level::SoftIrq), 100);
         assert_eq!(finish(&mut cpu), (135, 3));
         assert_eq!(finish(&mut cpu), (175, 1));
         // a second interrupt at the same instant: it does not pay; the job after it does, once

@@ -5,7 +5,7 @@
 use irqlab_core::time::SimTime;
 use irqlab_core::{Report, Tracer, run_with};
 
-use crate::common::{Pairs, US, conserved, exact, f, i, s};
+use crate::common::{Pairs, US, b, conserved, exact, f, i, s};
 
 /// `scheme` at a light CBR load (one packet every 100 us, each alone in the host):
 /// deterministic costs, an interrupt of 1 us, protocol processing of 2 us, free polls.
@@ -264,6 +264,56 @@ mod together {
                     p
                 },
             )
+    }
+
+    /// Request/response traffic to an app that busy-polls (`socket.busy_read_us`) or waits
+    /// with epoll (busy polling, IRQ suspension), with the three costs drawn.
+    fn busy_scenarios() -> impl Strategy<Value = Pairs> {
+        (
+            any::<u32>(),
+            (0.0..5_000.0f64, 0.0..5_000.0f64, 0.0..5_000.0f64),
+            prop::sample::select(vec!["recv", "epoll"]),
+            prop::sample::select(vec![0.0, 20.0, 200.0]),
+            any::<bool>(),
+        )
+            .prop_map(|(seed, (delivery, writeback, indirect), io, busy_us, suspend)| {
+                let mut p = Pairs::default()
+                    .with("platform.preset", s("emmerich2015"))
+                    .with("traffic.kind", s("rr"))
+                    .with("run.seed", i(seed as i128))
+                    .with("run.warmup_ms", f(0.5))
+                    .duration_ms(3.0)
+                    .with("rr.clients", i(4))
+                    .with("app.0.core", i(0))
+                    .with("app.0.cost_ns", f(1000.0))
+                    .with("app.0.io", s(io))
+                    .with("platform.irq_delivery_ns", f(delivery))
+                    .with("platform.writeback_ns", f(writeback))
+                    .with("platform.irq_indirect_ns", f(indirect));
+                p = if io == "epoll" {
+                    p.with("epoll.busy_poll_us", f(busy_us))
+                        .with("epoll.prefer_busy_poll", b(suspend))
+                } else {
+                    p.with("socket.busy_read_us", f(busy_us))
+                };
+                if suspend && io == "epoll" {
+                    p = p
+                        .with("kernel.napi_defer_hard_irqs", i(2))
+                        .with("kernel.gro_flush_timeout_ns", f(20_000.0))
+                        .with("kernel.irq_suspend_timeout_ns", f(2_000_000.0));
+                }
+                p
+            })
+    }
+
+    #[test]
+    fn busy_polling_conserves_with_every_cost_on() {
+        crate::common::for_random("COST_CASES", 30, busy_scenarios(), |pairs| {
+            let r = pairs.run();
+            conserved(&r);
+            prop_assert!(r.packets.delivered > 0, "requests are answered");
+            Ok(())
+        });
     }
 
     #[test]

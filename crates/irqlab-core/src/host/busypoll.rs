@@ -474,7 +474,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
     }
 
-    /// Cuts app `a`'s spin job at the end of the iteration under way.
+    /// Cuts app `a`'s spin job at the end of the iteration under way. (An indirect interrupt
+    /// cost the spin job was given is paid after its iterations: it stays after the cut.)
     fn busy_cut(&mut self, a: usize) {
         let Some(s) = self.apps[a].session else {
             return;
@@ -487,11 +488,14 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         let now = self.now;
         let cpu = &mut self.l.core_mut(c).cpu;
         cpu.advance(now);
-        let left = cpu.remaining(Level::Thread);
+        let owed = cpu.indirect_owed(Level::Thread);
+        let Some(left) = cpu.remaining(Level::Thread).checked_sub(owed) else {
+            return; // the iterations are over
+        };
         let done = s.spin_ps - left;
         let to_boundary = iter - done % iter;
         if to_boundary < left {
-            cpu.shorten(Level::Thread, to_boundary);
+            cpu.shorten(Level::Thread, to_boundary + owed);
             let t = cpu.next_completion_ps();
             self.cpu_changed(c, t);
         }
