@@ -73,6 +73,8 @@ pub struct Cpu<T> {
     /// Idle time (ps) after which a job pays `wakeup_ps` more: leaving a deep idle state.
     wakeup_after_ps: u64,
     wakeup_ps: u64,
+    /// A job may cost more than its own time: a wake-up or an indirect cost is set.
+    extras: bool,
     /// The indirect cost of a hard interrupt (0: none), whether the next job still owes it,
     /// and which job was given it at which instant (it hands it back if preempted then).
     indirect_ps: u64,
@@ -100,6 +102,7 @@ impl<T: Copy> Cpu<T> {
             idle_since: SimTime::ZERO,
             wakeup_after_ps: 0,
             wakeup_ps: 0,
+            extras: false,
             indirect_ps: 0,
             polluted: false,
             indirect_paid: None,
@@ -111,6 +114,7 @@ impl<T: Copy> Cpu<T> {
     pub fn with_wakeup(mut self, cost: SimDuration, after: SimDuration) -> Cpu<T> {
         self.wakeup_ps = cost.ps();
         self.wakeup_after_ps = after.ps();
+        self.extras = self.wakeup_ps != 0 || self.indirect_ps != 0;
         self
     }
 
@@ -118,6 +122,7 @@ impl<T: Copy> Cpu<T> {
     /// (the module's doc says exactly when).
     pub fn with_irq_indirect(mut self, cost: SimDuration) -> Cpu<T> {
         self.indirect_ps = cost.ps();
+        self.extras = self.wakeup_ps != 0 || self.indirect_ps != 0;
         self
     }
 
@@ -146,15 +151,17 @@ impl<T: Copy> Cpu<T> {
         let l = level as usize;
         debug_assert!(self.jobs[l].is_none(), "level {level:?} is busy");
         let mut remaining = duration.ps();
-        if self.running.is_none()
-            && self.wakeup_ps != 0
-            && self.since.ps() - self.idle_since.ps() > self.wakeup_after_ps
-        {
-            // the first job after a long idle period also pays for leaving the idle state
-            remaining += self.wakeup_ps;
-        }
-        if self.indirect_ps != 0 {
-            remaining = self.indirect_on_start(level, remaining);
+        if self.extras {
+            if self.running.is_none()
+                && self.wakeup_ps != 0
+                && self.since.ps() - self.idle_since.ps() > self.wakeup_after_ps
+            {
+                // the first job after a long idle period also pays for leaving the idle state
+                remaining += self.wakeup_ps;
+            }
+            if self.indirect_ps != 0 {
+                remaining = self.indirect_on_start(level, remaining);
+            }
         }
         let duration = SimDuration(remaining);
         self.jobs[l] = Some(Job {
@@ -199,14 +206,15 @@ impl<T: Copy> Cpu<T> {
         }
     }
 
-    /// The running job of `level` has completed and the next one was chosen: a hard-IRQ job
-    /// leaves the core polluted, and the job that runs next pays (the caller computes its end).
-    #[cold]
+    /// A hard-IRQ handler has just ended (its job completed, or it took no time): the core is
+    /// polluted, and the job that runs now pays, if it is not a hard-IRQ job (it ends that
+    /// much later). The caller calls it before it starts any job at this instant.
     #[inline(never)]
-    fn indirect_on_complete(&mut self, level: Level) {
-        if level == Level::HardIrq {
-            self.polluted = true;
+    pub fn irq_done(&mut self) {
+        if self.indirect_ps == 0 {
+            return;
         }
+        self.polluted = true;
         if let Some(r) = self.running
             && self.polluted
             && r != Level::HardIrq
@@ -215,6 +223,7 @@ impl<T: Copy> Cpu<T> {
             self.indirect_paid = Some((r, self.since));
             self.indirect_in[r as usize] = self.indirect_ps;
             self.jobs[r as usize].as_mut().expect("job").remaining += self.indirect_ps;
+            self.next_done += self.indirect_ps;
         }
     }
 
@@ -233,9 +242,6 @@ impl<T: Copy> Cpu<T> {
         self.running = Level::ALL
             .into_iter()
             .find(|&l| self.jobs[l as usize].is_some());
-        if self.indirect_ps != 0 {
-            self.indirect_on_complete(level);
-        }
         self.next_done = match self.running {
             Some(r) => self.since.ps() + self.jobs[r as usize].as_ref().expect("job").remaining,
             None => {
@@ -316,7 +322,11 @@ mod tests {
     fn finish(cpu: &mut Cpu<u8>) -> (u64, u8) {
         let t = cpu.next_completion_ps();
         cpu.advance(SimTime(t));
-        (t, cpu.complete().1)
+        let (level, tag) = cpu.complete();
+        if level == Level::HardIrq {
+            cpu.irq_done();
+        }
+        (t, tag)
     }
 
     #[test]

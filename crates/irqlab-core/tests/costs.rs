@@ -276,34 +276,36 @@ mod together {
             prop::sample::select(vec![0.0, 20.0, 200.0]),
             any::<bool>(),
         )
-            .prop_map(|(seed, (delivery, writeback, indirect), io, busy_us, suspend)| {
-                let mut p = Pairs::default()
-                    .with("platform.preset", s("emmerich2015"))
-                    .with("traffic.kind", s("rr"))
-                    .with("run.seed", i(seed as i128))
-                    .with("run.warmup_ms", f(0.5))
-                    .duration_ms(3.0)
-                    .with("rr.clients", i(4))
-                    .with("app.0.core", i(0))
-                    .with("app.0.cost_ns", f(1000.0))
-                    .with("app.0.io", s(io))
-                    .with("platform.irq_delivery_ns", f(delivery))
-                    .with("platform.writeback_ns", f(writeback))
-                    .with("platform.irq_indirect_ns", f(indirect));
-                p = if io == "epoll" {
-                    p.with("epoll.busy_poll_us", f(busy_us))
-                        .with("epoll.prefer_busy_poll", b(suspend))
-                } else {
-                    p.with("socket.busy_read_us", f(busy_us))
-                };
-                if suspend && io == "epoll" {
-                    p = p
-                        .with("kernel.napi_defer_hard_irqs", i(2))
-                        .with("kernel.gro_flush_timeout_ns", f(20_000.0))
-                        .with("kernel.irq_suspend_timeout_ns", f(2_000_000.0));
-                }
-                p
-            })
+            .prop_map(
+                |(seed, (delivery, writeback, indirect), io, busy_us, suspend)| {
+                    let mut p = Pairs::default()
+                        .with("platform.preset", s("emmerich2015"))
+                        .with("traffic.kind", s("rr"))
+                        .with("run.seed", i(seed as i128))
+                        .with("run.warmup_ms", f(0.5))
+                        .duration_ms(3.0)
+                        .with("rr.clients", i(4))
+                        .with("app.0.core", i(0))
+                        .with("app.0.cost_ns", f(1000.0))
+                        .with("app.0.io", s(io))
+                        .with("platform.irq_delivery_ns", f(delivery))
+                        .with("platform.writeback_ns", f(writeback))
+                        .with("platform.irq_indirect_ns", f(indirect));
+                    p = if io == "epoll" {
+                        p.with("epoll.busy_poll_us", f(busy_us))
+                            .with("epoll.prefer_busy_poll", b(suspend))
+                    } else {
+                        p.with("socket.busy_read_us", f(busy_us))
+                    };
+                    if suspend && io == "epoll" {
+                        p = p
+                            .with("kernel.napi_defer_hard_irqs", i(2))
+                            .with("kernel.gro_flush_timeout_ns", f(20_000.0))
+                            .with("kernel.irq_suspend_timeout_ns", f(2_000_000.0));
+                    }
+                    p
+                },
+            )
     }
 
     #[test]

@@ -62,6 +62,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// The ISR has run: it schedules the NAPI; `irq_exit` then runs softirqs. (Schemes with
     /// Salah's polling loop start a poll instead.)
     pub(super) fn isr_done(&mut self, c: usize) {
+        self.hardirq_done(c);
         let v = self.l.core_mut(c).hardirq as usize;
         self.l.vector_mut(v).irq.isr_done();
         self.cause_cleared(v);
@@ -217,12 +218,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// Protocol processing of the packet in service on core `c` has ended.
     #[inline]
     pub(super) fn packet_done(&mut self, c: usize) {
-        if !self.all_to_stack || !self.single_ring {
+        if !self.fused {
             self.packet_done_general(c);
             return;
         }
-        // The common case, fused: one ring, every packet to the stack; the next packet of the
-        // ring starts at once if the budget allows. (The core was brought to now by the
+        // The common case, fused: one ring, every packet to the stack, visible at once; the
+        // next packet of the ring starts at once if the budget allows. (The core was brought to now by the
         // completion.)
         let Host {
             now,
@@ -249,7 +250,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         } else {
             vec.napi.ring_budget
         };
-        if vec.napi.ring_work < limit && ring.ready(now, s.platform.writeback) {
+        if vec.napi.ring_work < limit && ring.unprocessed() > 0 {
             let next = ring.take();
             let p = &s.platform;
             let d = plus_bytes(

@@ -76,6 +76,19 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
     }
 
+    /// A hard-IRQ handler on core `c` has ended: the work that runs now on the core pays the
+    /// indirect cost of the interrupt (`platform.irq_indirect_ns`; `crate::cpu`). First thing
+    /// in each handler's continuation, before any job starts.
+    #[inline(always)]
+    pub(super) fn hardirq_done(&mut self, c: usize) {
+        if !self.s.platform.irq_indirect.is_zero() {
+            let cpu = &mut self.l.core_mut(c).cpu;
+            cpu.irq_done();
+            let t = cpu.next_completion_ps();
+            self.cpu_changed(c, t);
+        }
+    }
+
     /// Hard IRQ exit: pending softirqs run inline unless softirq processing is already in
     /// progress on this core (it will see them).
     #[inline]

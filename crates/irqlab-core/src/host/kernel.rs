@@ -267,6 +267,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     }
 
     pub(super) fn watchdog_done(&mut self, c: usize) {
+        self.hardirq_done(c);
         let v = self.l.core_mut(c).hardirq as usize;
         if self.measuring() {
             self.metrics.vectors[v].timer_ticks += 1;

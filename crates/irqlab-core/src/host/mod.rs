@@ -19,6 +19,9 @@
 //! | kernel / driver | here |
 //! |---|---|
 //! | the NIC: DMA into the Rx ring, the interrupt cause | `nic::arrival` |
+//! | descriptor write-back (`platform.writeback_ns`): the packet visible, the cause raised | `nic::on_write_back` (visibility: `crate::nic::Ring::ready`) |
+//! | interrupt delivery (`platform.irq_delivery_ns`: MSI-X across PCIe to the core) | `nic::issue_irq`, `irq::on_irq_delivered` |
+//! | the indirect cost of an interrupt (`platform.irq_indirect_ns`) | `irq::hardirq_done` (the rule: `crate::cpu::Cpu::irq_done`) |
 //! | the NIC's interrupt logic: ITR throttle, coalescing, their timer | `nic::nic_check`, `nic::on_moderation_timer`, `nic::issue_irq` |
 //! | Tx descriptor write-back raising the cause | `nic::tx_queued`, `nic::cause_cleared`, `nic::on_tx_done` |
 //! | `do_IRQ` (one hard-IRQ handler at a time per core) | `irq::do_irq`, `irq::next_hardirq` |
@@ -211,6 +214,9 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     multi_core: bool,
     /// Every packet ends in the stack (no app, no forwarding): the sink needs no lookup.
     all_to_stack: bool,
+    /// One ring per vector, every packet to the stack, descriptors written back at once:
+    /// `driver::packet_done` takes its fused path.
+    fused: bool,
     /// Every vector has one Rx ring (one traffic class).
     single_ring: bool,
     /// The Rx budget of each ring in a poll: the weight split equally (at least 1 each).
@@ -332,6 +338,10 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             measured: vec![[0; N_CATEGORIES]; n_cores],
             multi_core: n_cores > 1,
             all_to_stack: s.apps.is_empty() && !s.host.forward,
+            fused: s.apps.is_empty()
+                && !s.host.forward
+                && s.qos.rings == 1
+                && s.platform.writeback.is_zero(),
             single_ring: s.qos.rings == 1,
             ring_budget: {
                 let rings = s.qos.rings as u64;

@@ -130,6 +130,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
 
     /// The timer's handler has run: `Poll_Mode` on, and a poll unless one is running.
     pub(super) fn tick_done(&mut self, c: usize) {
+        self.hardirq_done(c);
         let v = self.l.core_mut(c).hardirq as usize;
         let l = &mut self.l.vector_mut(v).poll_loop;
         l.poll_mode = true;

@@ -188,14 +188,14 @@ impl Ring {
     /// written back, `writeback` after its DMA (its arrival).
     #[inline(always)]
     pub fn ready(&self, now: SimTime, writeback: SimDuration) -> bool {
-        self.unprocessed() > 0
-            && self
-                .slots
-                .at(usize::from(self.head_in_service))
-                .arrival
-                .ps()
-                + writeback.ps()
-                <= now.ps()
+        self.unprocessed() > 0 && (writeback.is_zero() || self.written_back(now, writeback))
+    }
+
+    /// Whether the next waiting packet's descriptor was written back by `now`.
+    #[inline(never)]
+    fn written_back(&self, now: SimTime, writeback: SimDuration) -> bool {
+        let next = self.slots.at(usize::from(self.head_in_service));
+        next.arrival.ps() + writeback.ps() <= now.ps()
     }
 
     /// The waiting packets the driver sees at `now` (those written back: the oldest ones).
