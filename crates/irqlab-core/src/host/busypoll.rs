@@ -268,8 +268,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             self.session(a).owned = true;
         }
         let vec = self.l.vector(v);
-        let (now, wb) = (self.now, self.s.platform.writeback);
-        let work = vec.rings.iter().any(|r| r.ready(now, wb)) || vec.tx.done_by(now) > 0;
+        let work = vec.rings.iter().any(|r| r.unprocessed() > 0) || vec.tx.done_by(self.now) > 0;
         if work {
             self.busy_poll_call(c, v, s.budget);
         } else {

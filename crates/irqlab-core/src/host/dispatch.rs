@@ -75,9 +75,9 @@ pub enum Timer {
     BusyDeadline(u16),
     /// A vector's interrupt reaches its core, `platform.irq_delivery_ns` after it was issued.
     IrqDelivered(u16),
-    /// A vector's oldest descriptor not yet written back is, `platform.writeback_ns` after
-    /// its packet's DMA.
-    WriteBack(u16),
+    /// The oldest descriptor not yet written back of a vector's Rx ring (vector, ring) is,
+    /// `platform.writeback_ns` after its packet's DMA.
+    WriteBack(u16, u16),
 }
 
 impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
@@ -120,7 +120,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             Timer::Tick(c) => self.on_tick(c as usize),                      // tick
             Timer::BusyDeadline(a) => self.on_busy_deadline(a as usize),     // busypoll
             Timer::IrqDelivered(v) => self.on_irq_delivered(v as usize),     // irq
-            Timer::WriteBack(v) => self.on_write_back(v as usize),           // nic
+            Timer::WriteBack(v, r) => self.on_write_back(v as usize, r as usize), // nic
         }
     }
 }

@@ -134,11 +134,10 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
         let v = self.l.core_mut(c).kernel.polling as usize;
         let per_ring = self.poll_limit(c, self.l.vector(v).napi.ring_budget);
-        let (now, wb) = (self.now, self.s.platform.writeback);
         let vec = &mut self.l.vector_mut(v);
         if let [ring] = vec.rings.as_mut_slice() {
             // one ring: its budget is the weight
-            if vec.napi.ring_work < per_ring && ring.ready(now, wb) {
+            if vec.napi.ring_work < per_ring && ring.unprocessed() > 0 {
                 let pkt = ring.take();
                 self.start_packet(c, pkt);
             } else {
@@ -156,7 +155,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 self.driver_poll_done(c);
                 return;
             }
-            if vec.napi.ring_work < per_ring && vec.rings[r].ready(now, wb) {
+            if vec.napi.ring_work < per_ring && vec.rings[r].unprocessed() > 0 {
                 let pkt = vec.rings[r].take();
                 self.start_packet(c, pkt);
                 return;

@@ -19,7 +19,7 @@
 //! | kernel / driver | here |
 //! |---|---|
 //! | the NIC: DMA into the Rx ring, the interrupt cause | `nic::arrival` |
-//! | descriptor write-back (`platform.writeback_ns`): the packet visible, the cause raised | `nic::on_write_back` (visibility: `crate::nic::Ring::ready`) |
+//! | descriptor write-back (`platform.writeback_ns`): the packet visible, the cause raised | `nic::write_back_later`, `on_write_back` (the ring: `crate::nic::Ring::hide_newest`) |
 //! | interrupt delivery (`platform.irq_delivery_ns`: MSI-X across PCIe to the core) | `nic::issue_irq`, `irq::on_irq_delivered` |
 //! | the indirect cost of an interrupt (`platform.irq_indirect_ns`) | `irq::hardirq_done` (the rule: `crate::cpu::Cpu::irq_done`) |
 //! | the NIC's interrupt logic: ITR throttle, coalescing, their timer | `nic::nic_check`, `nic::on_moderation_timer`, `nic::issue_irq` |

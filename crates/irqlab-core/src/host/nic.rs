@@ -58,9 +58,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         tracer.packet(id, a.size_bytes, flow, vector);
         tracer.class(id, class);
         if accepted && !s.platform.writeback.is_zero() {
-            // the descriptor is written back later: the driver sees the packet then
-            let t = now + s.platform.writeback;
-            self.push_timer(t, Timer::WriteBack(vector));
+            // the driver sees the packet when its descriptor is written back
+            self.write_back_later(v, r);
             return;
         }
         if s.scheme == Scheme::Ideal {
@@ -83,10 +82,20 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.busy_on_arrival(v, flow, accepted, spinner);
     }
 
-    /// The descriptor of a packet DMA'd into vector `v`'s ring `platform.writeback_ns` ago is
-    /// written back: the driver sees it from now on, and it raises the cause (`ideal`: the
-    /// NAPI is scheduled); a busy poller spinning on the vector sees it.
-    pub(super) fn on_write_back(&mut self, v: usize) {
+    /// A packet was DMA'd into ring `r` of vector `v` now: the driver does not see it until
+    /// its descriptor is written back, `platform.writeback_ns` later ([`Self::on_write_back`]).
+    #[inline(never)]
+    fn write_back_later(&mut self, v: usize, r: usize) {
+        self.l.vector_mut(v).rings[r].hide_newest();
+        let t = self.now + self.s.platform.writeback;
+        self.push_timer(t, Timer::WriteBack(v as u16, r as u16));
+    }
+
+    /// The oldest descriptor not yet written back of ring `r` of vector `v` is written back:
+    /// the driver sees its packet from now on, and it raises the cause (`ideal`: the NAPI is
+    /// scheduled); a busy poller spinning on the vector sees it.
+    pub(super) fn on_write_back(&mut self, v: usize, r: usize) {
+        self.l.vector_mut(v).rings[r].write_back_oldest();
         if self.s.scheme == Scheme::Ideal {
             let c = self.l.vector(v).core;
             let (core, vec) = self.l.both(c, v);

@@ -140,18 +140,13 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.next_hardirq(c);
     }
 
-    /// Whether the driver sees a waiting packet in vector `v`'s ring.
-    fn loop_ring_ready(&self, v: usize) -> bool {
-        self.l.vector(v).rings[0].ready(self.now, self.s.platform.writeback)
-    }
-
     /// Whether the ISR of vector `v` processes the first packet of a busy period.
     pub(super) fn isr_takes_first_packet(&self, v: usize) -> bool {
         let vec = self.l.vector(v);
         self.s.scheme.uses_poll_loop()
             && vec.poll_loop.mode == LoopMode::DisableEnable
             && !vec.poll_loop.running
-            && vec.rings[0].ready(self.now, self.s.platform.writeback)
+            && vec.rings[0].unprocessed() > 0
     }
 
     /// The cost of an ISR that also processes the first packet of a busy period (`1/v`):
@@ -224,9 +219,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
 
     #[inline]
     fn poll_step(&mut self, v: usize) {
-        let (now, wb) = (self.now, self.s.platform.writeback);
         let vec = &mut self.l.vector_mut(v);
-        if vec.poll_loop.left > 0 && vec.rings[0].ready(now, wb) {
+        if vec.poll_loop.left > 0 && vec.rings[0].unprocessed() > 0 {
             vec.poll_loop.left -= 1;
             let pkt = vec.rings[0].take();
             let c = vec.core;
@@ -263,7 +257,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             self.poll_start(v);
             return;
         }
-        let empty = !self.loop_ring_ready(v);
+        let empty = self.l.vector_mut(v).rings[0].unprocessed() == 0;
         let l = &mut self.l.vector_mut(v).poll_loop;
         match l.mode {
             LoopMode::Polling => l.running = false,
@@ -329,7 +323,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 l.next_tick = None;
                 l.left = u64::MAX;
                 if !l.running {
-                    if !self.loop_ring_ready(v) {
+                    if self.l.vector_mut(v).rings[0].unprocessed() == 0 {
                         self.reenable_packet_irqs(v);
                     } else {
                         self.poll_start(v);

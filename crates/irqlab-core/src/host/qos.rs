@@ -14,10 +14,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         let v = self.l.core_mut(c).kernel.polling as usize;
         let weight = self.s.kernel.napi_weight;
         let d = self.s.qos.discipline.as_ref().expect("a ring discipline");
-        let (now, wb) = (self.now, self.s.platform.writeback);
         let vec = self.l.vector_mut(v);
         let rings = &vec.rings;
-        match d.next(&mut vec.napi.rings, weight, |r| rings[r].visible(now, wb)) {
+        match d.next(&mut vec.napi.rings, weight, |r| rings[r].unprocessed()) {
             Step::Take(r) => {
                 vec.napi.ring = r;
                 let pkt = vec.rings[r].take();

@@ -6,9 +6,9 @@
 //! **Ring.** `ring_descriptors` slots. A packet takes a slot when it arrives (DMA is taken as
 //! instantaneous) and gives it back when its protocol processing completes; an arrival that
 //! finds every slot taken is dropped. Packets are processed in arrival order. The driver sees a
-//! packet once its descriptor is written back, `platform.writeback_ns` after its DMA
-//! ([`Ring::ready`]; at once by default): as arrivals are in time order, the packets it sees are
-//! the oldest ones.
+//! packet once its descriptor is written back, `platform.writeback_ns` after its DMA (at once by
+//! default): write-backs come in arrival order, so the packets it does not see yet are the
+//! newest ones ([`Ring::hide_newest`], [`Ring::write_back_oldest`]).
 //!
 //! **Interrupt line** (Intel ITR/EITR semantics, reference §0.5, plus the `ethtool -C`
 //! `rx-usecs` / `rx-frames` coalescing conditions):
@@ -144,6 +144,9 @@ pub struct Ring {
     slots: Fifo<Packet>,
     /// Whether the head packet is being processed (it keeps its slot until done).
     head_in_service: bool,
+    /// The newest packets, whose descriptors are not written back yet: the driver does not
+    /// see them (`platform.writeback_ns`; write-backs come in arrival order).
+    hidden: usize,
 }
 
 impl Ring {
@@ -158,6 +161,7 @@ impl Ring {
         Ring {
             slots: Fifo::new(capacity, empty),
             head_in_service: false,
+            hidden: 0,
         }
     }
 
@@ -167,10 +171,10 @@ impl Ring {
         self.slots.len()
     }
 
-    /// Packets waiting for the driver to take them.
+    /// Packets waiting for the driver to take them: written back, not yet taken.
     #[inline]
     pub fn unprocessed(&self) -> usize {
-        self.slots.len() - usize::from(self.head_in_service)
+        self.slots.len() - usize::from(self.head_in_service) - self.hidden
     }
 
     #[inline]
@@ -184,37 +188,18 @@ impl Ring {
         self.slots.push(p);
     }
 
-    /// Whether the driver sees a waiting packet at `now`: the next one's descriptor was
-    /// written back, `writeback` after its DMA (its arrival).
-    #[inline(always)]
-    pub fn ready(&self, now: SimTime, writeback: SimDuration) -> bool {
-        self.unprocessed() > 0 && (writeback.is_zero() || self.written_back(now, writeback))
+    /// A packet was DMA'd into the ring, but its descriptor is not written back yet: the
+    /// driver does not see it (the caller pushed it first).
+    #[inline]
+    pub fn hide_newest(&mut self) {
+        self.hidden += 1;
     }
 
-    /// Whether the next waiting packet's descriptor was written back by `now`.
-    #[inline(never)]
-    fn written_back(&self, now: SimTime, writeback: SimDuration) -> bool {
-        let next = self.slots.at(usize::from(self.head_in_service));
-        next.arrival.ps() + writeback.ps() <= now.ps()
-    }
-
-    /// The waiting packets the driver sees at `now` (those written back: the oldest ones).
-    pub fn visible(&self, now: SimTime, writeback: SimDuration) -> usize {
-        if writeback.is_zero() {
-            return self.unprocessed();
-        }
-        let first = usize::from(self.head_in_service);
-        let (mut lo, mut hi) = (first, self.slots.len());
-        // the first index whose packet is not yet written back (arrivals are in time order)
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.slots.at(mid).arrival.ps() + writeback.ps() <= now.ps() {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo - first
+    /// The oldest descriptor not yet written back is: the driver sees its packet.
+    #[inline]
+    pub fn write_back_oldest(&mut self) {
+        debug_assert!(self.hidden > 0);
+        self.hidden -= 1;
     }
 
     /// The driver takes the next waiting packet for processing.
