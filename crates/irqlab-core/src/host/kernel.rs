@@ -21,7 +21,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     }
 
     /// Starts a job in core `c`'s softirq context (inline, or in ksoftirqd).
-    #[inline]
+    #[inline(always)]
     pub(super) fn start_softirq_job(&mut self, c: usize, d: SimDuration, work: Work) {
         let ctx = self.ctx(c);
         self.start(c, ctx.level(), d, ctx.category(), work);

@@ -57,7 +57,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         tracer.arrival(id, now, accepted);
         tracer.packet(id, a.size_bytes, flow, vector);
         tracer.class(id, class);
-        if accepted && !s.platform.writeback.is_zero() {
+        if !s.platform.writeback.is_zero() && accepted {
             // the driver sees the packet when its descriptor is written back
             self.write_back_later(v, r);
             return;
