@@ -4,8 +4,10 @@
 //! A cost is CPU time charged to a core and a category (an IRQ's entry, exit and ISR, protocol
 //! processing fixed and per byte, a poll, a softirq pass, masking and unmasking a vector, a
 //! context switch, a polling timer's interrupt, transmitting and cleaning a Tx descriptor, a
-//! thread's wake-up, visiting an LL ring) or a delay that passes while the core does other
-//! work (waking an idle core). The platform describes the machine, not a choice of the receive
+//! thread's wake-up, visiting an LL ring, the indirect cost of an interrupt paid by the work
+//! after it) or a delay that passes while the core does other work (an interrupt's delivery, a
+//! descriptor's write-back); waking an idle core is paid by the first job after it. Each of the
+//! costs beyond a CPU time per event is defined in docs/costs.md. The platform describes the machine, not a choice of the receive
 //! path, so none of its keys is ever reported as having no effect (`warnings`).
 
 use crate::dist::Cost;
