@@ -383,6 +383,21 @@ def _suggest_metric(metric: str, known: Sequence[str]) -> str:
     return f" (did you mean '{instantiate(close[0], list_indices(metric))}'?)"
 
 
+def metric_problem(metric: str) -> str | None:
+    """None if ``metric`` is a metric a run reports (``per_core.1.cpu.busy``, list indices as
+    any number); else what it is instead, with the closest metric: ``not a metric (did you
+    mean 'irq_per_s'?)``."""
+    known = [k for k in metric_templates() if not is_entry_label(instantiate(k, [0, 0]))]
+    if template(metric) in known:
+        return None
+    what = "a metric"
+    if is_entry_label(metric):
+        what = "a metric: it names an entry"
+    elif is_parameter(metric):
+        what = "a metric: it is a setting of the scenario"
+    return f"not {what}{_suggest_metric(metric, known)}"
+
+
 def parse_precision(tree: Mapping[str, Any], replications: int) -> Precision:
     name = "sweep.precision"
     if not isinstance(tree, Mapping):
@@ -403,18 +418,10 @@ def parse_precision(tree: Mapping[str, Any], replications: int) -> Precision:
     listed = isinstance(metrics, list | tuple) and all(isinstance(m, str) for m in metrics)
     if not metrics or not listed:
         raise ConfigError(f"{name}.metrics: give a list of metric names", f"{name}.metrics")
-    known = [k for k in metric_templates() if not is_entry_label(instantiate(k, [0, 0]))]
     for m in metrics:
-        if template(m) not in known:
-            what = "a metric"
-            if is_entry_label(m):
-                what = "a metric: it names an entry"
-            elif is_parameter(m):
-                what = "a metric: it is a setting of the scenario"
-            raise ConfigError(
-                f"{name}.metrics: '{show_key(m)}' is not {what}{_suggest_metric(m, known)}",
-                f"{name}.metrics",
-            )
+        problem = metric_problem(m)
+        if problem is not None:
+            raise ConfigError(f"{name}.metrics: '{show_key(m)}' is {problem}", f"{name}.metrics")
     relative = _number(f"{name}.relative", tree.get("relative", 0.01), 0.0, 1.0)
     confidence = _number(f"{name}.confidence", tree.get("confidence", 0.95), 0.0, 0.9999)
     top = _int(
