@@ -29,12 +29,14 @@ from irqlab.simulate import run, run_traced
 if TYPE_CHECKING:
     import pandas
 
+    from irqlab.calibration import calibrate
     from irqlab.experiments import load_results, sweep
     from irqlab.ops.tune import tune
 
 #: Loaded on first use: sweeps, statistics and tuning need pandas and scipy (about a second
 #: to import), which a single run and the command line's quick commands do without.
 _LAZY = {
+    "calibrate": "irqlab.calibration",
     "load_results": "irqlab.experiments",
     "sweep": "irqlab.experiments",
     "tune": "irqlab.ops.tune",
@@ -42,8 +44,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """``irqlab.sweep``, ``irqlab.load_results``, ``irqlab.tune`` and the submodules
-    (``irqlab.experiments``, …), imported when first asked for."""
+    """``irqlab.sweep``, ``irqlab.load_results``, ``irqlab.tune``, ``irqlab.calibrate`` and
+    the submodules (``irqlab.experiments``, …), imported when first asked for."""
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
     elif not name.startswith("__"):
@@ -110,6 +112,7 @@ __all__ = [
     "IrqlabWarning",
     "ReplayWarning",
     "__version__",
+    "calibrate",
     "load_results",
     "load_scenario",
     "plot",

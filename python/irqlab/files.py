@@ -150,15 +150,16 @@ def writable_folder(path: str | os.PathLike[str], what: str) -> Path:
 
 
 #: The files each kind of result folder holds; any one of them not in the other kind's list
-#: tells which kind a folder is (both keep their runs in a journal.sqlite).
+#: tells which kind a folder is (each keeps its runs in a journal.sqlite).
 RESULT_FILES = {
     "sweep": ("sweep.json", "journal.sqlite", "runs.parquet", "summary.parquet"),
     "tune": ("tune.json", "runs.jsonl", "candidates.csv", "recommendation.json", "journal.sqlite"),
+    "calibration": ("calibration.json", "residuals.csv", "journal.sqlite"),
 }
 
 
 def own_folder(path: str | os.PathLike[str], kind: str, what: str) -> None:
-    """Refuses to write a ``kind`` (``"sweep"``, ``"tune"``) into a folder holding another
+    """Refuses to write a ``kind`` (``"sweep"``, ``"tune"``, ``"calibration"``) into a folder holding another
     kind of result: each writes files of the same names (``runs.*``, ``report.html``) and a
     report shows one of them only."""
     p = Path(path)

@@ -86,6 +86,11 @@ class Model:
         self._pool: Executor | None = None
         self._ids: dict[str, tuple[str, dict[str, Any]]] = {}
         self.journal: Journal = open_journal(None if out is None else out / JOURNAL, "calibration")
+        try:
+            _claim(self.journal, out)
+        except BaseException:
+            self.journal.close()
+            raise
 
     def __enter__(self) -> Model:
         return self
@@ -175,6 +180,26 @@ class Model:
             done += 1
             if self.progress is not None:
                 self.progress(done, total)
+
+
+#: What a calibration's journal says of itself: its runs are keyed by their full scenario, so
+#: any calibration may reuse them, and nothing else may write there.
+_DEFINITION = {"kind": "calibration", "key": "the full scenario of each run"}
+
+
+def _claim(journal: Journal, out: Path | None) -> None:
+    """Refuses a journal another kind of result wrote (a sweep's, a tune's); else marks it a
+    calibration's."""
+    from irqlab.errors import option
+
+    stored = journal.definition()
+    if stored is not None and stored != _DEFINITION:
+        raise IrqlabError(
+            f"{out}: holds another kind of result's runs (a sweep's or a tune's journal); "
+            f"choose another {option('--out', 'out=')}"
+        )
+    if stored is None:
+        journal.set_definition(dict(_DEFINITION))
 
 
 def check_measured(entries: Sequence[Entry], prediction: Prediction) -> None:

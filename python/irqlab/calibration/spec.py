@@ -122,6 +122,7 @@ class TargetsSpec:
         """A JSON-able description (calibration.json's ``definition``)."""
         return {
             "name": self.name,
+            "source": self.source,
             "base": self.base,
             "seeds": list(self.seeds),
             "max_evaluations": self.max_evaluations,

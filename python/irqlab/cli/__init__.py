@@ -13,6 +13,7 @@ here adds the commands of one family to it:
 - ``analytic``: ``analytic``;
 - ``reproduce``: ``reproduce``, ``report``;
 - ``tune``: ``tune``;
+- ``calibrate``: ``calibrate``;
 - ``probe``: ``probe``;
 - ``trace``: ``trace-info``.
 
@@ -22,7 +23,16 @@ neither rich nor the scientific libraries.
 
 from __future__ import annotations
 
-from irqlab.cli import analytic, probe, reproduce, run, sweep, trace, tune  # noqa: F401
+from irqlab.cli import (  # noqa: F401
+    analytic,
+    calibrate,
+    probe,
+    reproduce,
+    run,
+    sweep,
+    trace,
+    tune,
+)
 from irqlab.cli.common import main
 
 __all__ = ["main"]

@@ -2,7 +2,7 @@
 
 ``irqlab report RESULTS -o report.html`` (and :func:`write_report`) turns any result irqlab
 writes into one file that opens offline: a run's JSON report (``irqlab run --format json``), a
-sweep folder, a ``tune`` folder or a reproduction folder (``irqlab reproduce``). Which one is
+sweep folder, a ``tune`` folder, a ``calibrate`` folder or a reproduction folder (``irqlab reproduce``). Which one is
 told by its files (:func:`detect`); a folder missing what its kind needs is a
 :class:`~irqlab.errors.ConfigError` naming the missing files.
 
@@ -18,7 +18,8 @@ The HTML comes from one Jinja2 template (``irqlab/templates/report.html.j2``) wi
 figure specifications are JSON in ``<script type="application/json">`` with ``<``, ``>`` and
 ``&`` escaped, so no value from a result can end a script or inject markup. Plotly and Jinja2
 are imported only when a report is made. Each kind of result has a module of its own that
-makes its page (``run_page``, ``sweep_page``, ``tune_page``, ``reproduction_page``), from
+makes its page (``run_page``, ``sweep_page``, ``tune_page``, ``calibrate_page``,
+``reproduction_page``), from
 the parts in ``page``.
 """
 
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from irqlab.errors import ConfigError, option
 from irqlab.files import regular_file, write_atomic
-from irqlab.report import reproduction_page, run_page, sweep_page, tune_page
+from irqlab.report import calibrate_page, reproduction_page, run_page, sweep_page, tune_page
 from irqlab.report.page import Code, Facts, Figures, Paragraph, Plot, Table
 
 #: The files each kind of folder needs.
@@ -40,7 +41,7 @@ TUNE_FILES = ("tune.json", "candidates.csv", "recommendation.json", "pareto.csv"
 
 
 def detect(path: str | Path) -> str:
-    """``"run"``, ``"sweep"``, ``"tune"`` or ``"reproduction"``, from what ``path`` holds; a
+    """``"run"``, ``"sweep"``, ``"tune"``, ``"calibration"`` or ``"reproduction"``, from what ``path`` holds; a
     :class:`ConfigError` names what is missing from a damaged or unknown one."""
     p = Path(path)
     if not p.exists():
@@ -56,6 +57,15 @@ def detect(path: str | Path) -> str:
     if not p.is_dir():
         regular_file(p, "results")  # a pipe or a device: says which
     names = {c.name for c in p.iterdir()}
+    if {"calibration.json", "residuals.csv"} & names:
+        missing = [f for f in calibrate_page.FILES if f not in names]
+        if missing:
+            raise ConfigError(
+                f"{p}: a calibration folder without {', '.join(missing)} (a calibration that "
+                "did not finish: run its command again to finish it)",
+                None,
+            )
+        return "calibration"
     if {"tune.json", "candidates.csv", "recommendation.json"} & names:
         missing = [f for f in TUNE_FILES if f not in names]
         if missing:
@@ -95,6 +105,7 @@ _PAGES = {
     "run": run_page.page,
     "sweep": sweep_page.page,
     "tune": tune_page.page,
+    "calibration": calibrate_page.page,
     "reproduction": reproduction_page.page,
 }
 

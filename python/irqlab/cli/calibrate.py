@@ -1,0 +1,149 @@
+"""``irqlab calibrate``: free parameters fitted to measured values."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from irqlab.cli.common import (
+    EXIT_STOPPED,
+    Console,
+    main,
+    out_option,
+    pool_options,
+    progress_option,
+    stopped_by,
+    user_errors,
+)
+
+
+@main.command(
+    epilog="""\b
+A targets file (docs/calibrate.md):
+  [calibrate]
+  name = "my-host"                 # the preset written: OUT/my-host.toml
+  seeds = [1, 2]                   # every candidate runs every point at these seeds
+  [base]                           # the scenario every point starts from
+  "platform.preset" = "beifuss2016"
+  scheme = "napi"
+  run.duration_ms = 50
+  [free]                           # the keys fitted, within bounds
+  "platform.irq_ns" = { min = 500, max = 5000 }
+  "platform.proto_ns" = { min = 100, max = 2000, log = true }
+  [[target]]                       # a measured value the fit meets
+  name = "IRQ rate at 1.5 Mpps"
+  point = { "traffic.rate_pps" = 1_500_000 }
+  metric = "irq_per_s"             # any metric of `irqlab run --format json`, dotted
+  value = 32_000
+  sigma = 2_000                    # or relative = 0.05, or weight = 2
+  [[validate]]                     # measured, not fitted: predicted and compared
+  point = { "traffic.rate_pps" = 1_000_000 }
+  metric = "cpu.busy"
+  value = 0.99
+
+\b
+Example:
+  irqlab calibrate examples/calibrate_beifuss2016.toml
+  irqlab report results/calibrate-beifuss2016
+"""
+)
+@click.argument("targets", type=click.Path(dir_okay=False, path_type=Path))
+@out_option(
+    "Results folder (created; default: calibrate.out in the file, else "
+    "results/calibrate-NAME). A rerun into it resumes from the runs it holds.",
+    file_okay=False,
+)
+@click.option(
+    "--max-evaluations",
+    type=int,
+    default=None,
+    help="Model evaluations at most (each: every point at every seed); default: "
+    "calibrate.max_evaluations, else 200.",
+)
+@pool_options
+@progress_option
+@user_errors
+def calibrate(
+    targets: Path,
+    out: Path | None,
+    max_evaluations: int | None,
+    executor: str,
+    workers: int | None,
+    scheduler: str | None,
+    progress: bool | None,
+) -> None:
+    """Fit the free parameters of a TARGETS file to its measured values.
+
+    Every candidate runs every target's scenario point at the same seeds (common random
+    numbers); scipy's bounded least squares ('trf') moves the free parameters to minimise
+    χ² = Σ ((predicted − measured) / σ)², σ including the simulation's standard error over the
+    seeds; the Jacobian's candidates run in one batch on the workers. Then each parameter's
+    uncertainty (from the Jacobian, checked by a profile), whether the targets identify it,
+    χ²/dof and the worst residuals, and the validation points' residuals. Says clearly when
+    a parameter is not identified or the fit is poor.
+
+    \b
+    Writes to --out:
+      NAME.toml                  the fitted preset: a scenario file, each value with its
+                                 uncertainty (irqlab run OUT/NAME.toml --set ...)
+      residuals.csv              every target and validation point: measured, σ,
+                                 predicted, its standard error, residual, residual/σ
+      calibration.json           everything: parameters, uncertainties, identifiability,
+                                 χ², evaluations, wall time
+      measured_vs_predicted.png  one panel per metric, error bars both ways, y = x
+      journal.sqlite             every finished run; rerunning the command resumes from it
+    """
+    from irqlab.calibration import calibrate as run_calibration
+    from irqlab.calibration import parse_targets, summary_text
+    from irqlab.experiments import progress_bar
+    from irqlab.experiments.executors import WorkersLost
+    from irqlab.files import own_folder, writable_folder
+
+    spec = parse_targets(targets)
+    target = Path(os.path.normpath(out or spec.out or Path("results") / f"calibrate-{spec.name}"))
+    own_folder(target, "calibration", "--out")
+    writable_folder(target, "--out")
+    console = Console(stderr=True)
+    console.print(
+        f"calibrate: {len(spec.free)} free parameter(s), {len(spec.targets)} target(s), "
+        f"{len(spec.seeds)} seed(s) → {target}",
+        highlight=False,
+    )
+    show = console.is_terminal if progress is None else progress
+    bar = progress_bar(show, "runs of the batch", "ETA")
+    try:
+        with bar:
+            task = bar.add_task("calibrate", total=None)
+            batches = [0]
+
+            def advance(done: int, total: int) -> None:
+                if done == 0:
+                    batches[0] += 1
+                    bar.update(task, description=f"batch {batches[0]}")
+                bar.update(task, completed=done, total=total)
+
+            result = run_calibration(
+                spec,
+                out=target,
+                executor=executor,
+                workers=workers,
+                scheduler=scheduler,
+                max_evaluations=max_evaluations,
+                progress=advance,
+            )
+    except KeyboardInterrupt as e:
+        word, status = stopped_by(e)
+        click.echo(
+            f"irqlab: {word}; the finished runs are kept in {target}: the same command resumes "
+            "the calibration",
+            err=True,
+        )
+        sys.exit(status)
+    except WorkersLost as e:
+        click.echo(f"irqlab: error: {e}; the same command resumes the calibration", err=True)
+        sys.exit(EXIT_STOPPED)
+    click.echo(summary_text(result), nl=False)
+    click.echo(f"wrote {target}/{', '.join(result.files)}")
