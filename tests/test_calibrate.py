@@ -121,7 +121,7 @@ value = 30000
     [
         (
             ('metric = "irq_per_s"', 'metric = "irq_per_sec"'),
-            'targets.toml: target 1 ("IRQ rate"): metric \'irq_per_sec\': not a metric '
+            "targets.toml: target 1 (\"IRQ rate\"): metric 'irq_per_sec': not a metric "
             "(did you mean 'irq_per_s'?)",
         ),
         (
@@ -172,12 +172,12 @@ value = 30000
         ),
         (
             ('point = { "traffic.rate_pps" = 50000 }', 'point = { "platform.irq_ns" = 1 }'),
-            "targets.toml: target 1 (\"IRQ rate\"): point: platform.irq_ns is a free parameter",
+            'targets.toml: target 1 ("IRQ rate"): point: platform.irq_ns is a free parameter',
         ),
         (("[calibrate]", "[calibration]"), "targets.toml: 'calibration': unknown section"),
         (
             ('name = "IRQ rate"', 'name = "IRQ rate"\nunit = "k"'),
-            'targets.toml: target 1 ("IRQ rate"): unknown field \'unit\'',
+            "targets.toml: target 1 (\"IRQ rate\"): unknown field 'unit'",
         ),
     ],
 )
@@ -260,7 +260,10 @@ def test_the_command_writes_the_preset_the_residuals_and_a_page(tmp_path):
     ]
     for role, entries in (("target", spec["target"]), ("validate", spec["validate"])):
         for e in entries:
-            lines += [f"[[{role}]]", f'point = {{ "traffic.rate_pps" = {e["point"]["traffic.rate_pps"]} }}']
+            lines += [
+                f"[[{role}]]",
+                f'point = {{ "traffic.rate_pps" = {e["point"]["traffic.rate_pps"]} }}',
+            ]
             lines += [f'metric = "{e["metric"]}"', f"value = {e['value']!r}"]
             lines += [f"relative = {e['relative']}" if "relative" in e else f"sigma = {e['sigma']}"]
     path = tmp_path / "napi.toml"

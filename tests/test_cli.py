@@ -35,6 +35,7 @@ def invoke(*args: str):
         ["reproduce"],
         ["report"],
         ["probe"],
+        ["calibrate"],
     ],
 )
 def test_every_subcommand_has_help(sub):

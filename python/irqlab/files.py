@@ -159,9 +159,9 @@ RESULT_FILES = {
 
 
 def own_folder(path: str | os.PathLike[str], kind: str, what: str) -> None:
-    """Refuses to write a ``kind`` (``"sweep"``, ``"tune"``, ``"calibration"``) into a folder holding another
-    kind of result: each writes files of the same names (``runs.*``, ``report.html``) and a
-    report shows one of them only."""
+    """Refuses to write a ``kind`` (``"sweep"``, ``"tune"``, ``"calibration"``) into a folder
+    holding another kind of result: each writes files of the same names (``runs.*``,
+    ``report.html``) and a report shows one of them only."""
     p = Path(path)
     if not p.is_dir():
         return

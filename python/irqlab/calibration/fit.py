@@ -234,7 +234,7 @@ def _analyse(
                 step = abs(xj[j] - x_hat[j])
                 if step > 0:
                     probes.append((j, sign, xj, step))
-    theta_hat = spec.theta(x_hat)
+    theta_hat = spec.theta(_key(x_hat))
     new_x = [x for _, _, x, _ in probes]
     valid_pred: Prediction | None = None
     if spec.validation or new_x:
@@ -250,10 +250,7 @@ def _analyse(
     profiles: dict[int, dict[str, Any]] = {}
     for j in range(p):
         sides = {sign: (x, step) for jj, sign, x, step in probes if jj == j}
-        got = {
-            sign: float(np.sum(fit.residuals(fit.at(x)) ** 2))
-            for sign, (x, _) in sides.items()
-        }
+        got = {sign: float(np.sum(fit.residuals(fit.at(x)) ** 2)) for sign, (x, _) in sides.items()}
         if not sides:
             continue
         agrees, note = profile_check(
@@ -265,7 +262,12 @@ def _analyse(
             float((jac.T @ jac)[j, j]),
             factor,
         )
-        profiles[j] = {"agrees": agrees, "note": note, "chi2_minus": got.get(-1), "chi2_plus": got.get(1)}
+        profiles[j] = {
+            "agrees": agrees,
+            "note": note,
+            "chi2_minus": got.get(-1),
+            "chi2_plus": got.get(1),
+        }
     params = []
     for j, f in enumerate(spec.free):
         slope = f.slope(float(x_hat[j]))

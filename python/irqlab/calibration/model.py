@@ -168,16 +168,16 @@ class Model:
         if self._pool is None:
             self._pool = make_executor(self.kind, self.workers, self.scheduler)
         tasks = [{"params": p, "extra": {"calibration.run": rid}} for rid, p in todo.items()]
-        total, done = len(tasks), 0
+        total = len(tasks)
         if self.progress is not None:
             self.progress(0, total)
-        for task, row in self._pool.imap_unordered(run_replication, tasks):
+        finished = self._pool.imap_unordered(run_replication, tasks)
+        for done, (task, row) in enumerate(finished, start=1):
             rid = task["extra"]["calibration.run"]
             metrics = _metrics(row)
             self.journal.add_row(rid, 0, metrics)
             self._runs[rid] = metrics
             self.new_runs += 1
-            done += 1
             if self.progress is not None:
                 self.progress(done, total)
 

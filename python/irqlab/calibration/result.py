@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from irqlab import __version__, toml_writer
 from irqlab.files import write_atomic
-from irqlab.formatting import count, significant
+from irqlab.formatting import count, short
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -145,7 +145,7 @@ def _rounded(value: float, sigma: float) -> float:
     """``value`` to two significant digits of its uncertainty (six when that is unknown)."""
     if not (math.isfinite(sigma) and sigma > 0) or value == 0:
         return float(f"{value:.6g}")
-    digits = max(2, int(math.floor(math.log10(abs(value)))) - int(math.floor(math.log10(sigma))) + 2)
+    digits = max(2, math.floor(math.log10(abs(value))) - math.floor(math.log10(sigma)) + 2)
     return float(f"{value:.{min(digits, 12)}g}")
 
 
@@ -153,7 +153,7 @@ def uncertainty_text(p: Parameter) -> str:
     """``± 120`` or ``± ∞`` (not identified)."""
     if not math.isfinite(p.sigma):
         return "± ∞"
-    return f"± {significant(p.sigma, 2)}"
+    return f"± {short(p.sigma, 2)}"
 
 
 def preset_toml(result: Calibration) -> str:
@@ -162,7 +162,7 @@ def preset_toml(result: Calibration) -> str:
     head = [
         f"# {result.name}: fitted by irqlab calibrate {__version__} to "
         f"{count(len(result.spec.targets), 'target')} of {Path(result.spec.source).name}",
-        f"# chi2/dof = {_num(result.reduced_chi2)} (p = {_num(result.p_value)})"
+        f"# chi2/dof = {_num(result.reduced_chi2)} (p = {_p(result.p_value)})"
         + ("; the fit is poor" if result.poor else ""),
         "# every value with its 1-sigma uncertainty; calibration.json has them all",
         "",
@@ -194,7 +194,11 @@ def preset_toml(result: Calibration) -> str:
 
 
 def _num(x: float) -> str:
-    return "n/a" if not math.isfinite(x) else significant(x, 3)
+    return "n/a" if not math.isfinite(x) else short(x, 3)
+
+
+def _p(x: float) -> str:
+    return "n/a" if not math.isfinite(x) else f"{x:.2g}"
 
 
 def residuals_csv(result: Calibration) -> str:
@@ -266,7 +270,9 @@ def write_outputs(result: Calibration, out: Path) -> list[str]:
     try:
         fig.savefig(out / "measured_vs_predicted.png", dpi=110)
     except OSError as e:
-        raise ConfigError(f"{what} {out}: cannot write the figure ({e.strerror or e})", what) from None
+        raise ConfigError(
+            f"{what} {out}: cannot write the figure ({e.strerror or e})", what
+        ) from None
     # last: its presence marks a finished calibration (irqlab report reads it)
     text = json.dumps(result.describe(), indent=2, default=_json_default, allow_nan=True)
     write_atomic(out / "calibration.json", text + "\n", what)
@@ -286,17 +292,20 @@ def _json_default(v: Any) -> Any:
 def summary_text(result: Calibration) -> str:
     """What ``irqlab calibrate`` prints: the parameters, the fit's quality, the worst
     residuals, the validation points."""
-    lines = [f"calibration {result.name}: {len(result.parameters)} free parameter(s), "
-             f"{count(len(result.spec.targets), 'target')}, "
-             f"{count(len(result.spec.validation), 'validation point')}", ""]
+    lines = [
+        f"calibration {result.name}: {len(result.parameters)} free parameter(s), "
+        f"{count(len(result.spec.targets), 'target')}, "
+        f"{count(len(result.spec.validation), 'validation point')}",
+        "",
+    ]
     table = [["parameter", "start", "fitted ± σ", "bounds", "identified"]]
     for p in result.parameters:
-        bounds = f"[{significant(p.lo, 4)}, {significant(p.hi, 4)}]" + (" log" if p.log else "")
-        fitted = f"{significant(p.value, 4)} {uncertainty_text(p)}"
+        bounds = f"[{short(p.lo, 4)}, {short(p.hi, 4)}]" + (" log" if p.log else "")
+        fitted = f"{short(p.value, 4)} {uncertainty_text(p)}"
         if p.at_bound:
             fitted += " (at a bound)"
         ident = "yes" if p.identifiable else f"NO: {p.status}"
-        table.append([p.key, significant(p.start, 4), fitted, bounds, ident])
+        table.append([p.key, short(p.start, 4), fitted, bounds, ident])
     lines += _columns(table)
     for p in result.parameters:
         if p.note:
@@ -307,11 +316,12 @@ def summary_text(result: Calibration) -> str:
     dof_text = f"{result.dof}" if result.dof > 0 else "0 (as many parameters as targets)"
     lines.append(
         f"χ² = {_num(result.chi2)} on {dof_text} degrees of freedom: χ²/dof = "
-        f"{_num(result.reduced_chi2)}, p = {_num(result.p_value)}"
+        f"{_num(result.reduced_chi2)}, p = {_p(result.p_value)}"
         + (f" (σ scaled by √{_num(result.error_scale)})" if result.error_scale > 1 else "")
     )
     if result.poor:
-        lines.append("THE FIT IS POOR: " + "; ".join(result.poor_reasons))
+        lines.append("THE FIT IS POOR:")
+        lines += [f"  - {r}" for r in result.poor_reasons]
     if result.stopped:
         lines.append(f"the optimiser stopped early: {result.stopped}")
     targets = sorted(
@@ -338,8 +348,8 @@ def _residual_lines(rows: list[dict[str, Any]]) -> list[str]:
             [
                 r["name"],
                 r["metric"],
-                f"{significant(r['measured'], 4)} ± {significant(r['sigma'], 2)}",
-                significant(r["predicted"], 4),
+                f"{short(r['measured'], 4)} ± {short(r['sigma'], 2)}",
+                short(r["predicted"], 4),
                 f"{r['normalised']:+.2f}σ",
             ]
         )
@@ -348,4 +358,7 @@ def _residual_lines(rows: list[dict[str, Any]]) -> list[str]:
 
 def _columns(table: list[list[str]]) -> list[str]:
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    return ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
+    return [
+        "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in table
+    ]

@@ -326,14 +326,11 @@ def _parse_free(tree: Mapping[str, Any], base: Mapping[str, Any]) -> list[Free]:
             raise ConfigError(f"{where}: a calibration sets {key} itself", key)
         if schema["type"] not in ("float", "int"):
             raise ConfigError(
-                f"{where}: not a numeric key ({schema['allowed']}); a free parameter is a "
-                "number",
+                f"{where}: not a numeric key ({schema['allowed']}); a free parameter is a number",
                 key,
             )
         if not isinstance(spec, Mapping):
-            raise ConfigError(
-                f"{where}: give its bounds, e.g. {{ min = 500, max = 5000 }}", key
-            )
+            raise ConfigError(f"{where}: give its bounds, e.g. {{ min = 500, max = 5000 }}", key)
         _unknown_fields(where, spec, FREE_KEYS)
         for k in ("min", "max"):
             if k not in spec:
@@ -359,10 +356,9 @@ def _parse_free(tree: Mapping[str, Any], base: Mapping[str, Any]) -> list[Free]:
             if not lo <= start <= hi:
                 raise ConfigError(f"{where}: start {start:g} is outside [{lo:g}, {hi:g}]", key)
         else:
-            v = resolved.get(key)
-            inside = isinstance(v, int | float) and lo <= float(v) <= hi
-            if inside:
-                start = float(v)  # type: ignore[arg-type]
+            given = resolved.get(key)
+            if isinstance(given, int | float) and lo <= float(given) <= hi:
+                start = float(given)
             elif log:
                 start = math.sqrt(lo * hi)
             else:
@@ -383,7 +379,7 @@ def _parse_entry(role: str, index: int, tree: Mapping[str, Any], spec: TargetsSp
     metric = tree.get("metric")
     if not isinstance(metric, str) or not metric:
         raise ConfigError(
-            f"{where}: give the metric, e.g. metric = \"irq_per_s\" (any metric of "
+            f'{where}: give the metric, e.g. metric = "irq_per_s" (any metric of '
             f"irqlab run --format json, dotted) in [[{section}]]",
             "metric",
         )
@@ -393,8 +389,7 @@ def _parse_entry(role: str, index: int, tree: Mapping[str, Any], spec: TargetsSp
     point = tree.get("point", {})
     if not isinstance(point, Mapping):
         raise ConfigError(
-            f'{where}: point must be a table of keys, e.g. point = {{ "traffic.rate_pps" = '
-            "1e6 }",
+            f'{where}: point must be a table of keys, e.g. point = {{ "traffic.rate_pps" = 1e6 }}',
             "point",
         )
     try:
@@ -426,8 +421,7 @@ def _parse_entry(role: str, index: int, tree: Mapping[str, Any], spec: TargetsSp
     else:
         if value == 0:
             raise ConfigError(
-                f"{where}: value = 0 with {kind}: a relative uncertainty of 0 is none; give "
-                "sigma",
+                f"{where}: value = 0 with {kind}: a relative uncertainty of 0 is none; give sigma",
                 kind,
             )
         sigma = abs(value) * amount if kind == "relative" else abs(value) / amount
@@ -467,7 +461,9 @@ def _check_points(spec: TargetsSpec) -> None:
                     params = core.resolve(spec.scenario(entry, theta, spec.seeds[0]))
             except ConfigError as e:
                 what = "" if theta is start else " (with the free parameters at their bounds)"
-                raise ConfigError(f"{entry.where}: the point is refused{what}: {e}", e.key) from None
+                raise ConfigError(
+                    f"{entry.where}: the point is refused{what}: {e}", e.key
+                ) from None
         m = re.match(r"^(per_[a-z_]+)\.(0|[1-9][0-9]*)\.", entry.metric)
         if m:
             n = entry_counts(params)[m[1]]

@@ -39,6 +39,10 @@ A targets file (docs/calibrate.md):
   metric = "irq_per_s"             # any metric of `irqlab run --format json`, dotted
   value = 32_000
   sigma = 2_000                    # or relative = 0.05, or weight = 2
+  [[target]]
+  point = { "traffic.rate_pps" = 1_700_000 }
+  metric = "cpu.busy"
+  value = 1.0                      # σ: 5 % of the value by default
   [[validate]]                     # measured, not fitted: predicted and compared
   point = { "traffic.rate_pps" = 1_000_000 }
   metric = "cpu.busy"

@@ -331,5 +331,6 @@ def main() -> None:
       irqlab analytic irq --set platform.preset=salah2007
       irqlab reproduce salah2007 --out results/salah2007
       irqlab report results/livelock      # one HTML page: figures, tables, how to re-run
+      irqlab calibrate examples/calibrate_beifuss2016.toml   # fit costs to measured numbers
       irqlab probe eth0 --out host.toml   # a scenario of this host's NIC, IRQs and NAPI
     """

@@ -111,7 +111,9 @@ def page(path: Path, title: str | None) -> Page:
         "simulation's standard error over the seeds; dashed: y = x. Circles are targets, "
         "squares validation points."
     )
-    figure = png(path / "measured_vs_predicted.png", "measured-vs-predicted", "measured vs predicted")
+    figure = png(
+        path / "measured_vs_predicted.png", "measured-vs-predicted", "measured vs predicted"
+    )
     figs.items.append(Figures([figure]))
     res = Section("residuals", "Residuals")
     res.items.append(_residuals_table(residuals))
@@ -134,7 +136,9 @@ def page(path: Path, title: str | None) -> Page:
     source = definition.get("source") if isinstance(definition, Mapping) else None
     if not isinstance(source, str) or source == "targets":  # a calibration from a dict
         source = "TARGETS.toml"
-    rerun.items.append(Code(shell(["irqlab", "calibrate", source, "--out", str(path)]), id="command"))
+    rerun.items.append(
+        Code(shell(["irqlab", "calibrate", source, "--out", str(path)]), id="command")
+    )
     return Page(
         title or f"irqlab calibrate — {name}",
         "calibration",

@@ -2,9 +2,9 @@
 
 ``irqlab report RESULTS -o report.html`` (and :func:`write_report`) turns any result irqlab
 writes into one file that opens offline: a run's JSON report (``irqlab run --format json``), a
-sweep folder, a ``tune`` folder, a ``calibrate`` folder or a reproduction folder (``irqlab reproduce``). Which one is
-told by its files (:func:`detect`); a folder missing what its kind needs is a
-:class:`~irqlab.errors.ConfigError` naming the missing files.
+sweep folder, a ``tune`` folder, a ``calibrate`` folder or a reproduction folder (``irqlab
+reproduce``). Which one is told by its files (:func:`detect`); a folder missing what its kind
+needs is a :class:`~irqlab.errors.ConfigError` naming the missing files.
 
 The page holds the scenario (every key), the key metrics, the figures, the tables with their
 confidence intervals, and the commands that re-run each result. Figures of sweeps, runs and
@@ -41,8 +41,9 @@ TUNE_FILES = ("tune.json", "candidates.csv", "recommendation.json", "pareto.csv"
 
 
 def detect(path: str | Path) -> str:
-    """``"run"``, ``"sweep"``, ``"tune"``, ``"calibration"`` or ``"reproduction"``, from what ``path`` holds; a
-    :class:`ConfigError` names what is missing from a damaged or unknown one."""
+    """``"run"``, ``"sweep"``, ``"tune"``, ``"calibration"`` or ``"reproduction"``, from what
+    ``path`` holds; a :class:`ConfigError` names what is missing from a damaged or unknown
+    one."""
     p = Path(path)
     if not p.exists():
         raise ConfigError(f"{p}: no such file or directory", None)
