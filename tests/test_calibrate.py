@@ -312,3 +312,22 @@ def test_a_folder_of_another_kind_is_refused(tmp_path):
     (out / "sweep.json").write_text("{}")
     with pytest.raises(ConfigError, match="holds a sweep's results"):
         calibrate(targets_file(), out=out, executor="inline")
+
+
+def test_the_page_of_an_unfinished_or_damaged_calibration_is_one_line(tmp_path):
+    out = tmp_path / "out"
+
+    def stop(done: int, batch: int) -> None:
+        if done:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        calibrate(targets_file(), out=out, executor="inline", progress=stop)
+    r = CliRunner().invoke(main, ["report", str(out)])
+    assert r.exit_code == 2 and "a calibration that did not finish" in r.output
+    calibrate(targets_file(), out=out, executor="inline")
+    data = json.loads((out / "calibration.json").read_text())
+    del data["fit"]
+    (out / "calibration.json").write_text(json.dumps(data))
+    r = CliRunner().invoke(main, ["report", str(out)])
+    assert r.exit_code == 2 and r.output.count("\n") == 1 and "no field fit" in r.output

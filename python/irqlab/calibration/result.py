@@ -215,6 +215,7 @@ def figure(result: Calibration) -> Figure:
     σ across, the simulation's standard error up), the line y = x; targets as circles,
     validation points as squares."""
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     metrics = list(dict.fromkeys(r["metric"] for r in result.rows))
     cols = min(3, len(metrics))
@@ -247,6 +248,8 @@ def figure(result: Calibration) -> Figure:
         if math.isfinite(lo) and math.isfinite(hi):
             pad = 0.05 * (hi - lo or abs(hi) or 1.0)
             ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="gray", lw=0.8, ls="--")
+        ax.xaxis.set_major_locator(MaxNLocator(5))
+        ax.yaxis.set_major_locator(MaxNLocator(6))
         ax.set_title(metric, fontsize=10)
         ax.set_xlabel("measured")
         ax.set_ylabel("predicted")

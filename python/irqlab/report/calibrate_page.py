@@ -21,6 +21,25 @@ _FIT_FIELDS = ("chi2", "dof", "p_value", "poor", "poor_reasons")
 _PARAMETER_FIELDS = ("key", "start", "value", "sigma", "lo", "hi", "identifiable", "status")
 
 
+def unfinished(path: Path) -> bool:
+    """Whether the folder holds only the journal of a calibration that did not finish (its
+    journal says it is a calibration's)."""
+    import sqlite3
+
+    journal = path / "journal.sqlite"
+    if not journal.is_file():
+        return False
+    try:
+        db = sqlite3.connect(f"file:{journal}?mode=ro", uri=True)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = 'definition'").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+    return row is not None and '"kind": "calibration"' in str(row[0])
+
+
 def _number(x: Any) -> float:
     return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else math.nan
 

@@ -67,6 +67,14 @@ def detect(path: str | Path) -> str:
                 None,
             )
         return "calibration"
+    if not {"sweep.json", "runs.parquet", "summary.parquet"} & names and (
+        calibrate_page.unfinished(p)
+    ):
+        raise ConfigError(
+            f"{p}: a calibration that did not finish (only its journal): run its command again "
+            "to finish it",
+            None,
+        )
     if {"tune.json", "candidates.csv", "recommendation.json"} & names:
         missing = [f for f in TUNE_FILES if f not in names]
         if missing:
