@@ -331,3 +331,24 @@ def test_the_page_of_an_unfinished_or_damaged_calibration_is_one_line(tmp_path):
     (out / "calibration.json").write_text(json.dumps(data))
     r = CliRunner().invoke(main, ["report", str(out)])
     assert r.exit_code == 2 and r.output.count("\n") == 1 and "no field fit" in r.output
+
+
+def test_the_fit_is_the_same_on_a_process_pool_as_inline():
+    spec = targets_file(targets=measured(rates=(30_000, 150_000)), seeds=[1])
+    spec["base"] = {**BASE, "run.duration_ms": 20}
+    inline = calibrate(spec, executor="inline")
+    pool = calibrate(spec, executor="process", workers=2)
+    assert pool.values == inline.values and pool.sigmas == inline.sigmas
+    assert pool.evaluations == inline.evaluations
+
+
+def test_a_setting_without_effect_is_one_warning_naming_the_first_entry(tmp_path):
+    text = GOOD.replace('scheme = "napi"', 'scheme = "ideal"\n"nic.itr_us" = 50')
+    text = text.replace('metric = "irq_per_s"', 'metric = "cpu.busy"').replace("30000", "0.2")
+    text += '[[target]]\npoint = { "traffic.rate_pps" = 90000 }\nmetric = "cpu.busy"\nvalue = 0.3\n'
+    text = text.replace('"platform.irq_ns"', '"platform.proto_ns"')
+    with pytest.warns(irqlab.ConfigWarning) as caught:
+        parse_targets(write(tmp_path, text))
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1, messages
+    assert messages[0].startswith('target 1 ("IRQ rate"): nic.itr_us = 50')

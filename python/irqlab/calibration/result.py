@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from irqlab import __version__, toml_writer
 from irqlab.files import write_atomic
-from irqlab.formatting import count, short
+from irqlab.formatting import count, short, significant
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -153,7 +153,7 @@ def uncertainty_text(p: Parameter) -> str:
     """``± 120`` or ``± ∞`` (not identified)."""
     if not math.isfinite(p.sigma):
         return "± ∞"
-    return f"± {short(p.sigma, 2)}"
+    return f"± {significant(p.sigma, 2)}"
 
 
 def preset_toml(result: Calibration) -> str:
@@ -351,7 +351,7 @@ def _residual_lines(rows: list[dict[str, Any]]) -> list[str]:
             [
                 r["name"],
                 r["metric"],
-                f"{short(r['measured'], 4)} ± {short(r['sigma'], 2)}",
+                f"{short(r['measured'], 4)} ± {significant(r['sigma'], 2)}",
                 short(r["predicted"], 4),
                 f"{r['normalised']:+.2f}σ",
             ]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irqlab.errors import ConfigError
+from irqlab.errors import ConfigError, ConfigWarning
 from irqlab.scenario import check_key, check_value, load_scenario, load_toml, plain, show_key
 
 #: The settings of [calibrate].
@@ -445,7 +445,8 @@ def _shown(v: Any) -> str:
 def _check_points(spec: TargetsSpec) -> None:
     """Resolves every point once, with the free parameters at their start and at each bound,
     and checks that each entry's metric is measured there (``per_class.1.*`` needs two
-    classes): a point the core refuses is one line naming the entry."""
+    classes): a point the core refuses is one line naming the entry. A setting without effect
+    at the start is a :class:`ConfigWarning`, once, naming the first entry where it is so."""
     from irqlab import core
     from irqlab.experiments.running import ENTRY_COUNTS
     from irqlab.experiments.spec import entry_counts
@@ -453,17 +454,21 @@ def _check_points(spec: TargetsSpec) -> None:
     start = {f.key: f.value(f.scaled(f.start)) for f in spec.free}
     corners = [start, {f.key: f.value(0.0) for f in spec.free}]
     corners.append({f.key: f.value(1.0) for f in spec.free})
+    said: dict[str, str] = {}
     for entry in [*spec.targets, *spec.validation]:
+        params: dict[str, Any] = {}
         for theta in corners:
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    params = core.resolve(spec.scenario(entry, theta, spec.seeds[0]))
+                resolved = core.resolved(spec.scenario(entry, theta, spec.seeds[0]))
             except ConfigError as e:
                 what = "" if theta is start else " (with the free parameters at their bounds)"
                 raise ConfigError(
                     f"{entry.where}: the point is refused{what}: {e}", e.key
                 ) from None
+            if theta is start:
+                params = resolved.params
+                for _, message in resolved.warnings:
+                    said.setdefault(message, f"{entry.where}: {message}")
         m = re.match(r"^(per_[a-z_]+)\.(0|[1-9][0-9]*)\.", entry.metric)
         if m:
             n = entry_counts(params)[m[1]]
@@ -474,3 +479,5 @@ def _check_points(spec: TargetsSpec) -> None:
                     f"({source}: {n})",
                     "metric",
                 )
+    for text in said.values():
+        warnings.warn(ConfigWarning(text), stacklevel=4)
