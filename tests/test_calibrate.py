@@ -352,3 +352,40 @@ def test_a_setting_without_effect_is_one_warning_naming_the_first_entry(tmp_path
     messages = [str(w.message) for w in caught]
     assert len(messages) == 1, messages
     assert messages[0].startswith('target 1 ("IRQ rate"): nic.itr_us = 50')
+
+
+def test_the_preset_is_a_scenario_file_whatever_keys_were_fitted():
+    import tomllib
+
+    from irqlab.calibration import Calibration, Parameter, TargetsSpec
+    from irqlab.calibration.result import preset_toml
+
+    def fitted(key: str, value: float, sigma: float, identifiable: bool = True) -> Parameter:
+        status = "identified" if identifiable else "no effect"
+        return Parameter(
+            key, value, value, sigma, 0, 1e6, False, identifiable, status, "", False, 1
+        )
+
+    spec = TargetsSpec("host", {"platform.preset": "beifuss2016", "scheme": "napi"}, [], [])
+    result = Calibration(
+        spec,
+        [
+            fitted("platform.irq_ns", 2343.2, 120.0),
+            fitted("nic.itr_us", 33.3333, 2.0),
+            fitted("platform.poll_timer_ns", 700.0, math.inf, identifiable=False),
+        ],
+        [],
+        3.0,
+        2,
+        0.2,
+        False,
+        [],
+    )
+    text = preset_toml(result)
+    tree = tomllib.loads(text)
+    assert tree["platform"] == {"preset": "beifuss2016", "irq_ns": 2340.0, "poll_timer_ns": 700.0}
+    assert tree["nic"] == {"itr_us": 33.3}
+    assert "irq_ns = 2340.0  # ± 120\n" in text
+    assert "itr_us = 33.3  # ± 2.0\n" in text
+    assert "poll_timer_ns = 700.0  # ± ∞; NOT IDENTIFIED (no effect)" in text
+    irqlab.load_scenario(tree)  # every key a scenario key

@@ -167,30 +167,18 @@ def preset_toml(result: Calibration) -> str:
         "# every value with its 1-sigma uncertainty; calibration.json has them all",
         "",
     ]
-    lines = toml_writer.scenario(result.preset()).splitlines()
-    notes = {p.key.split(".", 1)[1]: p for p in result.parameters if p.key.startswith("platform.")}
-    others = [p for p in result.parameters if not p.key.startswith("platform.")]
-    out = []
-    for line in lines:
-        k = line.split(" = ", 1)[0].strip()
-        p = notes.get(k)
-        if p is not None:
-            flag = "" if p.identifiable else f"; NOT IDENTIFIED ({p.status})"
-            line = f"{line}  # {uncertainty_text(p)}{flag}"
+    fitted = {p.key: p for p in result.parameters}
+    out, table = [], ""
+    for line in toml_writer.scenario(result.preset()).splitlines():
+        if line.startswith("[") and line.endswith("]"):
+            table = line.strip("[]") + "."
+        elif " = " in line:
+            p = fitted.get(table + line.split(" = ", 1)[0].strip())
+            if p is not None:
+                flag = "" if p.identifiable else f"; NOT IDENTIFIED ({p.status})"
+                line = f"{line}  # {uncertainty_text(p)}{flag}"
         out.append(line)
-    text = "\n".join(head + out) + "\n"
-    if others:
-        # fitted keys outside [platform]: their tables, each value commented
-        extra = toml_writer.scenario({p.key: _rounded(p.value, p.sigma) for p in others})
-        marked = []
-        for line in extra.splitlines():
-            for p in others:
-                leaf = p.key.rsplit(".", 1)[-1]
-                if line.startswith(f"{leaf} = "):
-                    line = f"{line}  # {uncertainty_text(p)}"
-            marked.append(line)
-        text += "\n" + "\n".join(marked) + "\n"
-    return text
+    return "\n".join(head + out) + "\n"
 
 
 def _num(x: float) -> str:
