@@ -130,6 +130,15 @@ value = 30000
             "(did you mean 'platform.irq_ns'?)",
         ),
         (
+            ('"traffic.rate_pps" = 50000', '"trafic.rate_pps" = 50000'),
+            "targets.toml: target 1 (\"IRQ rate\"): point: unknown key 'trafic.rate_pps' "
+            "(did you mean 'traffic.rate_pps'?)",
+        ),
+        (
+            ("run.duration_ms = 5", "run.duration = 5"),
+            "targets.toml: base: unknown key 'run.duration' (did you mean 'run.duration_ms'?)",
+        ),
+        (
             ("min = 500, max = 5000", "min = 5000, max = 500"),
             'targets.toml: free "platform.irq_ns": min 5000 > max 500',
         ),

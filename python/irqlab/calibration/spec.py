@@ -234,7 +234,10 @@ def _parse(
     for key in RESERVED:
         if key in base:
             raise ConfigError(f"base: {key}: a calibration sets it itself (calibrate.seeds)", key)
-    base = load_scenario(base)
+    try:
+        base = load_scenario(base)
+    except ConfigError as e:
+        raise ConfigError(f"base: {e}", e.key) from None
     name = settings.get("name", stem)
     if not isinstance(name, str) or not _NAME.match(name):
         raise ConfigError(
