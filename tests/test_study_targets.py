@@ -19,7 +19,7 @@ from irqlab.report.flat import flatten_report
 from irqlab.scenario import flatten
 from irqlab.studies import STUDIES
 from irqlab.studies import chang2007 as chang
-from irqlab.studies.common import targets, targets_file
+from irqlab.studies.common import preset, preset_file, targets, targets_file
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = sorted(STUDIES.values())
@@ -95,7 +95,8 @@ def test_every_key_is_one_the_core_knows(study):
 
 def test_free_parameters_are_numeric_with_bounds_and_start_where_the_study_is(study):
     module, data = study
-    today = core.resolve(flatten(data["base"]))
+    # the study's platform: the base's preset, with the keys its fitted preset sets
+    today = core.resolve({**flatten(data["base"]), **preset(module)})
     for key, b in data["free"].items():
         s = spec(key)
         assert s is not None and s["type"] in ("int", "float"), key
@@ -146,3 +147,21 @@ def test_chang2007_labels_exactly_the_declared_targets():
     readme = (ROOT / "README.md").read_text()
     assert chang.table2_caption() in readme
     assert "calibration targets: RHIP at 512 and 1024 B, NAPI at 1500 B" in readme
+
+
+def test_a_fitted_preset_sets_only_free_keys_and_the_study_runs_on_it():
+    """A study's ``<study>.preset.toml`` is its calibration's output: the base's preset and
+    values of the file's free keys, within their bounds; the study's BASE carries them."""
+    for module in MODULES:
+        fitted = preset(module)
+        here = Path(importlib.import_module(module).__file__).parent
+        assert bool(fitted) == (here / preset_file(module)).is_file(), module
+        if not fitted:
+            continue
+        data = targets(module)
+        assert fitted.pop("platform.preset") == data["base"]["platform.preset"], module
+        for key, value in fitted.items():
+            b = data["free"][key]
+            assert b["min"] <= value <= b["max"], key
+        base = importlib.import_module(module).BASE
+        assert {k: base[k] for k in fitted} == fitted, module

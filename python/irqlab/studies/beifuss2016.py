@@ -32,13 +32,16 @@ from scipy import stats
 
 from irqlab.analytic.beifuss import t_max
 from irqlab.formatting import with_unit
-from irqlab.studies.common import Sweeps, errorbar, markdown_table, mpps
+from irqlab.studies.common import Sweeps, errorbar, markdown_table, mpps, preset
 
 NAME = "beifuss2016"
 TITLE = "Beifuß et al. (2016): ingress QoS on the receive path (SQ, RR, LL-RR, LL-WFQ)"
 
+#: The study's platform is its calibration's (``beifuss2016.preset.toml``, fitted to
+#: ``beifuss2016.targets.toml``): one preset for every figure.
 BASE = {
     "platform.preset": "beifuss2016",
+    **preset(__name__),
     "scheme": "napi",
     "host.forward": True,
     "traffic.kind": "poisson",
@@ -284,7 +287,9 @@ def paper_table(
     for share, paper in ((0.0, "≈ 20 k/s"), (0.5, "≈ 58 k/s (peak)"), (1.0, "≈ 20 k/s")):
         if np.isclose(list(shares["qos.rt_share"].unique()), share).any():
             v, ci = s("rr", share, "irq_per_s")
-            add(f"RR IRQ rate at 1.5 Mpps, {share:.0%} RT", paper, with_unit(v, "k/s", ci))
+            # the peak is the target that splits the interrupt (beifuss2016.targets.toml)
+            role = "calibration" if share == 0.5 else "comparison"
+            add(f"RR IRQ rate at 1.5 Mpps, {share:.0%} RT", paper, with_unit(v, "k/s", ci), role)
     for st in ("ll-rr", "ll-wfq"):
         v, ci = s(st, FIXED_RT, "irq_per_s")
         add(f"{LABELS[st]} IRQ rate at 1.5 Mpps, 30 % RT", "≈ 20 k/s", with_unit(v, "k/s", ci))

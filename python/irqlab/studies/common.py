@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 import irqlab
+from irqlab.scenario import flatten
 
 
 def targets_file(module: str) -> str:
@@ -33,6 +34,20 @@ def targets(module: str) -> dict[str, Any]:
     data.setdefault("target", [])
     data.setdefault("validate", [])
     return data
+
+
+def preset_file(module: str) -> str:
+    """The name of a study module's fitted platform (``beifuss2016.preset.toml``)."""
+    return f"{module.rsplit('.', 1)[-1]}.preset.toml"
+
+
+def preset(module: str) -> dict[str, Any]:
+    """The platform keys a study's calibration fitted (its ``<module>.preset.toml``, shipped
+    beside it), as flat scenario keys for its ``BASE``; none if the study has no such file."""
+    found = resources.files("irqlab.studies").joinpath(preset_file(module))
+    if not found.is_file():
+        return {}
+    return flatten(tomllib.loads(found.read_text("utf-8")))
 
 
 class Planned(Protocol):
