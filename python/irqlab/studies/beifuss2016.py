@@ -3,8 +3,10 @@ Software Router": the NIC classifies packets into a real-time (RT) and a best-ef
 ring, and the driver's poll serves the RT ring with priority — lower RT latency without losing
 throughput.
 
-What is re-run, on the ``beifuss2016`` platform preset (one 3.2 GHz core forwarding Poisson
-128-byte frames, 512 descriptors per ring, ITR off; calibrated on SQ, see docs/qos.md), for the
+What is re-run, on the study's fitted ``beifuss2016.preset.toml`` (the ``beifuss2016`` platform
+preset, one 3.2 GHz core forwarding Poisson 128-byte frames, 512 descriptors per ring, ITR off,
+with its interrupt split into CPU time and delivery; calibrated to the targets of
+``beifuss2016.targets.toml``, see docs/qos.md), for the
 strategies SQ, RR, LL-RR and LL-WFQ (and the stock driver's equal split, VMDq, beside them):
 
 - **Fig. 5a** — maximum loss-free throughput against the RT share: the paper's search, the
