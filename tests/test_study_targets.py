@@ -61,7 +61,7 @@ def test_each_study_has_a_targets_file_beside_it_in_the_package():
 
 
 def test_the_file_is_in_the_calibrate_format(study):
-    module, data = study
+    _module, data = study
     assert set(data) <= SECTIONS, set(data) - SECTIONS
     cal = data["calibrate"]
     assert isinstance(cal["name"], str) and cal["name"]
@@ -85,7 +85,7 @@ def test_the_file_is_in_the_calibrate_format(study):
 
 
 def test_every_key_is_one_the_core_knows(study):
-    module, data = study
+    _module, data = study
     keys = set(flatten(data["base"])) | set(data["free"])
     for _, e in points(data):
         keys |= set(flatten(e["point"]))
@@ -108,9 +108,9 @@ def test_free_parameters_are_numeric_with_bounds_and_start_where_the_study_is(st
 
 
 def test_every_point_is_a_scenario_the_core_accepts(study):
-    module, data = study
+    _module, data = study
     core.resolved(flatten(data["base"]))
-    for name, e in points(data):
+    for _name, e in points(data):
         params = scenario(data, e["point"])
         core.resolved(params)  # raises ConfigError naming the bad key
         for key in data["free"]:  # and with each free key at its bounds
@@ -121,7 +121,7 @@ def test_every_point_is_a_scenario_the_core_accepts(study):
 def test_every_metric_is_one_the_points_report_gives(study):
     """Each point run for a millisecond: the metric is among its report's flattened names
     (as sweeps name them), a number."""
-    module, data = study
+    _module, data = study
     for name, e in points(data):
         params = {**scenario(data, e["point"]), "run.duration_ms": 1.0, "run.warmup_ms": 0.0}
         report = core.run(params)
@@ -165,3 +165,23 @@ def test_a_fitted_preset_sets_only_free_keys_and_the_study_runs_on_it():
             assert b["min"] <= value <= b["max"], key
         base = importlib.import_module(module).BASE
         assert {k: base[k] for k in fitted} == fitted, module
+
+
+def readme_rows(heading: str, columns: str) -> list[list[str]]:
+    """The rows of the first table with header ``columns`` after ``heading`` in the README."""
+    text = (ROOT / "README.md").read_text()
+    text = text[text.index(heading) :]
+    text = text[text.index(columns) :].split("\n\n")[0]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()[2:]]
+
+
+def test_beifuss2016_readme_labels_exactly_the_declared_targets_calibration():
+    """The README's paper table marks as calibration the file's targets, and the egress offset
+    L0 that the study fits after the platform (no platform key, so not in the file)."""
+    header = "| quantity | paper | irqlab | role |"
+    rows = readme_rows("## Ingress QoS: Beifuß et al. (2016)", header)
+    calibration = {r[0] for r in rows if r[3].startswith("calibration")}
+    offset = {r[0] for r in rows if r[3] == "calibration (L0)" or r[0].startswith("L0,")}
+    names = {t["name"] for t in targets("irqlab.studies.beifuss2016")["target"]}
+    assert calibration - offset == names
+    assert len(offset) == 2
