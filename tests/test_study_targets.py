@@ -185,3 +185,28 @@ def test_beifuss2016_readme_labels_exactly_the_declared_targets_calibration():
     names = {t["name"] for t in targets("irqlab.studies.beifuss2016")["target"]}
     assert calibration - offset == names
     assert len(offset) == 2
+
+
+def test_beifuss2016_preset_moves_interrupt_time_into_delivery_and_leaves_sq_as_it_was():
+    """The fitted split keeps the built-in preset's 3900 ns from the NIC's decision to the
+    handler's end: SQ near saturation sees the same interrupts, latency and throughput, and its
+    CPU is busy for less by the delivery's share of every interrupt."""
+    from irqlab.studies import beifuss2016
+
+    fitted = preset("irqlab.studies.beifuss2016")
+    assert fitted["platform.irq_ns"] + fitted["platform.irq_delivery_ns"] == 3900
+    point = {
+        **beifuss2016.BASE,
+        "qos.strategy": "sq",
+        "qos.rt_share": 0.3,
+        "traffic.rate_pps": 1.5e6,
+        "run.duration_ms": 20.0,
+        "run.warmup_ms": 5.0,
+    }
+    split = core.run(point)
+    whole = core.run({**point, "platform.irq_ns": 3900.0, "platform.irq_delivery_ns": 0.0})
+    for metric in ("irq_per_s", "throughput_pps"):
+        assert split[metric] == whole[metric], metric
+    assert split["latency_us"]["mean"] == whole["latency_us"]["mean"]
+    saved = split["irq_per_s"] * fitted["platform.irq_delivery_ns"] * 1e-9
+    assert whole["cpu"]["busy"] - split["cpu"]["busy"] == pytest.approx(saved, rel=1e-3)
