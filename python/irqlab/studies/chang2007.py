@@ -36,7 +36,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from irqlab.analytic import chang as model
-from irqlab.studies.common import SweepPlan, Sweeps, finish, markdown_table
+from irqlab.studies.common import SweepPlan, Sweeps, finish, markdown_table, targets
 
 NAME = "chang2007"
 TITLE = "Chang et al. (2007): applications under receive load, QAPolling, AIC and RHIP"
@@ -93,10 +93,23 @@ CALIBRATION_TARGETS = (
     "NAPI's goodput 'very small' below 1500 bytes (the application starves)",
     "NAPI at 1500 bytes: the socket overflows, with no CPU idle time",
 )
-#: Table II's cells among the calibration targets: (scheme, bytes).
-CALIBRATED_IDLE = {("rhip", 512), ("rhip", 1024), ("napi", 1500)}
-#: The sizes at which NAPI's starvation was a calibration target.
-STARVED_SIZES = (512, 1024, 1200)
+#: The calibration as ``irqlab calibrate`` reads it, declared once, in ``chang2007.targets.toml``
+#: beside this module: the tables label as calibration exactly the cells it names.
+TARGETS = targets(__name__)
+
+
+def _cell(point: Mapping[str, Any]) -> tuple[str, int]:
+    """A target's point as a Table II cell: (scheme, IP bytes)."""
+    scheme = str(point["adapt.scheme"])
+    return ("napi" if scheme == "none" else scheme, int(point["traffic.size_bytes"]) - 18)
+
+
+#: Table II's cells among the calibration targets: (scheme, bytes), in the file's order.
+CALIBRATED_IDLE = tuple(_cell(t["point"]) for t in TARGETS["target"] if t["metric"] == "cpu.idle")
+#: The sizes at which NAPI's starvation is a calibration target.
+STARVED_SIZES = tuple(
+    _cell(t["point"])[1] for t in TARGETS["target"] if t["metric"] == "goodput_bps"
+)
 
 
 @dataclass(frozen=True)
@@ -347,9 +360,20 @@ def table2_markdown(t: pd.DataFrame) -> str:
             cells.append(f"{r.paper_idle_pct:.0f} / {r.irqlab_idle_pct:.0f}")
         rows.append(cells)
     table = markdown_table(["scheme", *(f"{s} B" for s in TABLE2_SIZES)], rows)
+    return f"{table2_caption()}\n\n{table}\n{CHOICE_NOTE}\n"
+
+
+def table2_caption() -> str:
+    """Table II's caption, naming its calibrated cells (``CALIBRATED_IDLE``) by scheme."""
+    sizes: dict[str, list[int]] = {}
+    for scheme, size in CALIBRATED_IDLE:
+        sizes.setdefault(scheme, []).append(size)
+    cells = ", ".join(
+        f"{LABELS[scheme]} at {' and '.join(map(str, s))} B" for scheme, s in sizes.items()
+    )
     return (
-        "CPU idle time (%), paper / irqlab; calibration targets: RHIP at 512 and 1024 B, NAPI "
-        f"at 1500 B (the other cells are evidence).\n\n{table}\n{CHOICE_NOTE}\n"
+        f"CPU idle time (%), paper / irqlab; calibration targets: {cells} "
+        "(the other cells are evidence)."
     )
 
 

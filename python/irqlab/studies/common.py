@@ -1,16 +1,53 @@
 """What the studies share while they run: the sweeps into the study's folder (:class:`Sweeps`),
-plans, load steps, and summary points drawn with their confidence intervals."""
+plans, load steps, summary points drawn with their confidence intervals, and each study's
+declared calibration (:func:`targets`: the ``<module>.targets.toml`` beside it)."""
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
 import pandas as pd
 
 import irqlab
+from irqlab.scenario import flatten
+
+
+def targets_file(module: str) -> str:
+    """The name of a study module's targets file (``chang2007`` → ``chang2007.targets.toml``),
+    shipped beside it in the package."""
+    return f"{module.rsplit('.', 1)[-1]}.targets.toml"
+
+
+def targets(module: str) -> dict[str, Any]:
+    """A study's declared calibration, in the format of ``irqlab calibrate``: ``calibrate``
+    (the preset's name, the seeds), ``base`` (scenario keys), ``free`` (the fitted keys with
+    their bounds), ``target`` (what the preset is fitted to: each a point, a metric, a value)
+    and ``validate`` (measured, not fitted: evidence). Missing lists are empty."""
+    text = resources.files("irqlab.studies").joinpath(targets_file(module)).read_text("utf-8")
+    data = tomllib.loads(text)
+    data.setdefault("free", {})
+    data.setdefault("target", [])
+    data.setdefault("validate", [])
+    return data
+
+
+def preset_file(module: str) -> str:
+    """The name of a study module's fitted platform (``beifuss2016.preset.toml``)."""
+    return f"{module.rsplit('.', 1)[-1]}.preset.toml"
+
+
+def preset(module: str) -> dict[str, Any]:
+    """The platform keys a study's calibration fitted (its ``<module>.preset.toml``, shipped
+    beside it), as flat scenario keys for its ``BASE``; none if the study has no such file."""
+    found = resources.files("irqlab.studies").joinpath(preset_file(module))
+    if not found.is_file():
+        return {}
+    return flatten(tomllib.loads(found.read_text("utf-8")))
 
 
 class Planned(Protocol):
