@@ -852,6 +852,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "rhip: a T lowered below this becomes 0 (an interrupt per packet), ns",
     ),
     p(
+        "adapt.t_min_ns",
+        float(0.0, 1e9),
+        F(0.0),
+        "rhip: the smallest T a calm interval lowers it to, ns (0: no floor, as printed; e.g. the driver's own range)",
+    ),
+    p(
         "adapt.aic_min_rate",
         positive(1e7),
         F(1.0),

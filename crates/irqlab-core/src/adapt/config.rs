@@ -30,6 +30,7 @@ keys! {
         rhip::T_DECREASE,
         rhip::T_INCREASE_NS,
         rhip::T_SNAP_NS,
+        rhip::T_MIN_NS,
         aic::MIN_RATE,
         aic::MAX_RATE,
         aic::RATE_STEP,
@@ -73,6 +74,8 @@ pub struct AdaptConfig {
     pub t_decrease: f64,
     pub t_increase: SimDuration,
     pub t_snap: SimDuration,
+    /// RHIP: the smallest interval a calm interval lowers T to (zero: none, as printed).
+    pub t_min: SimDuration,
     /// AIC: interrupt-rate floor (1/s), the rate at and above which the NIC is unthrottled,
     /// and the rate step that β counts.
     pub aic_min_rate: f64,
@@ -126,6 +129,7 @@ pub fn configure(
         t_decrease: p.f64(rhip::T_DECREASE),
         t_increase: SimDuration::from_ns(p.f64(rhip::T_INCREASE_NS)),
         t_snap: SimDuration::from_ns(p.f64(rhip::T_SNAP_NS)),
+        t_min: SimDuration::from_ns(p.f64(rhip::T_MIN_NS)),
         aic_min_rate: p.f64(aic::MIN_RATE),
         aic_max_rate: p.f64(aic::MAX_RATE),
         aic_rate_step: p.f64(aic::RATE_STEP),

@@ -226,6 +226,7 @@ pub(crate) fn test_config(scheme: Scheme) -> AdaptConfig {
         t_decrease: 0.1,
         t_increase: SimDuration::from_ns(500.0),
         t_snap: SimDuration::from_ns(1000.0),
+        t_min: SimDuration::ZERO,
         aic_min_rate: 1.0,
         aic_max_rate: 100_000.0,
         aic_rate_step: 1000.0,

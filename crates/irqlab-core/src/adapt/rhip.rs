@@ -9,7 +9,9 @@
 //! At the end of each interval, "line 6" runs if ksoftirqd was inactive in it, or its
 //! utilisation never went above `buflow`, or never above `bufupper`: if B_p is below
 //! `rhip_budget` (300) it increases (+β), else T decreases by `t_decrease` (10 %), snapping to
-//! zero (an interrupt per packet) under `t_snap`. An interval that went above `bufupper` while
+//! zero (an interrupt per packet) under `t_snap`, and never below `t_min` (zero by default: the
+//! paper prints no floor; with none, T keeps falling as long as the load stays calm, so that
+//! RHIP's idle time depends on the run's length — docs/applications.md). An interval that went above `bufupper` while
 //! ksoftirqd ran changes nothing. `rhip-noksd`, the variant of Table II "without adjusting
 //! ksoftirqd", drops the first condition.
 
@@ -35,6 +37,7 @@ keys! {
         T_DECREASE,
         T_INCREASE_NS,
         T_SNAP_NS,
+        T_MIN_NS,
     ];
 }
 /// What its results depend on beyond the paper.
@@ -53,6 +56,8 @@ pub struct Rhip {
     t_decrease: f64,
     t_increase: SimDuration,
     t_snap: SimDuration,
+    /// The floor of a calm interval's decrease (zero: none).
+    t_min: SimDuration,
     /// The ksoftirqd rule (Fig. 6, per-interval lines 1–2).
     ksoftirqd_rule: bool,
 }
@@ -68,6 +73,7 @@ impl Rhip {
             t_decrease: c.t_decrease,
             t_increase: c.t_increase,
             t_snap: c.t_snap,
+            t_min: c.t_min,
             ksoftirqd_rule,
         }
     }
@@ -96,11 +102,13 @@ impl Controller for Rhip {
             k.budget = self.rule.increase(k.budget).min(self.budget_threshold);
         } else {
             let t = SimDuration((k.itr.ps() as f64 * (1.0 - self.t_decrease)).round() as u64);
-            k.itr = if t < self.t_snap {
+            let t = if t < self.t_snap {
                 SimDuration::ZERO
             } else {
                 t
             };
+            // never below the floor; a floor above T (set by pressure) leaves T where it is
+            k.itr = t.max(self.t_min.min(k.itr));
         }
     }
 }
@@ -189,5 +197,25 @@ mod tests {
         k.itr = us(9.99);
         r.on_interval(&interval(0.01, true), &mut k);
         assert!(k.itr.is_zero(), "{:?}", k.itr);
+    }
+
+    #[test]
+    fn a_calm_interval_never_lowers_t_below_its_floor() {
+        let mut c = test_config(Scheme::Rhip);
+        c.t_min = us(100.0);
+        let mut r = Rhip::new(&c, true);
+        let mut k = knobs(300, us(125.0));
+        r.on_interval(&interval(0.01, true), &mut k);
+        assert_eq!(k.itr, us(112.5), "above the floor: 10 % less");
+        r.on_interval(&interval(0.01, true), &mut k);
+        assert_eq!(k.itr, us(101.25));
+        r.on_interval(&interval(0.01, true), &mut k);
+        assert_eq!(k.itr, us(100.0), "91.125 us is held at the floor");
+        r.on_interval(&interval(0.01, true), &mut k);
+        assert_eq!(k.itr, us(100.0));
+        // a T under the floor (the start, T = 0) is not raised by a calm interval
+        let mut k = knobs(300, SimDuration::ZERO);
+        r.on_interval(&interval(0.01, true), &mut k);
+        assert!(k.itr.is_zero());
     }
 }

@@ -380,6 +380,7 @@ _NO_COUNTERPART: tuple[tuple[str, tuple[str, ...]], ...] = (
             "adapt.t_decrease",
             "adapt.t_increase_ns",
             "adapt.t_snap_ns",
+            "adapt.t_min_ns",
             "adapt.aic_min_rate",
             "adapt.aic_max_rate",
             "adapt.aic_rate_step",
