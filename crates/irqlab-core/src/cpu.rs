@@ -271,6 +271,16 @@ impl<T: Copy> Cpu<T> {
         }
     }
 
+    /// Lengthens the job on `level` by `ps` (it ends that much later, charged to its
+    /// category). The caller has advanced to now.
+    pub fn extend(&mut self, level: Level, ps: u64) {
+        let job = self.jobs[level as usize].as_mut().expect("a job to extend");
+        job.remaining += ps;
+        if self.running == Some(level) {
+            self.next_done += ps;
+        }
+    }
+
     /// The indirect interrupt cost the job on `level` was given (0 if none, or no job): part
     /// of its [`Cpu::remaining`] time.
     pub fn indirect_owed(&self, level: Level) -> u64 {

@@ -168,6 +168,11 @@ pub struct Vector {
     /// busy loops spin waiting for it to be free.
     pub spinner: Option<u16>,
     pub waiting: Vec<u16>,
+    /// With `platform.ring_contention_ns`: the core of the busy poller whose protocol
+    /// processing of this vector's packet is under way on another core, and whether this
+    /// vector's ISR is under way (`busypoll::contention_on_start`, `contention_on_isr`).
+    pub poller_packet: Option<u16>,
+    pub in_isr: bool,
 }
 
 /// One application thread and its socket.
@@ -217,6 +222,13 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     /// One ring per vector, every packet to the stack, descriptors written back at once:
     /// `driver::packet_done` takes its fused path.
     fused: bool,
+    /// A poll's packets may cost more than their processing: the poll's cold start
+    /// (`platform.cold_packets`) or a busy poller's ring contention
+    /// (`platform.ring_contention_ns`).
+    packet_extras: bool,
+    /// A busy poller on another core than its vector's pays for overlapping the vector's
+    /// interrupt handler (`platform.ring_contention_ns`, with busy polling).
+    contention: bool,
     /// Every vector has one Rx ring (one traffic class).
     single_ring: bool,
     /// The Rx budget of each ring in a poll: the weight split equally (at least 1 each).
@@ -304,6 +316,8 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 tx_signal_at: None,
                 spinner: None,
                 waiting: Vec::with_capacity(s.apps.len()),
+                poller_packet: None,
+                in_isr: false,
             })
             .collect();
         let min_truesize = s.socket.truesize(1);
@@ -320,6 +334,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 epoll_left: 0,
             })
             .collect();
+        let contention = !p.ring_contention.is_zero() && s.host.cores > 1 && s.busy.any();
         let mut host = Host {
             now: SimTime::ZERO,
             s,
@@ -341,7 +356,10 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             fused: s.apps.is_empty()
                 && !s.host.forward
                 && s.qos.rings == 1
-                && s.platform.writeback.is_zero(),
+                && s.platform.writeback.is_zero()
+                && !s.platform.cold(),
+            packet_extras: s.platform.cold() || contention,
+            contention,
             single_ring: s.qos.rings == 1,
             ring_budget: {
                 let rings = s.qos.rings as u64;
