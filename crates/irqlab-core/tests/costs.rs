@@ -572,6 +572,34 @@ mod contention {
     }
 
     #[test]
+    #[test]
+    fn with_deep_idle_states_rx_usecs_0_pays_more_than_rx_usecs_100() {
+        // the letter's busy-polling rows: core 0 idles between interrupts and wakes from a
+        // deep idle state (10.6 us after 5 us idle), so with rx-usecs 0 the interrupt that
+        // follows each transaction still runs when the next request is processed; with
+        // rx-usecs 100 the throttle holds most of them back
+        let rtt_us = |itr: f64, c: f64| {
+            let r = letter(1, itr)
+                .with("platform.wakeup_ns", f(10_600.0))
+                .with("platform.wakeup_after_us", f(5.0))
+                .with("platform.ring_contention_ns", f(c))
+                .with("run.warmup_ms", f(0.5))
+                .duration_ms(5.0)
+                .run();
+            conserved(&r);
+            r.rtt_us.unwrap().mean.unwrap()
+        };
+        let (base0, base100) = (rtt_us(0.0, 0.0), rtt_us(100.0, 0.0));
+        assert!((base0 - base100).abs() < 0.01 * base0, "{base0} {base100}");
+        let added0 = rtt_us(0.0, 2000.0) - base0;
+        let added100 = rtt_us(100.0, 2000.0) - base100;
+        assert!(
+            added0 > 0.5 * 2.0 && 0.0 < added100 && added100 < 0.5 * added0,
+            "{added0} us, {added100} us"
+        );
+    }
+
+    #[test]
     fn an_interrupt_after_the_pollers_packet_costs_nothing() {
         // rx-usecs 0 with today's busy loop: the vector, masked by the interrupt before, fires
         // the request's interrupt when busy_poll_stop re-enables it, after the poller's
