@@ -291,6 +291,11 @@ impl<T: Copy> Cpu<T> {
         }
     }
 
+    /// The continuation tag of the job on `level`, if any.
+    pub fn tag(&self, level: Level) -> Option<T> {
+        self.jobs[level as usize].as_ref().map(|j| j.tag)
+    }
+
     /// Whether a job occupies `level`.
     #[inline]
     pub fn is_busy(&self, level: Level) -> bool {

@@ -572,7 +572,6 @@ mod contention {
     }
 
     #[test]
-    #[test]
     fn with_deep_idle_states_rx_usecs_0_pays_more_than_rx_usecs_100() {
         // the letter's busy-polling rows: core 0 idles between interrupts and wakes from a
         // deep idle state (10.6 us after 5 us idle), so with rx-usecs 0 the interrupt that

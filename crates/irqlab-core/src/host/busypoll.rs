@@ -521,7 +521,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     }
 
     /// Ring contention: vector `v`'s ISR starts. A busy poller's protocol processing of its
-    /// packet under way on another core pays one contention; the ISR is under way until
+    /// packet under way on another core (the job on the poller's thread level is a packet of
+    /// this vector's, in its busy poll) pays one contention; the ISR is under way until
     /// [`Host::contention_isr_done`].
     #[cold]
     #[inline(never)]
@@ -530,6 +531,13 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         vec.in_isr = true;
         if let Some(pc) = vec.poller_packet {
             let pc = pc as usize;
+            let core = self.l.core(pc);
+            let under_way = core.kernel.ctx == Some(SoftirqCtx::BusyPoll)
+                && core.kernel.polling as usize == v
+                && core.cpu.tag(Level::Thread) == Some(Work::Packet);
+            if !under_way {
+                return;
+            }
             let now = self.now;
             let cpu = &mut self.l.core_mut(pc).cpu;
             cpu.advance(now);

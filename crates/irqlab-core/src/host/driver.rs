@@ -287,7 +287,6 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
 
     fn packet_done_general(&mut self, c: usize) {
         let v = self.l.core_mut(c).kernel.polling as usize;
-        self.l.vector_mut(v).poller_packet = None;
         let vec = &mut self.l.vector_mut(v);
         let pkt = vec.rings[vec.napi.ring].release();
         vec.rx_packets += 1;

@@ -22,6 +22,9 @@
 //! | descriptor write-back (`platform.writeback_ns`): the packet visible, the cause raised | `nic::write_back_later`, `on_write_back` (the ring: `crate::nic::Ring::hide_newest`) |
 //! | interrupt delivery (`platform.irq_delivery_ns`: MSI-X across PCIe to the core) | `nic::issue_irq`, `irq::on_irq_delivered` |
 //! | the indirect cost of an interrupt (`platform.irq_indirect_ns`) | `irq::hardirq_done` (the rule: `crate::cpu::Cpu::irq_done`) |
+//! | a poll's cold first packets (`platform.cold_packets`, `cold_packet_ns`) | `driver::poll_packet_extras`, `polling::poll_step`, `polling::isr_with_first_packet` (the rule: `crate::platform::PlatformConfig::cold_ps`) |
+//! | a core switching NAPIs (`platform.napi_switch_ns`) | `kernel::poll_call` |
+//! | a busy poller contending with its vector's interrupt on another core (`platform.ring_contention_ns`) | `busypoll::contention_on_start`, `contention_on_isr`, `contention_isr_done` |
 //! | the NIC's interrupt logic: ITR throttle, coalescing, their timer | `nic::nic_check`, `nic::on_moderation_timer`, `nic::issue_irq` |
 //! | Tx descriptor write-back raising the cause | `nic::tx_queued`, `nic::cause_cleared`, `nic::on_tx_done` |
 //! | `do_IRQ` (one hard-IRQ handler at a time per core) | `irq::do_irq`, `irq::next_hardirq` |
@@ -168,9 +171,9 @@ pub struct Vector {
     /// busy loops spin waiting for it to be free.
     pub spinner: Option<u16>,
     pub waiting: Vec<u16>,
-    /// With `platform.ring_contention_ns`: the core of the busy poller whose protocol
-    /// processing of this vector's packet is under way on another core, and whether this
-    /// vector's ISR is under way (`busypoll::contention_on_start`, `contention_on_isr`).
+    /// With `platform.ring_contention_ns`: the core of the busy poller that last started
+    /// processing a packet of this vector on another core (its job may be over:
+    /// `busypoll::contention_on_isr` checks), and whether this vector's ISR is under way.
     pub poller_packet: Option<u16>,
     pub in_isr: bool,
 }
@@ -229,6 +232,8 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     /// A busy poller on another core than its vector's pays for overlapping the vector's
     /// interrupt handler (`platform.ring_contention_ns`, with busy polling).
     contention: bool,
+    /// A poll of another NAPI than the core's last costs more (`platform.napi_switch_ns`).
+    napi_switching: bool,
     /// Every vector has one Rx ring (one traffic class).
     single_ring: bool,
     /// The Rx budget of each ring in a poll: the weight split equally (at least 1 each).
@@ -360,6 +365,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 && !s.platform.cold(),
             packet_extras: s.platform.cold() || contention,
             contention,
+            napi_switching: !p.napi_switch.is_zero(),
             single_ring: s.qos.rings == 1,
             ring_budget: {
                 let rings = s.qos.rings as u64;

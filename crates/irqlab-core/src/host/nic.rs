@@ -87,8 +87,10 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     #[inline(never)]
     fn write_back_later(&mut self, v: usize, r: usize) {
         self.l.vector_mut(v).rings[r].hide_newest();
+        // write-backs come in arrival order: the queue's FIFO lane, no heap operation
         let t = self.now + self.s.platform.writeback;
-        self.push_timer(t, Timer::WriteBack(v as u16, r as u16));
+        self.timers
+            .push_in_order(t, super::PRIO_TIMER, Timer::WriteBack(v as u16, r as u16));
     }
 
     /// The oldest descriptor not yet written back of ring `r` of vector `v` is written back:

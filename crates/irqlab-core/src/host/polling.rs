@@ -226,7 +226,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         l.running = true;
         l.poll_mode = false;
         l.left = quota;
-        if !std::mem::take(&mut l.continues) {
+        if self.packet_extras && !std::mem::take(&mut l.continues) {
             l.taken = 0;
         }
         if self.measuring() {
@@ -242,16 +242,23 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             vec.poll_loop.left -= 1;
             let pkt = vec.rings[0].take();
             let c = vec.core;
-            let taken = vec.poll_loop.taken;
-            vec.poll_loop.taken += 1;
             let mut d = self.packet_cost(c, pkt);
             if self.packet_extras {
-                d = d + SimDuration(self.s.platform.cold_ps(taken));
+                d = d + self.loop_cold(v);
             }
             self.start(c, Level::SoftIrq, d, Category::Softirq, Work::LoopPacket);
         } else {
             self.poll_end(v);
         }
+    }
+
+    /// The cold start of the next packet of vector `v`'s poll (`platform.cold_packets`).
+    #[cold]
+    #[inline(never)]
+    fn loop_cold(&mut self, v: usize) -> SimDuration {
+        let l = &mut self.l.vector_mut(v).poll_loop;
+        l.taken += 1;
+        SimDuration(self.s.platform.cold_ps(l.taken - 1))
     }
 
     pub(super) fn loop_packet_done(&mut self, c: usize) {
