@@ -1,7 +1,5 @@
-//! The event queue: a binary heap ordered by `(time, priority, seq)`, beside a FIFO lane for
-//! events pushed in that order already (descriptor write-backs: each comes a fixed delay after
-//! its arrival, and arrivals come in time order), which costs no heap operation; and
-//! [`Earliest`], the earliest of a fixed set of times (the cores' next completions).
+//! The event queue: a binary heap ordered by `(time, priority, seq)`; and [`Earliest`], the
+//! earliest of a fixed set of times (the cores' next completions).
 //!
 //! The order is a written contract: earlier time first; at equal time, lower priority number
 //! first; at equal priority, the event scheduled first (FIFO). `seq` never repeats, so no two
@@ -9,7 +7,7 @@
 //! next arrival and the CPU's next completion with the queue head lazily (see `engine`).
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use crate::time::SimTime;
 
@@ -47,9 +45,6 @@ impl<E> Ord for Entry<E> {
 /// A priority queue of timed events.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
-    /// Events pushed in `(time, priority)` order ([`EventQueue::push_in_order`]); popped with
-    /// the heap's in the one order.
-    lane: VecDeque<Entry<E>>,
     seq: u64,
     /// The head's time, ps (`u64::MAX`: empty), kept at each push and pop: the engine reads
     /// it before every event.
@@ -60,7 +55,6 @@ impl<E> EventQueue<E> {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(n),
-            lane: VecDeque::new(),
             seq: 0,
             head_ps: u64::MAX,
         }
@@ -78,22 +72,23 @@ impl<E> EventQueue<E> {
         });
     }
 
-    /// Pushes an event no earlier, in `(time, priority)`, than every event pushed this way
-    /// before it: it waits in the FIFO lane, and pops in the same order as if [`Self::push`]ed.
+    /// The sequence number of an event to be pushed later ([`Self::push_reserved`]): it pops
+    /// as if it had been pushed now.
     #[inline]
-    pub fn push_in_order(&mut self, time: SimTime, priority: u8, event: E) {
-        debug_assert!(
-            self.lane
-                .back()
-                .is_none_or(|b| (b.time, b.priority) <= (time, priority)),
-            "pushed out of order"
-        );
+    pub fn reserve_seq(&mut self) -> u64 {
         self.seq += 1;
+        self.seq
+    }
+
+    /// Pushes an event with a sequence number [`Self::reserve_seq`] gave.
+    #[inline]
+    pub fn push_reserved(&mut self, time: SimTime, priority: u8, seq: u64, event: E) {
+        debug_assert!(seq <= self.seq, "a reserved sequence number");
         self.head_ps = self.head_ps.min(time.ps());
-        self.lane.push_back(Entry {
+        self.heap.push(Entry {
             time,
             priority,
-            seq: self.seq,
+            seq,
             event,
         });
     }
@@ -106,28 +101,8 @@ impl<E> EventQueue<E> {
 
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        if !self.lane.is_empty() {
-            return self.pop_merged();
-        }
         let e = self.heap.pop();
         self.head_ps = self.heap.peek().map_or(u64::MAX, |e| e.time.ps());
-        e.map(|e| (e.time, e.event))
-    }
-
-    /// [`Self::pop`] with events in the lane: the earlier of its head and the heap's.
-    #[inline(never)]
-    fn pop_merged(&mut self) -> Option<(SimTime, E)> {
-        let from_lane = match (self.lane.front(), self.heap.peek()) {
-            (Some(a), Some(h)) => a.key() < h.key(),
-            (a, _) => a.is_some(),
-        };
-        let e = if from_lane {
-            self.lane.pop_front()
-        } else {
-            self.heap.pop()
-        };
-        let time = |e: Option<&Entry<E>>| e.map_or(u64::MAX, |e| e.time.ps());
-        self.head_ps = time(self.lane.front()).min(time(self.heap.peek()));
         e.map(|e| (e.time, e.event))
     }
 }
@@ -269,36 +244,16 @@ mod tests {
     }
 
     #[test]
-    fn the_lane_pops_as_if_its_events_were_in_the_heap() {
-        use proptest::prelude::*;
-        use proptest::test_runner::TestRunner;
-        // random pushes, in order to the lane or anywhere to the heap, and pops between
-        let ops = prop::collection::vec((any::<bool>(), 0..4u64, 0..3u8, any::<bool>()), 1..200);
-        TestRunner::default()
-            .run(&ops, |ops| {
-                let (mut merged, mut plain) =
-                    (EventQueue::with_capacity(4), EventQueue::with_capacity(4));
-                let (mut lane_t, mut now) = (0u64, 0u64);
-                for (i, (to_lane, dt, prio, pop)) in ops.into_iter().enumerate() {
-                    if pop {
-                        let (a, b) = (merged.pop(), plain.pop());
-                        prop_assert_eq!(a, b);
-                        if let Some((t, _)) = a {
-                            now = t.ps();
-                        }
-                    } else if to_lane {
-                        lane_t = lane_t.max(now) + dt;
-                        merged.push_in_order(SimTime(lane_t), 1, i);
-                        plain.push(SimTime(lane_t), 1, i);
-                    } else {
-                        merged.push(SimTime(now + dt), prio, i);
-                        plain.push(SimTime(now + dt), prio, i);
-                    }
-                    prop_assert_eq!(merged.next_ps(), plain.next_ps());
-                }
-                Ok(())
-            })
-            .unwrap();
+    fn an_event_pushed_on_a_reserved_number_pops_as_if_pushed_then() {
+        let mut q = EventQueue::with_capacity(4);
+        let seq = q.reserve_seq();
+        q.push(SimTime(5), 1, "b");
+        q.push(SimTime(5), 1, "c");
+        q.push_reserved(SimTime(5), 1, seq, "a");
+        let seq = q.reserve_seq();
+        q.push_reserved(SimTime(4), 1, seq, "0");
+        let order: Vec<&str> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, ["0", "a", "b", "c"]);
     }
 
     #[test]

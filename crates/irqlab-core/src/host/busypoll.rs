@@ -511,9 +511,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         {
             return SimDuration::ZERO;
         }
-        let vec = self.l.vector_mut(v);
-        vec.poller_packet = Some(c as u16);
-        if vec.in_isr {
+        let vc = &mut self.vector_costs[v];
+        vc.poller_packet = Some(c as u16);
+        if vc.in_isr {
             self.s.platform.ring_contention
         } else {
             SimDuration::ZERO
@@ -527,9 +527,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     #[cold]
     #[inline(never)]
     pub(super) fn contention_on_isr(&mut self, v: usize) {
-        let vec = self.l.vector_mut(v);
-        vec.in_isr = true;
-        if let Some(pc) = vec.poller_packet {
+        let vc = &mut self.vector_costs[v];
+        vc.in_isr = true;
+        if let Some(pc) = vc.poller_packet {
             let pc = pc as usize;
             let core = self.l.core(pc);
             let under_way = core.kernel.ctx == Some(SoftirqCtx::BusyPoll)
@@ -551,7 +551,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     #[inline(always)]
     pub(super) fn contention_isr_done(&mut self, v: usize) {
         if self.contention {
-            self.l.vector_mut(v).in_isr = false;
+            self.vector_costs[v].in_isr = false;
         }
     }
 

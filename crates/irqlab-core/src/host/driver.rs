@@ -184,8 +184,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
     }
 
-    /// Protocol processing of `pkt` (and its transmit, if it is forwarded).
-    #[inline]
+    /// Protocol processing of `pkt` (and its transmit, if it is forwarded). (Always inlined:
+    /// the extras' test would otherwise keep it out of line, a call per packet.)
+    #[inline(always)]
     pub(super) fn start_packet(&mut self, c: usize, pkt: Packet) {
         let mut d = self.packet_cost(c, pkt);
         if self.packet_extras {

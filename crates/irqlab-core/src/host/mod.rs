@@ -171,11 +171,21 @@ pub struct Vector {
     /// busy loops spin waiting for it to be free.
     pub spinner: Option<u16>,
     pub waiting: Vec<u16>,
-    /// With `platform.ring_contention_ns`: the core of the busy poller that last started
-    /// processing a packet of this vector on another core (its job may be over:
-    /// `busypoll::contention_on_isr` checks), and whether this vector's ISR is under way.
+}
+
+/// A vector's state for the costs beyond a CPU time per event (`platform.writeback_ns`,
+/// `ring_contention_ns`), kept out of [`Vector`] so that the common path does not carry it.
+#[derive(Debug, Default)]
+pub struct VectorCosts {
+    /// The core of the busy poller that last started processing a packet of this vector on
+    /// another core (its job may be over: `busypoll::contention_on_isr` checks), and whether
+    /// this vector's ISR is under way.
     pub poller_packet: Option<u16>,
     pub in_isr: bool,
+    /// Each Rx ring's descriptors not yet written back, oldest first, as (when, the event
+    /// queue's sequence number); one timer, the oldest's, is in the queue
+    /// (`nic::write_back_later`).
+    pub write_backs: Vec<VecDeque<(SimTime, u64)>>,
 }
 
 /// One application thread and its socket.
@@ -211,6 +221,9 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     /// The core whose job completion is being handled (`usize::MAX`: none).
     completing: usize,
     pub apps: Vec<App>,
+    /// Each vector's state for the costs beyond a CPU time per event (empty when they are
+    /// off).
+    pub vector_costs: Vec<VectorCosts>,
     /// Each core's receive-load controller (empty: none).
     pub adapt: Vec<adapt::CoreAdapt>,
     pub wire: Wire,
@@ -321,8 +334,6 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 tx_signal_at: None,
                 spinner: None,
                 waiting: Vec::with_capacity(s.apps.len()),
-                poller_packet: None,
-                in_isr: false,
             })
             .collect();
         let min_truesize = s.socket.truesize(1);
@@ -351,6 +362,16 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             next_cpu_ps: u64::MAX,
             completing: usize::MAX,
             apps,
+            vector_costs: if p.writeback.is_zero() && !contention {
+                Vec::new()
+            } else {
+                (0..s.nic.queues)
+                    .map(|_| VectorCosts {
+                        write_backs: vec![VecDeque::new(); s.qos.rings],
+                        ..VectorCosts::default()
+                    })
+                    .collect()
+            },
             adapt: Vec::new(),
             wire: Wire::new(s.nic.link_gbps),
             metrics: Metrics::new(s),
