@@ -72,27 +72,6 @@ impl<E> EventQueue<E> {
         });
     }
 
-    /// The sequence number of an event to be pushed later ([`Self::push_reserved`]): it pops
-    /// as if it had been pushed now.
-    #[inline]
-    pub fn reserve_seq(&mut self) -> u64 {
-        self.seq += 1;
-        self.seq
-    }
-
-    /// Pushes an event with a sequence number [`Self::reserve_seq`] gave.
-    #[inline]
-    pub fn push_reserved(&mut self, time: SimTime, priority: u8, seq: u64, event: E) {
-        debug_assert!(seq <= self.seq, "a reserved sequence number");
-        self.head_ps = self.head_ps.min(time.ps());
-        self.heap.push(Entry {
-            time,
-            priority,
-            seq,
-            event,
-        });
-    }
-
     /// Time of the next event, ps (`u64::MAX`: none).
     #[inline]
     pub fn next_ps(&self) -> u64 {
@@ -241,19 +220,6 @@ mod tests {
         q.push(SimTime(5), 1, "d");
         let order: Vec<&str> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, ["a", "b", "c", "d"]);
-    }
-
-    #[test]
-    fn an_event_pushed_on_a_reserved_number_pops_as_if_pushed_then() {
-        let mut q = EventQueue::with_capacity(4);
-        let seq = q.reserve_seq();
-        q.push(SimTime(5), 1, "b");
-        q.push(SimTime(5), 1, "c");
-        q.push_reserved(SimTime(5), 1, seq, "a");
-        let seq = q.reserve_seq();
-        q.push_reserved(SimTime(4), 1, seq, "0");
-        let order: Vec<&str> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
-        assert_eq!(order, ["0", "a", "b", "c"]);
     }
 
     #[test]

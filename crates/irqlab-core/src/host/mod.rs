@@ -173,8 +173,8 @@ pub struct Vector {
     pub waiting: Vec<u16>,
 }
 
-/// A vector's state for the costs beyond a CPU time per event (`platform.writeback_ns`,
-/// `ring_contention_ns`), kept out of [`Vector`] so that the common path does not carry it.
+/// A vector's state for ring contention (`platform.ring_contention_ns`), kept out of
+/// [`Vector`] so that the common path does not carry it.
 #[derive(Debug, Default)]
 pub struct VectorCosts {
     /// The core of the busy poller that last started processing a packet of this vector on
@@ -182,10 +182,6 @@ pub struct VectorCosts {
     /// this vector's ISR is under way.
     pub poller_packet: Option<u16>,
     pub in_isr: bool,
-    /// Each Rx ring's descriptors not yet written back, oldest first, as (when, the event
-    /// queue's sequence number); one timer, the oldest's, is in the queue
-    /// (`nic::write_back_later`).
-    pub write_backs: Vec<VecDeque<(SimTime, u64)>>,
 }
 
 /// One application thread and its socket.
@@ -221,8 +217,7 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     /// The core whose job completion is being handled (`usize::MAX`: none).
     completing: usize,
     pub apps: Vec<App>,
-    /// Each vector's state for the costs beyond a CPU time per event (empty when they are
-    /// off).
+    /// Each vector's state for ring contention (empty when it is off).
     pub vector_costs: Vec<VectorCosts>,
     /// Each core's receive-load controller (empty: none).
     pub adapt: Vec<adapt::CoreAdapt>,
@@ -362,15 +357,10 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             next_cpu_ps: u64::MAX,
             completing: usize::MAX,
             apps,
-            vector_costs: if p.writeback.is_zero() && !contention {
-                Vec::new()
+            vector_costs: if contention {
+                (0..s.nic.queues).map(|_| VectorCosts::default()).collect()
             } else {
-                (0..s.nic.queues)
-                    .map(|_| VectorCosts {
-                        write_backs: vec![VecDeque::new(); s.qos.rings],
-                        ..VectorCosts::default()
-                    })
-                    .collect()
+                Vec::new()
             },
             adapt: Vec::new(),
             wire: Wire::new(s.nic.link_gbps),

@@ -86,18 +86,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// its descriptor is written back, `platform.writeback_ns` later ([`Self::on_write_back`]).
     #[inline(never)]
     fn write_back_later(&mut self, v: usize, r: usize) {
-        // write-backs come in arrival order: the ring keeps its pending ones, and one timer,
-        // for the oldest, is in the queue, with the place in the order its packet's own would
-        // have had
-        let t = self.now + self.s.platform.writeback;
-        let seq = self.timers.reserve_seq();
         self.l.vector_mut(v).rings[r].hide_newest();
-        let pending = &mut self.vector_costs[v].write_backs[r];
-        pending.push_back((t, seq));
-        if pending.len() == 1 {
-            let timer = Timer::WriteBack(v as u16, r as u16);
-            self.timers.push_reserved(t, super::PRIO_TIMER, seq, timer);
-        }
+        let t = self.now + self.s.platform.writeback;
+        self.push_timer(t, Timer::WriteBack(v as u16, r as u16));
     }
 
     /// The oldest descriptor not yet written back of ring `r` of vector `v` is written back:
@@ -105,12 +96,6 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// scheduled); a busy poller spinning on the vector sees it.
     pub(super) fn on_write_back(&mut self, v: usize, r: usize) {
         self.l.vector_mut(v).rings[r].write_back_oldest();
-        let pending = &mut self.vector_costs[v].write_backs[r];
-        pending.pop_front();
-        if let Some(&(t, seq)) = pending.front() {
-            let timer = Timer::WriteBack(v as u16, r as u16);
-            self.timers.push_reserved(t, super::PRIO_TIMER, seq, timer);
-        }
         if self.s.scheme == Scheme::Ideal {
             let c = self.l.vector(v).core;
             let (core, vec) = self.l.both(c, v);
