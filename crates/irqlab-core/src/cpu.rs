@@ -271,6 +271,16 @@ impl<T: Copy> Cpu<T> {
         }
     }
 
+    /// Lengthens the job on `level` by `ps` (it ends that much later, charged to its
+    /// category). The caller has advanced to now.
+    pub fn extend(&mut self, level: Level, ps: u64) {
+        let job = self.jobs[level as usize].as_mut().expect("a job to extend");
+        job.remaining += ps;
+        if self.running == Some(level) {
+            self.next_done += ps;
+        }
+    }
+
     /// The indirect interrupt cost the job on `level` was given (0 if none, or no job): part
     /// of its [`Cpu::remaining`] time.
     pub fn indirect_owed(&self, level: Level) -> u64 {
@@ -279,6 +289,11 @@ impl<T: Copy> Cpu<T> {
         } else {
             0
         }
+    }
+
+    /// The continuation tag of the job on `level`, if any.
+    pub fn tag(&self, level: Level) -> Option<T> {
+        self.jobs[level as usize].as_ref().map(|j| j.tag)
     }
 
     /// Whether a job occupies `level`.

@@ -115,6 +115,9 @@ pub struct Kernel {
     pub repoll: VecDeque<u16>,
     /// The NAPI whose poll function is running.
     pub polling: u16,
+    /// The NAPI whose poll function was called last on this core (`u16::MAX`: none yet), for
+    /// `platform.napi_switch_ns`.
+    pub last_polled: u16,
     /// Length of a jiffy, ps.
     jiffy_ps: u64,
     /// `jiffies` at the last call, and when the next tick comes: time only moves forward, so
@@ -139,6 +142,7 @@ impl Kernel {
             local: VecDeque::with_capacity(napis),
             repoll: VecDeque::with_capacity(napis),
             polling: 0,
+            last_polled: u16::MAX,
             jiffy_ps,
             jiffies_now: 0,
             next_tick_ps: jiffy_ps,

@@ -598,6 +598,30 @@ pub const PARAMS: &[ParamSpec] = &[
         "the indirect cost of a hard interrupt (caches and pipeline refilled): added once to the next job that runs on the core after one or more hard-IRQ handlers, charged to that job's category, ns",
     ),
     p(
+        "platform.cold_packets",
+        int(0, 65_536),
+        I(0),
+        "batching economies: the first packets of a poll cost more (cold caches, descriptor prefetch not yet under way); over how many packets the extra cost falls linearly from platform.cold_packet_ns to 0 (0: none), packets",
+    ),
+    p(
+        "platform.cold_packet_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "batching economies: the extra protocol-processing time of a poll's first packet; the i-th packet pays cold_packet_ns x max(0, 1 - (i-1)/cold_packets), charged like its own processing, ns",
+    ),
+    p(
+        "platform.napi_switch_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "a NAPI poll call of another vector than the last one polled on the same core costs this much more (the second context's cache footprint), charged like platform.poll_ns, ns",
+    ),
+    p(
+        "platform.ring_contention_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "a busy poller's protocol processing on one core overlapping its vector's interrupt handler on another core costs it this much more, once per overlap (the vector's cache lines bouncing between the cores), charged to cpu.busy_poll, ns",
+    ),
+    p(
         "kernel.napi_weight",
         int(1, 65_536),
         I(64),

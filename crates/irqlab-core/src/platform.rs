@@ -40,6 +40,10 @@ keys! {
         IRQ_DELIVERY_NS,
         WRITEBACK_NS,
         IRQ_INDIRECT_NS,
+        COLD_PACKETS,
+        COLD_PACKET_NS,
+        NAPI_SWITCH_NS,
+        RING_CONTENTION_NS,
         /// One iteration of a busy loop that finds nothing (read by `busypoll`).
         BUSY_ITER_NS,
     ];
@@ -75,6 +79,16 @@ pub struct PlatformConfig {
     /// The indirect cost of a hard interrupt: CPU time the next job on the core pays
     /// (`crate::cpu::Cpu::with_irq_indirect`).
     pub irq_indirect: SimDuration,
+    /// Batching economies: the extra time of a poll's first packets, falling linearly from
+    /// `cold_packet` to 0 over `cold_packets` packets ([`PlatformConfig::cold_ps`]; 0: none).
+    pub cold_packets: u64,
+    pub cold_packet: SimDuration,
+    /// A NAPI poll call of another vector than the last one polled on its core costs this
+    /// much more (`host::kernel::poll_call`).
+    pub napi_switch: SimDuration,
+    /// A busy poller's protocol processing overlapping its vector's interrupt handler on
+    /// another core costs it this much more, once per overlap (`host::busypoll`).
+    pub ring_contention: SimDuration,
 }
 
 /// The costs of `p`.
@@ -101,7 +115,30 @@ pub fn configure(p: &Params) -> Result<PlatformConfig, Error> {
         irq_delivery: SimDuration::from_ns(p.f64(IRQ_DELIVERY_NS)),
         writeback: SimDuration::from_ns(p.f64(WRITEBACK_NS)),
         irq_indirect: SimDuration::from_ns(p.f64(IRQ_INDIRECT_NS)),
+        cold_packets: p.u64(COLD_PACKETS),
+        cold_packet: SimDuration::from_ns(p.f64(COLD_PACKET_NS)),
+        napi_switch: SimDuration::from_ns(p.f64(NAPI_SWITCH_NS)),
+        ring_contention: SimDuration::from_ns(p.f64(RING_CONTENTION_NS)),
     })
+}
+
+impl PlatformConfig {
+    /// Whether a poll's first packets cost more (`platform.cold_packets` and
+    /// `cold_packet_ns` both set).
+    #[inline(always)]
+    pub fn cold(&self) -> bool {
+        self.cold_packets != 0 && !self.cold_packet.is_zero()
+    }
+
+    /// The extra time of a poll's packet after `taken` others in the same poll:
+    /// `cold_packet x max(0, 1 - taken / cold_packets)`, in ps (rounded down).
+    pub fn cold_ps(&self, taken: u64) -> u64 {
+        let k = self.cold_packets;
+        if taken >= k {
+            return 0;
+        }
+        (u128::from(self.cold_packet.ps()) * u128::from(k - taken) / u128::from(k)) as u64
+    }
 }
 
 /// Salah Eq. 13: the cliff point of normal interruption, `r/2 (sqrt(1 + 4 mu/r) - 1)`, with

@@ -5,7 +5,7 @@
 use irqlab_core::time::SimTime;
 use irqlab_core::{Report, Tracer, run_with};
 
-use crate::common::{Pairs, US, b, conserved, exact, f, i, s};
+use crate::common::{Pairs, US, b, conserved, exact, f, i, list, s};
 
 /// `scheme` at a light CBR load (one packet every 100 us, each alone in the host):
 /// deterministic costs, an interrupt of 1 us, protocol processing of 2 us, free polls.
@@ -19,6 +19,12 @@ fn light(scheme: &str) -> Pairs {
         .with("platform.poll_ns", f(0.0))
         .with("platform.softirq_ns", f(0.0))
         .with("platform.unmask_ns", f(0.0))
+}
+
+/// The report without its scenario (which names every key, the cost's included).
+fn outcome(mut r: Report) -> Report {
+    r.scenario.clear();
+    r
 }
 
 fn mean_latency_ps(r: &Report) -> f64 {
@@ -240,11 +246,12 @@ mod together {
             1_000.0..1_500_000.0f64,
             (0.0..20_000.0f64, 0.0..5_000.0f64, 0.0..5_000.0f64),
             (0.0..5_000.0f64, 0.0..3_000.0f64),
-            (1..3i128, 1..128i128, any::<bool>()),
+            (1..3i128, 1..128i128, any::<bool>(), 1..3i128),
+            history(),
         )
             .prop_map(
-                |(scheme, seed, rate, (delivery, writeback, indirect), (irq, proto), shape)| {
-                    let (cores, ring, app) = shape;
+                |(scheme, seed, rate, (delivery, writeback, indirect), (irq, proto), shape, h)| {
+                    let (cores, ring, app, per_core) = shape;
                     let mut p = Pairs::default()
                         .with("scheme", s(scheme))
                         .with("run.seed", i(seed as i128))
@@ -258,13 +265,41 @@ mod together {
                         .with("nic.ring_descriptors", i(ring))
                         .with("platform.irq_delivery_ns", f(delivery))
                         .with("platform.writeback_ns", f(writeback))
-                        .with("platform.irq_indirect_ns", f(indirect));
+                        .with("platform.irq_indirect_ns", f(indirect))
+                        .with(
+                            "nic.queues",
+                            // Salah's loop runs one vector per core
+                            i(if scheme.contains("able") || scheme == "napi-poll" {
+                                cores
+                            } else {
+                                cores * per_core
+                            }),
+                        )
+                        .and(&h);
                     if app {
                         p = p.with("app.0.core", i(0));
                     }
                     p
                 },
             )
+    }
+
+    /// The costs that depend on what ran before: cold packets, NAPI switches, ring
+    /// contention (each off at times).
+    fn history() -> impl Strategy<Value = Pairs> {
+        (
+            0..6i128,
+            prop_oneof![Just(0.0), 0.0..3_000.0f64],
+            prop_oneof![Just(0.0), 0.0..2_000.0f64],
+            prop_oneof![Just(0.0), 0.0..3_000.0f64],
+        )
+            .prop_map(|(k, cold, switch, contention)| {
+                Pairs::default()
+                    .with("platform.cold_packets", i(k))
+                    .with("platform.cold_packet_ns", f(cold))
+                    .with("platform.napi_switch_ns", f(switch))
+                    .with("platform.ring_contention_ns", f(contention))
+            })
     }
 
     /// Request/response traffic to an app that busy-polls (`socket.busy_read_us`) or waits
@@ -276,9 +311,10 @@ mod together {
             prop::sample::select(vec!["recv", "epoll"]),
             prop::sample::select(vec![0.0, 20.0, 200.0]),
             any::<bool>(),
+            (history(), 0..2i128),
         )
             .prop_map(
-                |(seed, (delivery, writeback, indirect), io, busy_us, suspend)| {
+                |(seed, (delivery, writeback, indirect), io, busy_us, suspend, (h, app_core))| {
                     let mut p = Pairs::default()
                         .with("platform.preset", s("emmerich2015"))
                         .with("traffic.kind", s("rr"))
@@ -286,9 +322,12 @@ mod together {
                         .with("run.warmup_ms", f(0.5))
                         .duration_ms(3.0)
                         .with("rr.clients", i(4))
-                        .with("app.0.core", i(0))
+                        .with("host.cores", i(2))
+                        .with("app.0.core", i(app_core))
+                        .with("app.0.flows", list(&[0, 1, 2, 3]))
                         .with("app.0.cost_ns", f(1000.0))
                         .with("app.0.io", s(io))
+                        .and(&h)
                         .with("platform.irq_delivery_ns", f(delivery))
                         .with("platform.writeback_ns", f(writeback))
                         .with("platform.irq_indirect_ns", f(indirect));
@@ -328,5 +367,263 @@ mod together {
             prop_assert_eq!(&r, &irqlab_core::run(&sc), "the same scenario twice");
             Ok(())
         });
+    }
+}
+
+mod cold_packets {
+    use super::*;
+
+    /// `coalesce-count` with an interrupt every `n` packets and each poll over before the next
+    /// packet comes: every poll takes exactly `n` packets. Protocol processing 1 us, a poll
+    /// 0.5 us, a packet every 20 us.
+    fn batches(n: i128) -> Pairs {
+        light("coalesce-count")
+            .rate_pps(50_000.0)
+            .duration_ms(10.01)
+            .proto_ns(1000.0)
+            .with("platform.poll_ns", f(500.0))
+            .with("nic.rx_frames", i(n))
+    }
+
+    #[test]
+    fn cpu_time_per_packet_falls_with_packets_per_poll_as_the_formula_says() {
+        let (k, c) = (4u64, 800.0);
+        let mut per_packet = Vec::new();
+        for n in [1u64, 2, 3, 4, 5, 8, 12] {
+            let r = batches(n as i128)
+                .with("platform.cold_packets", i(k as i128))
+                .with("platform.cold_packet_ns", f(c))
+                .run();
+            conserved(&r);
+            assert_eq!(r.counts.polled_packets, n * r.counts.polls, "n = {n}");
+            assert!(r.counts.polls > 30, "n = {n}");
+            let got = r.cpu_ps.softirq as f64 / r.counts.polled_packets as f64 / 1000.0;
+            let m = n.min(k) as f64;
+            let (kf, nf) = (k as f64, n as f64);
+            let want = 500.0 / nf + 1000.0 + c * m * (2.0 * kf - m + 1.0) / (2.0 * kf * nf);
+            // each packet's share is rounded down to the picosecond
+            assert!(
+                got <= want + 1e-9 && want - got < 1e-3,
+                "n = {n}: {got} ns against {want} ns"
+            );
+            per_packet.push(got);
+        }
+        assert!(per_packet.windows(2).all(|w| w[1] < w[0]), "{per_packet:?}");
+    }
+
+    #[test]
+    fn cold_packets_cost_cpu_time_only_when_both_keys_are_set() {
+        let base = outcome(batches(3).run());
+        for (k, c) in [(0, 800.0), (4, 0.0)] {
+            let r = batches(3)
+                .with("platform.cold_packets", i(k))
+                .with("platform.cold_packet_ns", f(c))
+                .run();
+            assert_eq!(outcome(r), base, "cold_packets = {k}, cold_packet_ns = {c}");
+        }
+    }
+
+    #[test]
+    fn the_isr_that_takes_the_first_packet_pays_its_cold_start() {
+        // disable-enable at light load: the ISR processes each packet (the first of its busy
+        // period), so each pays the whole cold cost, charged to cpu.irq with the ISR
+        let pairs = light("disable-enable").with("driver.first_packet", s("isr"));
+        let base = pairs.run();
+        let r = pairs
+            .with("platform.cold_packets", i(3))
+            .with("platform.cold_packet_ns", f(600.0))
+            .run();
+        conserved(&r);
+        assert_eq!(r.packets.delivered, base.packets.delivered);
+        let n = r.counts.irqs;
+        assert!(n > 90);
+        assert_eq!(r.cpu_ps.irq, base.cpu_ps.irq + n * 600 * 1000);
+        assert_eq!(r.cpu_ps.softirq, base.cpu_ps.softirq);
+    }
+}
+
+mod napi_switch {
+    use super::*;
+
+    /// Polls in the order they returned: (core, vector).
+    #[derive(Default)]
+    struct Polls(Vec<(usize, usize)>);
+
+    impl Tracer for Polls {
+        fn arrival(&mut self, _id: u64, _t: SimTime, _accepted: bool) {}
+        fn delivered(&mut self, _id: u64, _arrival: SimTime, _t: SimTime) {}
+        fn poll(&mut self, c: usize, v: usize, _t: SimTime, _packets: u64, _work: u64) {
+            self.0.push((c, v));
+        }
+    }
+
+    /// Polls of another vector than the core's previous poll.
+    fn switches(polls: &Polls) -> u64 {
+        let mut last = std::collections::HashMap::new();
+        let mut n = 0;
+        for &(c, v) in &polls.0 {
+            if last.insert(c, v).is_some_and(|l| l != v) {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Two vectors on one core at light load (each packet alone), eight flows spread over them.
+    fn two_vectors(switch_ns: f64) -> (Report, Polls) {
+        let sc = light("napi")
+            .with("platform.poll_ns", f(300.0))
+            .with("nic.queues", i(2))
+            .with("traffic.flows", i(8))
+            .with("platform.napi_switch_ns", f(switch_ns))
+            .build();
+        run_with(&sc, Polls::default())
+    }
+
+    #[test]
+    fn each_poll_of_another_napi_than_the_last_costs_the_switch_once() {
+        let (r, polls) = two_vectors(450.0);
+        conserved(&r);
+        let n = switches(&polls);
+        assert_eq!(polls.0.len() as u64, r.counts.polls);
+        assert!(0 < n && n < r.counts.polls, "{n} of {}", r.counts.polls);
+        // softirq time: the polls, the packets, and the switches
+        let base = r.counts.polls * 300 * 1000 + r.counts.polled_packets * 2000 * 1000;
+        assert_eq!(r.cpu_ps.softirq, base + n * 450 * 1000);
+        let (off, _) = two_vectors(0.0);
+        assert_eq!(off.cpu_ps.softirq, base);
+    }
+
+    #[test]
+    fn one_vector_per_core_never_switches() {
+        let pairs = light("napi").cores(2).with("traffic.flows", i(8));
+        let base = outcome(pairs.run());
+        let r = pairs.with("platform.napi_switch_ns", f(450.0)).run();
+        assert_eq!(outcome(r), base);
+    }
+}
+
+mod contention {
+    use super::*;
+
+    /// The busy-poll letter's host: one transaction in flight, the app busy-polling on core
+    /// `app_core`, the vector's interrupt on core 0, `rx-usecs` as `itr_us`.
+    fn letter(app_core: i128, itr_us: f64) -> Pairs {
+        Pairs::default()
+            .with("platform.preset", s("busypoll2013"))
+            .with("scheme", s("napi"))
+            .with("traffic.kind", s("rr"))
+            .with("rr.clients", i(1))
+            .with("rr.outstanding", i(1))
+            .with("rr.remote_us", f(10.0))
+            .with("rr.response_bytes", i(64))
+            .with("traffic.size_bytes", i(64))
+            .with("host.cores", i(2))
+            .with("app.0.core", i(app_core))
+            .with("app.0.cost_ns", f(900.0))
+            .with("app.0.cost_dist", s("deterministic"))
+            .with("app.0.flows", list(&[0]))
+            .with("socket.busy_read_us", f(50.0))
+            .with("nic.itr_us", f(itr_us))
+            .with("run.warmup_ms", f(0.0))
+            .duration_ms(2.0)
+    }
+
+    /// The distinct times from a request's arrival to its delivery to the socket, in ps.
+    #[derive(Default)]
+    struct Latencies(std::collections::BTreeSet<u64>);
+
+    impl Tracer for Latencies {
+        fn arrival(&mut self, _id: u64, _t: SimTime, _accepted: bool) {}
+        fn delivered(&mut self, _id: u64, arrival: SimTime, t: SimTime) {
+            self.0.insert(t.ps() - arrival.ps());
+        }
+    }
+
+    fn latencies(pairs: &Pairs) -> (Report, Latencies) {
+        run_with(&pairs.build(), Latencies::default())
+    }
+
+    /// Whether every latency of `on` is one of `off`'s, or one of them plus one contention;
+    /// and how many of `on`'s are the latter.
+    fn one_contention_or_none(off: &Latencies, on: &Latencies, c_ps: u64) -> usize {
+        let mut paid = 0;
+        for &l in &on.0 {
+            if !off.0.contains(&l) {
+                assert!(off.0.contains(&(l - c_ps)), "{l} ps: {:?}", off.0);
+                paid += 1;
+            }
+        }
+        paid
+    }
+
+    #[test]
+    fn each_overlap_with_the_interrupt_costs_the_poller_one_contention() {
+        // rx-usecs 100: the requests that come while the vector may interrupt have their
+        // interrupt on core 0 while the poller processes them on core 1: each of those
+        // requests takes one contention longer, the others none
+        let (base, off) = latencies(&letter(1, 100.0));
+        let (r, on) = latencies(&letter(1, 100.0).with("platform.ring_contention_ns", f(1500.0)));
+        conserved(&r);
+        assert!(one_contention_or_none(&off, &on, 1500 * 1000) > 0);
+        let mean = |r: &Report| r.rtt_us.as_ref().unwrap().mean.unwrap();
+        let added = mean(&r) - mean(&base);
+        assert!(0.0 < added && added < 0.5 * 1.5, "{added} us");
+    }
+
+    #[test]
+    fn with_deep_idle_states_rx_usecs_0_pays_more_than_rx_usecs_100() {
+        // the letter's busy-polling rows: core 0 idles between interrupts and wakes from a
+        // deep idle state (10.6 us after 5 us idle), so with rx-usecs 0 the interrupt that
+        // follows each transaction still runs when the next request is processed; with
+        // rx-usecs 100 the throttle holds most of them back
+        let rtt_us = |itr: f64, c: f64| {
+            let r = letter(1, itr)
+                .with("platform.wakeup_ns", f(10_600.0))
+                .with("platform.wakeup_after_us", f(5.0))
+                .with("platform.ring_contention_ns", f(c))
+                .with("run.warmup_ms", f(0.5))
+                .duration_ms(5.0)
+                .run();
+            conserved(&r);
+            r.rtt_us.unwrap().mean.unwrap()
+        };
+        let (base0, base100) = (rtt_us(0.0, 0.0), rtt_us(100.0, 0.0));
+        assert!((base0 - base100).abs() < 0.01 * base0, "{base0} {base100}");
+        let added0 = rtt_us(0.0, 2000.0) - base0;
+        let added100 = rtt_us(100.0, 2000.0) - base100;
+        assert!(
+            added0 > 0.5 * 2.0 && 0.0 < added100 && added100 < 0.5 * added0,
+            "{added0} us, {added100} us"
+        );
+    }
+
+    #[test]
+    fn an_interrupt_after_the_pollers_packet_costs_nothing() {
+        // rx-usecs 0 with today's busy loop: the vector, masked by the interrupt before, fires
+        // the request's interrupt when busy_poll_stop re-enables it, after the poller's
+        // processing: no overlap
+        let (base, off) = latencies(&letter(1, 0.0));
+        let (r, on) = latencies(&letter(1, 0.0).with("platform.ring_contention_ns", f(1500.0)));
+        assert!(r.counts.irqs >= r.packets.delivered);
+        assert_eq!(one_contention_or_none(&off, &on, 1500 * 1000), 0);
+        assert_eq!(outcome(r), outcome(base));
+    }
+
+    #[test]
+    fn a_poller_alone_on_its_ring_pays_nothing() {
+        // the poller on the interrupt's core: the ISR preempts it, which is no contention
+        let base = outcome(letter(0, 0.0).run());
+        let r = letter(0, 0.0)
+            .with("platform.ring_contention_ns", f(1500.0))
+            .run();
+        assert_eq!(outcome(r), base);
+        // on another core, with the interrupt reaching core 0 after the poller's processing
+        // is over (delivered 3 us after the request): no overlap
+        let late = letter(1, 0.0).with("platform.irq_delivery_ns", f(3000.0));
+        let base = outcome(late.run());
+        let r = late.with("platform.ring_contention_ns", f(1500.0)).run();
+        assert!(base.counts.irqs > 100);
+        assert_eq!(outcome(r), base);
     }
 }

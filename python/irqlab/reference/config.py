@@ -139,6 +139,12 @@ class Config:
                 "the reference covers costs as CPU time per event: no delivery or write-back "
                 "delay, no indirect interrupt cost"
             )
+        cold = p["platform.cold_packets"] > 0 and p["platform.cold_packet_ns"] > 0
+        if cold or p["platform.napi_switch_ns"] > 0 or p["platform.ring_contention_ns"] > 0:
+            raise NotImplementedError(
+                "the reference covers costs as CPU time per event: no cold packets, NAPI "
+                "switch or ring contention"
+            )
         return cls(
             scheme=p["scheme"],
             seed=int(p["run.seed"]),

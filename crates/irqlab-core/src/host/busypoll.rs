@@ -500,6 +500,61 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
     }
 
+    /// Ring contention (`platform.ring_contention_ns`): the protocol processing of a packet
+    /// of vector `v` starts on core `c`. If it is a busy poller's on another core than the
+    /// vector's, it is marked as under way, and it pays one contention if the vector's ISR is
+    /// under way now. Returns its extra time.
+    pub(super) fn contention_on_start(&mut self, c: usize, v: usize) -> SimDuration {
+        if !self.contention
+            || self.l.core(c).kernel.ctx != Some(SoftirqCtx::BusyPoll)
+            || self.l.vector(v).core == c
+        {
+            return SimDuration::ZERO;
+        }
+        let vc = &mut self.vector_costs[v];
+        vc.poller_packet = Some(c as u16);
+        if vc.in_isr {
+            self.s.platform.ring_contention
+        } else {
+            SimDuration::ZERO
+        }
+    }
+
+    /// Ring contention: vector `v`'s ISR starts. A busy poller's protocol processing of its
+    /// packet under way on another core (the job on the poller's thread level is a packet of
+    /// this vector's, in its busy poll) pays one contention; the ISR is under way until
+    /// [`Host::contention_isr_done`].
+    #[cold]
+    #[inline(never)]
+    pub(super) fn contention_on_isr(&mut self, v: usize) {
+        let vc = &mut self.vector_costs[v];
+        vc.in_isr = true;
+        if let Some(pc) = vc.poller_packet {
+            let pc = pc as usize;
+            let core = self.l.core(pc);
+            let under_way = core.kernel.ctx == Some(SoftirqCtx::BusyPoll)
+                && core.kernel.polling as usize == v
+                && core.cpu.tag(Level::Thread) == Some(Work::Packet);
+            if !under_way {
+                return;
+            }
+            let now = self.now;
+            let cpu = &mut self.l.core_mut(pc).cpu;
+            cpu.advance(now);
+            cpu.extend(Level::Thread, self.s.platform.ring_contention.ps());
+            let t = cpu.next_completion_ps();
+            self.cpu_changed(pc, t);
+        }
+    }
+
+    /// Ring contention: vector `v`'s ISR has ended.
+    #[inline(always)]
+    pub(super) fn contention_isr_done(&mut self, v: usize) {
+        if self.contention {
+            self.vector_costs[v].in_isr = false;
+        }
+    }
+
     /// NAPI `v` is free (SCHED cleared): a poller waiting for it tries again.
     pub(super) fn napi_released(&mut self, v: usize) {
         for i in 0..self.l.vector(v).waiting.len() {

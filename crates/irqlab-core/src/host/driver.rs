@@ -56,6 +56,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             }
             d
         };
+        if self.contention {
+            self.contention_on_isr(v);
+        }
         self.start(c, Level::HardIrq, d, Category::Irq, Work::Isr);
     }
 
@@ -64,6 +67,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     pub(super) fn isr_done(&mut self, c: usize) {
         self.hardirq_done(c);
         let v = self.l.core_mut(c).hardirq as usize;
+        self.contention_isr_done(v);
         self.l.vector_mut(v).irq.isr_done();
         self.cause_cleared(v);
         if self.s.scheme.uses_poll_loop() {
@@ -180,11 +184,27 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
     }
 
-    /// Protocol processing of `pkt` (and its transmit, if it is forwarded).
-    #[inline]
+    /// Protocol processing of `pkt` (and its transmit, if it is forwarded). (Always inlined:
+    /// the extras' test would otherwise keep it out of line, a call per packet.)
+    #[inline(always)]
     pub(super) fn start_packet(&mut self, c: usize, pkt: Packet) {
-        let d = self.packet_cost(c, pkt);
+        let mut d = self.packet_cost(c, pkt);
+        if self.packet_extras {
+            d = d + self.poll_packet_extras(c);
+        }
         self.start_softirq_job(c, d, Work::Packet);
+    }
+
+    /// The extra time of the next packet of the poll core `c` runs: its share of the poll's
+    /// cold start (`platform.cold_packets`, by the packets the poll took before it), and the
+    /// ring contention it meets as it starts (`busypoll::contention_on_start`).
+    #[cold]
+    #[inline(never)]
+    fn poll_packet_extras(&mut self, c: usize) -> SimDuration {
+        let v = self.l.core(c).kernel.polling as usize;
+        let taken = self.l.vector(v).napi.work;
+        let cold = SimDuration(self.s.platform.cold_ps(taken));
+        cold + self.contention_on_start(c, v)
     }
 
     /// Protocol processing of `pkt` on core `c`, and its transmit if it is forwarded.

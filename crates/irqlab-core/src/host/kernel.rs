@@ -151,7 +151,22 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         napi.clean_complete = true;
         napi.ring_budget = ring_budget;
         let cost = self.s.platform.poll;
-        self.softirq_cost(c, cost, StreamId::PollCost, Work::PollEntry);
+        if self.napi_switching && self.napi_switched(c, v) {
+            // another NAPI than the last one this core polled: its context is cold
+            let d = self.draw_or_zero(c, cost, StreamId::PollCost) + self.s.platform.napi_switch;
+            self.start_softirq_job(c, d, Work::PollEntry);
+        } else {
+            self.softirq_cost(c, cost, StreamId::PollCost, Work::PollEntry);
+        }
+    }
+
+    /// Core `c` polls NAPI `v`: whether the last NAPI it polled was another one
+    /// (`platform.napi_switch_ns`; the first poll on a core switches from none).
+    #[cold]
+    #[inline(never)]
+    fn napi_switched(&mut self, c: usize, v: usize) -> bool {
+        let last = std::mem::replace(&mut self.l.core_mut(c).kernel.last_polled, v as u16);
+        last != v as u16 && last != u16::MAX
     }
 
     /// Back in `net_rx_action` after one `napi_poll`, which reported `napi_ret`.

@@ -22,6 +22,9 @@
 //! | descriptor write-back (`platform.writeback_ns`): the packet visible, the cause raised | `nic::write_back_later`, `on_write_back` (the ring: `crate::nic::Ring::hide_newest`) |
 //! | interrupt delivery (`platform.irq_delivery_ns`: MSI-X across PCIe to the core) | `nic::issue_irq`, `irq::on_irq_delivered` |
 //! | the indirect cost of an interrupt (`platform.irq_indirect_ns`) | `irq::hardirq_done` (the rule: `crate::cpu::Cpu::irq_done`) |
+//! | a poll's cold first packets (`platform.cold_packets`, `cold_packet_ns`) | `driver::poll_packet_extras`, `polling::poll_step`, `polling::isr_with_first_packet` (the rule: `crate::platform::PlatformConfig::cold_ps`) |
+//! | a core switching NAPIs (`platform.napi_switch_ns`) | `kernel::poll_call` |
+//! | a busy poller contending with its vector's interrupt on another core (`platform.ring_contention_ns`) | `busypoll::contention_on_start`, `contention_on_isr`, `contention_isr_done` |
 //! | the NIC's interrupt logic: ITR throttle, coalescing, their timer | `nic::nic_check`, `nic::on_moderation_timer`, `nic::issue_irq` |
 //! | Tx descriptor write-back raising the cause | `nic::tx_queued`, `nic::cause_cleared`, `nic::on_tx_done` |
 //! | `do_IRQ` (one hard-IRQ handler at a time per core) | `irq::do_irq`, `irq::next_hardirq` |
@@ -170,6 +173,17 @@ pub struct Vector {
     pub waiting: Vec<u16>,
 }
 
+/// A vector's state for ring contention (`platform.ring_contention_ns`), kept out of
+/// [`Vector`] so that the common path does not carry it.
+#[derive(Debug, Default)]
+pub struct VectorCosts {
+    /// The core of the busy poller that last started processing a packet of this vector on
+    /// another core (its job may be over: `busypoll::contention_on_isr` checks), and whether
+    /// this vector's ISR is under way.
+    pub poller_packet: Option<u16>,
+    pub in_isr: bool,
+}
+
 /// One application thread and its socket.
 #[derive(Debug)]
 pub struct App {
@@ -203,6 +217,8 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     /// The core whose job completion is being handled (`usize::MAX`: none).
     completing: usize,
     pub apps: Vec<App>,
+    /// Each vector's state for ring contention (empty when it is off).
+    pub vector_costs: Vec<VectorCosts>,
     /// Each core's receive-load controller (empty: none).
     pub adapt: Vec<adapt::CoreAdapt>,
     pub wire: Wire,
@@ -217,6 +233,15 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     /// One ring per vector, every packet to the stack, descriptors written back at once:
     /// `driver::packet_done` takes its fused path.
     fused: bool,
+    /// A poll's packets may cost more than their processing: the poll's cold start
+    /// (`platform.cold_packets`) or a busy poller's ring contention
+    /// (`platform.ring_contention_ns`).
+    packet_extras: bool,
+    /// A busy poller on another core than its vector's pays for overlapping the vector's
+    /// interrupt handler (`platform.ring_contention_ns`, with busy polling).
+    contention: bool,
+    /// A poll of another NAPI than the core's last costs more (`platform.napi_switch_ns`).
+    napi_switching: bool,
     /// Every vector has one Rx ring (one traffic class).
     single_ring: bool,
     /// The Rx budget of each ring in a poll: the weight split equally (at least 1 each).
@@ -320,6 +345,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 epoll_left: 0,
             })
             .collect();
+        let contention = !p.ring_contention.is_zero() && s.host.cores > 1 && s.busy.any();
         let mut host = Host {
             now: SimTime::ZERO,
             s,
@@ -331,6 +357,11 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             next_cpu_ps: u64::MAX,
             completing: usize::MAX,
             apps,
+            vector_costs: if contention {
+                (0..s.nic.queues).map(|_| VectorCosts::default()).collect()
+            } else {
+                Vec::new()
+            },
             adapt: Vec::new(),
             wire: Wire::new(s.nic.link_gbps),
             metrics: Metrics::new(s),
@@ -341,7 +372,11 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             fused: s.apps.is_empty()
                 && !s.host.forward
                 && s.qos.rings == 1
-                && s.platform.writeback.is_zero(),
+                && s.platform.writeback.is_zero()
+                && !s.platform.cold(),
+            packet_extras: s.platform.cold() || contention,
+            contention,
+            napi_switching: !p.napi_switch.is_zero(),
             single_ring: s.qos.rings == 1,
             ring_budget: {
                 let rings = s.qos.rings as u64;

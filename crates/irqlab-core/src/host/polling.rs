@@ -61,6 +61,10 @@ pub struct PollLoop {
     pub window_delivered: u64,
     /// The ISR holds the head packet (first packet processed in the ISR).
     pub isr_packet: bool,
+    /// Packets the current poll took so far (`platform.cold_packets`), and whether the next
+    /// poll continues the count (the ISR took the first packet of its busy period).
+    pub taken: u64,
+    pub continues: bool,
 }
 
 impl PollLoop {
@@ -78,6 +82,8 @@ impl PollLoop {
             next_tick: None,
             window_delivered: 0,
             isr_packet: false,
+            taken: 0,
+            continues: false,
         }
     }
 }
@@ -161,11 +167,20 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         cost.mean_ps = cost.mean.ps() as f64;
         let per_byte = p.proto_ps_per_byte;
         let c = self.l.vector(v).core;
-        plus_bytes(
+        let d = plus_bytes(
             self.draw(c, cost, StreamId::FirstPacketCost),
             pkt.size_bytes,
             per_byte,
-        )
+        );
+        if p.cold() {
+            // the first packet of the busy period: the poll that follows goes on from it
+            let l = &mut self.l.vector_mut(v).poll_loop;
+            l.taken = 1;
+            l.continues = true;
+            d + SimDuration(p.cold_ps(0))
+        } else {
+            d
+        }
     }
 
     /// A packet ISR has run (the vector is disabled): deliver the packet it processed, if
@@ -211,6 +226,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         l.running = true;
         l.poll_mode = false;
         l.left = quota;
+        if self.packet_extras && !std::mem::take(&mut l.continues) {
+            l.taken = 0;
+        }
         if self.measuring() {
             self.metrics.vectors[v].polls += 1;
         }
@@ -224,11 +242,23 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             vec.poll_loop.left -= 1;
             let pkt = vec.rings[0].take();
             let c = vec.core;
-            let d = self.packet_cost(c, pkt);
+            let mut d = self.packet_cost(c, pkt);
+            if self.packet_extras {
+                d = d + self.loop_cold(v);
+            }
             self.start(c, Level::SoftIrq, d, Category::Softirq, Work::LoopPacket);
         } else {
             self.poll_end(v);
         }
+    }
+
+    /// The cold start of the next packet of vector `v`'s poll (`platform.cold_packets`).
+    #[cold]
+    #[inline(never)]
+    fn loop_cold(&mut self, v: usize) -> SimDuration {
+        let l = &mut self.l.vector_mut(v).poll_loop;
+        l.taken += 1;
+        SimDuration(self.s.platform.cold_ps(l.taken - 1))
     }
 
     pub(super) fn loop_packet_done(&mut self, c: usize) {
