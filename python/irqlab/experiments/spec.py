@@ -24,6 +24,7 @@ from irqlab.report.flat import (
     is_entry_label,
     list_indices,
     template,
+    typed_metrics,
 )
 from irqlab.scenario import (
     check_key,
@@ -524,7 +525,11 @@ def metric_templates() -> tuple[str, ...]:
         "app.0.core": 0,  # one entry in every list
     }
     row = run_replication({"params": params, "extra": {}})
-    return tuple(dict.fromkeys(template(k) for k in row if not is_parameter(k)))
+    ran = [template(k) for k in row if not is_parameter(k)]
+    # and those only some scenarios report (request/response, busy polling, a replay); not the
+    # run's seed and replication, which are settings
+    rest = [m for m in typed_metrics() if m not in ("seed", "replication")]
+    return tuple(dict.fromkeys([*ran, *rest]))
 
 
 def entry_counts(params: Mapping[str, Any]) -> dict[str, int]:

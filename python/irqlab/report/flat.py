@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import re
+import types
+import typing
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints, is_typeddict
 
 if TYPE_CHECKING:
     from irqlab.core import Report
@@ -31,6 +33,33 @@ ENTRY_LABELS: dict[str, tuple[str, ...]] = {
 #: A numeric component of a flattened name: an index into a list (``per_core.3.…``).
 _INDEX = re.compile(r"(?<=\.)(0|[1-9][0-9]*)(?=\.|$)")
 _LABEL = re.compile(r"^(?P<list>per_[a-z_]+)\.(0|[1-9][0-9]*)\.(?P<field>[a-z_]+)$")
+
+
+def typed_metrics() -> list[str]:
+    """Every numeric figure the report's type (:class:`irqlab.core.Report`) declares, as
+    templates (``per_core.N.cpu.busy``), in declaration order: those only some scenarios
+    produce too (``rtt_us.mean`` with request/response traffic, ``busy_poll.polls``)."""
+    from irqlab.core import Report
+
+    out: list[str] = []
+    _walk(Report, "", out)
+    return out
+
+
+def _walk(tp: Any, prefix: str, out: list[str]) -> None:
+    numbers = (int, float, bool)
+    for key, t in get_type_hints(tp).items():
+        name = prefix + key
+        origin = get_origin(t)
+        if is_typeddict(t):
+            _walk(t, name + ".", out)
+        elif origin is list and is_typeddict(get_args(t)[0]):
+            _walk(get_args(t)[0], name + ".N.", out)
+        elif origin in (typing.Union, types.UnionType):
+            if all(a in numbers for a in get_args(t) if a is not type(None)):
+                out.append(name)
+        elif t in numbers:
+            out.append(name)
 
 
 def encode_list(values: Iterable[Any]) -> str:
