@@ -213,6 +213,16 @@ def test_empty_targets_and_too_many_free_parameters_are_refused(tmp_path):
         parse_targets(write(tmp_path, more))
 
 
+def test_a_metric_only_some_scenarios_report_is_a_target(tmp_path):
+    # rtt_us.* only with request/response traffic, busy_poll.* only where an app busy-polls:
+    # names the report's type declares, accepted as any other metric; a misspelt one is not
+    for metric in ("rtt_us.mean", "transactions_per_s", "busy_poll.polls"):
+        spec = parse_targets(write(tmp_path, GOOD.replace('"irq_per_s"', f'"{metric}"')))
+        assert [t.metric for t in spec.targets] == [metric]
+    with pytest.raises(ConfigError, match=r"not a metric \(did you mean 'rtt_us.mean'\?\)"):
+        parse_targets(write(tmp_path, GOOD.replace('"irq_per_s"', '"rtt_us.maen"')))
+
+
 def test_the_file_is_checked_before_anything_runs(tmp_path):
     # the second target is bad: nothing runs, no folder is made
     bad = GOOD + '[[target]]\npoint = {}\nmetric = "cpu.bussy"\nvalue = 1\n'
