@@ -223,6 +223,40 @@ def test_a_metric_only_some_scenarios_report_is_a_target(tmp_path):
         parse_targets(write(tmp_path, GOOD.replace('"irq_per_s"', '"rtt_us.maen"')))
 
 
+def test_a_file_of_validation_points_only_compares_the_base_and_fits_nothing(tmp_path):
+    text = """
+[calibrate]
+name = "check"
+seeds = [1]
+[base]
+scheme = "napi"
+run.duration_ms = 10
+[[validate]]
+name = "CPU at 50 kpps"
+point = { "traffic.rate_pps" = 50000 }
+metric = "cpu.busy"
+value = 0.3
+sigma = 0.05
+"""
+    out = tmp_path / "out"
+    result = calibrate(write(tmp_path, text), out=out, executor="inline")
+    assert result.parameters == []
+    assert not (out / "check.toml").exists(), "nothing fitted: no preset"
+    (row,) = result.rows
+    base = core.run(
+        core.resolve(
+            {"scheme": "napi", "run.duration_ms": 10, "traffic.rate_pps": 50000, "run.seed": 1}
+        )
+    )
+    assert row["role"] == "validation"
+    assert row["predicted"] == pytest.approx(base["cpu"]["busy"])
+    assert row["normalised"] == pytest.approx((base["cpu"]["busy"] - 0.3) / 0.05)
+    # targets without free keys are refused, naming the way out
+    bad = text.replace("[[validate]]", "[[target]]")
+    with pytest.raises(ConfigError, match=r"no \[free\] parameter.*\[\[validate\]\]"):
+        parse_targets(write(tmp_path, bad))
+
+
 def test_the_file_is_checked_before_anything_runs(tmp_path):
     # the second target is bad: nothing runs, no folder is made
     bad = GOOD + '[[target]]\npoint = {}\nmetric = "cpu.bussy"\nvalue = 1\n'

@@ -69,7 +69,7 @@ class _Fit:
             cost = float(np.sum(self.residuals(pred) ** 2))
             if cost < self.best[0]:
                 self.best = (cost, np.array(key))
-        return float(np.max(np.abs(new - old) / old))
+        return float(np.max(np.abs(new - old) / old, initial=0.0))
 
     def at(self, x: np.ndarray) -> Prediction:
         return self.seen[_key(x)]
@@ -167,8 +167,10 @@ def calibrate(
         fit.freeze(x0)
         start = fit.residuals(fit.at(x0))
         x_hat, message, stopped = x0, "", ""
+        if not spec.free:
+            message = "nothing to fit: the base compared with the validation points"
         try:
-            for _ in range(STAGES):
+            for _ in range(STAGES if spec.free else 0):
                 res = least_squares(
                     fit.fun,
                     x_hat,
@@ -214,7 +216,7 @@ def _analyse(
 ) -> Calibration:
     """Uncertainties, identifiability, fit quality, the profile and the validation points at
     ``x_hat``; the profile's and validation's runs in one batch."""
-    jac = fit.jac(x_hat, budget=False)
+    jac = fit.jac(x_hat, budget=False) if names else np.zeros((len(spec.targets), 0))
     r_hat = fit.batch([x_hat], budget=False)[0]
     n, p = len(spec.targets), len(spec.free)
     dof = n - p

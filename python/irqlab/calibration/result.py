@@ -254,8 +254,10 @@ def write_outputs(result: Calibration, out: Path) -> list[str]:
     from irqlab.errors import ConfigError
 
     what = "--out"
-    preset = f"{result.name}.toml"
-    write_atomic(out / preset, preset_toml(result), what)
+    written = []
+    if result.parameters:  # a check without free keys fits no preset
+        written.append(f"{result.name}.toml")
+        write_atomic(out / written[0], preset_toml(result), what)
     write_atomic(out / "residuals.csv", residuals_csv(result), what)
     fig = figure(result)
     try:
@@ -267,7 +269,7 @@ def write_outputs(result: Calibration, out: Path) -> list[str]:
     # last: its presence marks a finished calibration (irqlab report reads it)
     text = json.dumps(result.describe(), indent=2, default=_json_default, allow_nan=True)
     write_atomic(out / "calibration.json", text + "\n", what)
-    return [preset, "residuals.csv", "calibration.json", "measured_vs_predicted.png"]
+    return [*written, "residuals.csv", "calibration.json", "measured_vs_predicted.png"]
 
 
 def _json_default(v: Any) -> Any:
@@ -289,6 +291,22 @@ def summary_text(result: Calibration) -> str:
         f"{count(len(result.spec.validation), 'validation point')}",
         "",
     ]
+    if not result.parameters:
+        lines[0] = (
+            f"calibration {result.name}: nothing fitted, the base compared with "
+            f"{count(len(result.spec.validation), 'validation point')}"
+        )
+        valid = [r for r in result.rows if r["role"] == "validation"]
+        poor = [r for r in valid if abs(r["normalised"]) > 3]
+        lines += _residual_lines(valid)
+        if poor:
+            lines += ["", f"{count(len(poor), 'point')} more than 3σ off"]
+        lines += [
+            "",
+            f"{count(result.runs_new, 'run')} made, {result.runs_cached} from the journal, "
+            f"in {result.wall_s:.1f} s",
+        ]
+        return "\n".join(lines) + "\n"
     table = [["parameter", "start", "fitted ± σ", "bounds", "identified"]]
     for p in result.parameters:
         bounds = f"[{short(p.lo, 4)}, {short(p.hi, 4)}]" + (" log" if p.log else "")

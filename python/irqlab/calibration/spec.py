@@ -278,12 +278,19 @@ def _parse(
     spec.validation = [
         _parse_entry("validation", i + 1, e, spec) for i, e in enumerate(tree.get("validate", []))
     ]
-    if not spec.targets:
+    if not spec.free and not spec.targets and not spec.validation:
+        raise ConfigError(
+            "nothing to do: give [free] keys and the [[target]] values to fit them to, or "
+            "[[validate]] points to compare the base with",
+            "target",
+        )
+    if spec.free and not spec.targets:
         raise ConfigError("no [[target]]: give at least one measured value to fit", "target")
-    if not spec.free:
+    if spec.targets and not spec.free:
         raise ConfigError(
             "no [free] parameter: give at least one key to fit, e.g. "
-            '"platform.irq_ns" = { min = 500, max = 5000 }',
+            '"platform.irq_ns" = { min = 500, max = 5000 } (or make the [[target]] entries '
+            "[[validate]] points, to compare the base with them without a fit)",
             "free",
         )
     if len(spec.free) > len(spec.targets):
