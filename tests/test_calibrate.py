@@ -333,6 +333,15 @@ def test_the_command_writes_the_preset_the_residuals_and_a_page(tmp_path):
     assert "# ±" in (out / "napi-fit.toml").read_text()
     r = CliRunner().invoke(main, ["run", str(out / "napi-fit.toml"), "--set", "run.duration_ms=2"])
     assert r.exit_code == 0, r.output
+    # and any scenario runs on it with --set @FILE, a later --set winning
+    napi = Path(__file__).resolve().parents[1] / "examples" / "napi.toml"
+    args = ["run", str(napi), "--set", f"@{out / 'napi-fit.toml'}"]
+    args += ["--set", "platform.proto_ns=4321", "--set", "run.duration_ms=2", "--format", "json"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    echoed = json.loads(r.output)["scenario"]
+    assert echoed["platform.irq_ns"] == preset["platform"]["irq_ns"]
+    assert echoed["platform.proto_ns"] == 4321
     rows = (out / "residuals.csv").read_text().splitlines()
     assert rows[0].startswith("role,name,metric,point,measured,sigma,predicted")
     assert len(rows) == 1 + len(spec["target"]) + 1 and rows[-1].startswith("validation,")

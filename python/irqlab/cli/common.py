@@ -198,7 +198,9 @@ def overrides_option(f: F) -> F:
         metavar="KEY=VALUE",
         help="Override any scenario key, e.g. --set traffic.rate_pps=2e5 --set scheme=irq "
         "--set nic.irq_affinity=[0,1] --set app.0.core=1 (repeatable; values are read as "
-        'TOML: numbers, true/false, [lists], "strings" or bare words).',
+        'TOML: numbers, true/false, [lists], "strings" or bare words). --set @FILE sets every '
+        "key of a scenario file, e.g. the platform `irqlab calibrate` fitted "
+        "(--set @results/cal/NAME.toml); later --set win.",
     )(f)
 
 
@@ -263,9 +265,17 @@ def out_option(
 
 
 def parse_sets(sets: tuple[str, ...]) -> list[tuple[str, Any]]:
-    from irqlab.scenario import parse_override
+    """``--set KEY=VALUE`` as a pair, ``--set @FILE`` as every key of that scenario file, in
+    the order given."""
+    from irqlab.scenario import flatten, load_toml, parse_override
 
-    return [parse_override(s) for s in sets]
+    out: list[tuple[str, Any]] = []
+    for s in sets:
+        if s.startswith("@"):
+            out += flatten(load_toml(s[1:])).items()
+        else:
+            out.append(parse_override(s))
+    return out
 
 
 class _UsageLine(click.ClickException):
