@@ -129,3 +129,25 @@ def test_rr_keeps_interrupting_in_overload_from_its_rt_vector(loads):
     assert at(loads, "rr", rate_pps=2.0e6)["irq_per_s"] > 5000
     for st in ("sq", "ll-rr", "ll-wfq"):
         assert at(loads, st, rate_pps=2.0e6)["irq_per_s"] == 0, st
+
+
+@pytest.mark.slow
+def test_refitting_the_targets_file_gives_the_committed_preset():
+    """`irqlab calibrate` on the committed targets file (which starts at the committed preset)
+    identifies every free cost, fits its five targets (none 3 σ off) and lands on the
+    committed preset within the uncertainties it reports (a few seconds)."""
+    from importlib import resources
+
+    from irqlab.calibration import calibrate
+    from irqlab.studies.common import preset, targets_file
+
+    path = resources.files("irqlab.studies").joinpath(targets_file("irqlab.studies.beifuss2016"))
+    with resources.as_file(path) as f:
+        result = calibrate(f, executor="inline")
+    committed = preset("irqlab.studies.beifuss2016")
+    fitted = {p.key: p for p in result.parameters}
+    assert set(fitted) == set(committed) - {"platform.preset"}
+    assert not result.poor, result.poor_reasons
+    for key, p in fitted.items():
+        assert p.identifiable and p.status == "identified", (key, p.status, p.note)
+        assert abs(p.value - committed[key]) <= p.sigma, (key, p.value, p.sigma, committed[key])
