@@ -90,10 +90,13 @@ def test_rr_is_worse_than_sq_in_throughput_and_latency_with_more_irqs(shares, lo
         sq = latency(shares, "sq", None, rt_share=share)
         for cls in ("rt", "be"):
             assert latency(shares, "rr", cls, rt_share=share) > sq, (share, cls)
-        # the RT ring waits behind the BE vector's long polls while RT is the lighter class
-        assert latency(shares, "rr", "rt", rt_share=share) > latency(
-            shares, "rr", "be", rt_share=share
-        )
+        # the RT ring waits behind the BE vector's long polls while RT is the lighter class:
+        # "the RT latency is above the BE latency at RT ratios below 50 %" (at 50 % the two
+        # classes are alike, and the paper says nothing of their order)
+        if share < 0.5:
+            assert latency(shares, "rr", "rt", rt_share=share) > latency(
+                shares, "rr", "be", rt_share=share
+            )
     for rate in QUICK.loads:
         if 0.15e6 < rate < 1.6e6:
             rr = at(loads, "rr", rate_pps=rate)["irq_per_s"]

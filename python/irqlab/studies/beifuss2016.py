@@ -105,9 +105,9 @@ QUICK = Plan(
     loads=mpps(0.05, 0.2, 0.5, 0.75, 1.0, 1.25, 1.5, 1.7, 2.0),
     search_shares=(0.3, 0.7),
     search_loads=mpps(*_steps(1.5, 1.85, 0.05)),
-    duration_ms=30.0,
+    duration_ms=60.0,
     warmup_ms=5.0,
-    replications=2,
+    replications=4,
 )
 
 
