@@ -1,0 +1,5 @@
+"""``python -m irqlab``: the ``irqlab`` command."""
+
+from irqlab.cli import main
+
+main()
