@@ -234,7 +234,7 @@ def _analyse(
                 xj = np.array(x_hat)
                 xj[j] = min(1.0, max(0.0, xj[j] + sign * sigma_x[j]))
                 step = abs(xj[j] - x_hat[j])
-                if step > 0:
+                if step > 1e-9:  # not at the bound on this side
                     probes.append((j, sign, xj, step))
     theta_hat = spec.theta(_key(x_hat))
     new_x = [x for _, _, x, _ in probes]

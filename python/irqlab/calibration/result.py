@@ -142,11 +142,12 @@ class Calibration:
 
 
 def _rounded(value: float, sigma: float) -> float:
-    """``value`` to two significant digits of its uncertainty (six when that is unknown)."""
+    """``value`` to the place of its uncertainty's second significant digit (559.3 ± 10 →
+    559.0, 3706 ± 1300 → 3700.0, 2e-8 ± 930 → 0.0); six significant digits when the
+    uncertainty is unknown."""
     if not (math.isfinite(sigma) and sigma > 0) or value == 0:
         return float(f"{value:.6g}")
-    digits = max(2, math.floor(math.log10(abs(value))) - math.floor(math.log10(sigma)) + 2)
-    return float(f"{value:.{min(digits, 12)}g}")
+    return float(round(value, 1 - math.floor(math.log10(sigma)))) + 0.0  # no -0.0
 
 
 def uncertainty_text(p: Parameter) -> str:
@@ -310,7 +311,7 @@ def summary_text(result: Calibration) -> str:
     table = [["parameter", "start", "fitted ± σ", "bounds", "identified"]]
     for p in result.parameters:
         bounds = f"[{short(p.lo, 4)}, {short(p.hi, 4)}]" + (" log" if p.log else "")
-        fitted = f"{short(p.value, 4)} {uncertainty_text(p)}"
+        fitted = f"{short(_rounded(p.value, p.sigma), 4)} {uncertainty_text(p)}"
         if p.at_bound:
             fitted += " (at a bound)"
         ident = "yes" if p.identifiable else f"NO: {p.status}"
