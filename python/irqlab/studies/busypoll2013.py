@@ -3,7 +3,8 @@ busy polling lets ``recv`` poll the device queue instead of waiting for an inter
 softirq, a wake-up and a context switch.
 
 What is re-run, on the study's fitted ``busypoll2013.preset.toml`` (the ``busypoll2013``
-platform preset: one 82599 queue vector on core 0, the netperf-like app on core 1, as the letter recommends; 1-byte TCP_RR, one transaction in flight):
+platform preset: one 82599 queue vector on core 0, the netperf-like app on core 1, as the
+letter recommends; 1-byte TCP_RR, one transaction in flight):
 transactions per second with and without busy polling (``socket.busy_read_us = 50``, the
 letter's recommended value), for ``rx-usecs`` 0 (ITR off), adaptive (``ixgbe-legacy``, the
 3.9 kernel's ITR) and 100 µs (``nic.itr_us = 100``), with deep C-states off and on (an idle
