@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
 import tomllib
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import irqlab
 from irqlab import core
+from irqlab.errors import ConfigWarning
 from irqlab.report.flat import flatten_report
 from irqlab.scenario import flatten
 from irqlab.studies import STUDIES
@@ -136,7 +140,12 @@ def test_chang2007_labels_exactly_the_declared_targets():
     data = targets("irqlab.studies.chang2007")
     idle = [t for t in data["target"] if t["metric"] == "cpu.idle"]
     assert {(chang._cell(t["point"])) for t in idle} == set(chang.CALIBRATED_IDLE)
-    assert set(chang.CALIBRATED_IDLE) == {("rhip", 512), ("rhip", 1024), ("napi", 1500)}
+    assert set(chang.CALIBRATED_IDLE) == {
+        ("rhip", 512),
+        ("rhip", 1024),
+        ("rhip", 1200),
+        ("napi", 1500),
+    }
     assert chang.STARVED_SIZES == (512, 1024, 1200)
     # the paper's Table II values are the targets' and the validation points' values
     for t in [*idle, *(v for v in data["validate"] if v["metric"] == "cpu.idle")]:
@@ -146,7 +155,24 @@ def test_chang2007_labels_exactly_the_declared_targets():
         assert t["point"]["traffic.rate_pps"] == pytest.approx(chang.wire_pps(size))
     readme = (ROOT / "README.md").read_text()
     assert chang.table2_caption() in readme
-    assert "calibration targets: RHIP at 512 and 1024 B, NAPI at 1500 B" in readme
+    assert "calibration targets: RHIP at 512, 1024 and 1200 B, NAPI at 1500 B" in readme
+
+
+def test_busypoll2013_marks_exactly_the_declared_targets_calibrated():
+    """The study's "calibrated" rows are the file's targets; the validation points are not."""
+    from irqlab.studies import busypoll2013
+
+    data = targets("irqlab.studies.busypoll2013")
+    assert {busypoll2013._row(t["point"]) for t in data["target"]} == busypoll2013.CALIBRATED
+    assert {
+        (False, False, "0"),
+        (True, True, "100"),
+        (False, True, "adaptive"),
+        (True, True, "0"),
+    } == busypoll2013.CALIBRATED
+    for v in data["validate"]:
+        assert busypoll2013._row(v["point"]) not in busypoll2013.CALIBRATED, v["name"]
+        assert busypoll2013._row(v["point"]) in busypoll2013.LETTER, v["name"]
 
 
 def test_a_fitted_preset_sets_only_free_keys_and_the_study_runs_on_it():
@@ -160,11 +186,15 @@ def test_a_fitted_preset_sets_only_free_keys_and_the_study_runs_on_it():
             continue
         data = targets(module)
         assert fitted.pop("platform.preset") == data["base"]["platform.preset"], module
+        base = flatten(data["base"])
         for key, value in fitted.items():
+            if key not in data["free"]:  # the base's own platform keys, as calibrate writes them
+                assert key.startswith("platform.") and base[key] == value, key
+                continue
             b = data["free"][key]
             assert b["min"] <= value <= b["max"], key
-        base = importlib.import_module(module).BASE
-        assert {k: base[k] for k in fitted} == fitted, module
+        study_base = importlib.import_module(module).BASE
+        assert {k: study_base[k] for k in fitted} == fitted, module
 
 
 def readme_rows(heading: str, columns: str) -> list[list[str]]:
@@ -217,3 +247,34 @@ def test_beifuss2016_preset_moves_interrupt_time_into_delivery_and_leaves_sq_as_
         with_switch, without = core.run(at), core.run({**at, "platform.napi_switch_ns": 0.0})
         del with_switch["scenario"], without["scenario"]  # which lists the key as set
         assert with_switch == without, strategy
+
+
+def committed_sigmas(module: str) -> dict[str, float]:
+    """Each fitted key's 1-σ uncertainty as the committed preset's comments give it
+    (``irq_ns = 5660.0  # ± 460``; ``± ∞`` where the targets do not see the key)."""
+    text = (Path(importlib.import_module(module).__file__).parent / preset_file(module)).read_text()
+    sigmas, table = {}, ""
+    for line in text.splitlines():
+        if line.startswith("[") and line.endswith("]"):
+            table = line.strip("[]")
+        m = re.match(r"(\w+) = \S+  # ± (\S+?)(;|$)", line)
+        if m:
+            sigmas[f"{table}.{m[1]}"] = math.inf if m[2] == "∞" else float(m[2].replace(",", ""))
+    return sigmas
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module", ["irqlab.studies.chang2007", "irqlab.studies.busypoll2013"])
+def test_refitting_the_targets_file_reproduces_the_committed_preset(module):
+    """`irqlab calibrate` on the study's targets file (which starts at the committed preset)
+    gives the committed ``<study>.preset.toml`` back, each fitted value within the uncertainty
+    the preset reports for it."""
+    here = Path(importlib.import_module(module).__file__).parent
+    with warnings.catch_warnings():  # chang2007: RHIP's floor has no effect at NAPI's points
+        warnings.simplefilter("ignore", ConfigWarning)
+        result = irqlab.calibrate(here / targets_file(module), out=None, workers=2)
+    committed, sigmas = preset(module), committed_sigmas(module)
+    assert set(sigmas) == set(result.values) == set(targets(module)["free"])
+    for key, value in result.values.items():
+        assert abs(value - committed[key]) <= sigmas[key], (key, value, committed[key])
+    assert not result.poor, result.poor_reasons

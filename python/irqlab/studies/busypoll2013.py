@@ -2,8 +2,9 @@
 busy polling lets ``recv`` poll the device queue instead of waiting for an interrupt, the
 softirq, a wake-up and a context switch.
 
-What is re-run, on the ``busypoll2013`` platform preset (one 82599 queue vector on core 0, the
-netperf-like app on core 1, as the letter recommends; 1-byte TCP_RR, one transaction in flight):
+What is re-run, on the study's fitted ``busypoll2013.preset.toml`` (the ``busypoll2013``
+platform preset: one 82599 queue vector on core 0, the netperf-like app on core 1, as the
+letter recommends; 1-byte TCP_RR, one transaction in flight):
 transactions per second with and without busy polling (``socket.busy_read_us = 50``, the
 letter's recommended value), for ``rx-usecs`` 0 (ITR off), adaptive (``ixgbe-legacy``, the
 3.9 kernel's ITR) and 100 µs (``nic.itr_us = 100``), with deep C-states off and on (an idle
@@ -15,10 +16,13 @@ each way for the NICs, PHYs and fibre. irqlab runs the host with a fixed remote 
 (``REMOTE_US``, longer than the idle-state threshold, shorter than the busy-poll time) and the
 table reports ``1 / (2 × host time + 2 × LINK_US)``.
 
-Calibration (see docs/busy-polling.md): the preset's costs and ``LINK_US`` on the letter's
-"3.9 optimized, C-states off, rx-usecs 0" (57k) and "patched optimized, C-states on, rx-usecs
-100" (87k); ``WAKEUP_NS`` on "3.9 optimized, C-states on, adaptive" (25k). The other rows are
-predictions.
+Calibration (see docs/busy-polling.md), declared in ``busypoll2013.targets.toml`` and fitted
+by ``irqlab calibrate`` into ``busypoll2013.preset.toml``: the interrupt path's costs on the
+letter's "3.9 optimized, C-states off, rx-usecs 0" (57k) and "patched optimized, C-states on,
+rx-usecs 100" (87k); the C-state exit (``WAKEUP_NS``) on "3.9 optimized, C-states on,
+adaptive" (25k); the ring contention between the busy poller and the interrupt handler
+(``platform.ring_contention_ns``) on "busy polling, C-states on, rx-usecs 0" (71k). The other
+two rows are predictions.
 """
 
 from __future__ import annotations
@@ -29,20 +33,24 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from irqlab.studies.common import SweepPlan, Sweeps, markdown_table
+from irqlab.studies.common import SweepPlan, Sweeps, markdown_table, preset, targets
 
 NAME = "busypoll2013"
 TITLE = "Busy polling (netdev cover letter, 2013): TCP_RR with and without busy polling"
 
 LINK_US = 2.0
 REMOTE_US = 10.0
-WAKEUP_NS = 10_600.0
-WAKEUP_AFTER_US = 5.0
+#: The study's platform is its calibration's (``busypoll2013.preset.toml``, fitted to
+#: ``busypoll2013.targets.toml``): one preset for every row.
+PRESET = {"platform.preset": "busypoll2013", **preset(__name__)}
+#: Deep C-states on: an idle core pays the fitted exit after ``WAKEUP_AFTER_US`` of idleness.
+WAKEUP_NS = float(PRESET["platform.wakeup_ns"])
+WAKEUP_AFTER_US = float(PRESET["platform.wakeup_after_us"])
 BUSY_READ_US = 50
 SEED = 2013
 
 BASE = {
-    "platform.preset": "busypoll2013",
+    **PRESET,
     "scheme": "napi",
     "traffic.kind": "rr",
     "rr.clients": 1,
@@ -51,7 +59,6 @@ BASE = {
     "rr.response_bytes": 64,
     "traffic.size_bytes": 64,
     "host.cores": 2,
-    "platform.wakeup_after_us": WAKEUP_AFTER_US,
     "app": [{"core": 1, "cost_ns": 900, "cost_dist": "deterministic", "flows": [0]}],
 }
 #: rx-usecs as the letter sets it with ethtool -C.
@@ -69,7 +76,19 @@ LETTER = {
     (False, False, "adaptive"): (40_000, 0.82),
     (False, False, "0"): (57_000, 1.17),
 }
-CALIBRATED = {(False, False, "0"), (True, True, "100"), (False, True, "adaptive")}
+
+
+def _row(point: Mapping[str, Any]) -> tuple[bool, bool, str]:
+    """A target's point as a row of the letter's table: (busy polling, C-states, rx-usecs)."""
+    busy = float(point.get("socket.busy_read_us", 0)) > 0
+    cstates = float(point.get("platform.wakeup_after_us", WAKEUP_AFTER_US)) < 1e6
+    rx = "adaptive" if "driver.moderation" in point else f"{float(point['nic.itr_us']):g}"
+    return busy, cstates, rx
+
+
+#: The rows the preset was fitted to (the targets of ``busypoll2013.targets.toml``): the table
+#: marks them "calibrated"; the others are evidence.
+CALIBRATED = {_row(t["point"]) for t in targets(__name__)["target"]}
 #: The letter's machines have 32 hardware threads: cpu% × 0.32 is cores.
 THREADS = 32
 
