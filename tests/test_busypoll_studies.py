@@ -42,11 +42,24 @@ def test_busy_polling_beats_interrupts_in_every_setting(letter):
             )
 
 
-def test_busy_polling_is_insensitive_to_deep_c_states_and_interrupts_are_not(letter):
+def test_deep_c_states_reach_a_busy_poller_only_through_its_interrupts(letter):
+    # The poller's own core never idles. With C-states off the vector's interrupt (on the
+    # other core) is over before the next request, so no setting of rx-usecs costs the poller
+    # anything; with them on, each interrupt starts with the exit from deep idle and overlaps
+    # the poller's next packet (ring contention): at rx-usecs 0 about once a transaction, at
+    # rx-usecs 100 rarely. (The letter has no busy-polling row with C-states off.)
     t, _ = letter
-    for rx in busypoll2013.RX:
-        on, off = row(t, True, True, rx), row(t, True, False, rx)
-        assert on["irqlab_tps"] == pytest.approx(off["irqlab_tps"], rel=0.01)
+    tps = {
+        (on, rx): row(t, True, on, rx)["irqlab_tps"]
+        for on in (True, False)
+        for rx in busypoll2013.RX
+    }
+    off = [tps[False, rx] for rx in busypoll2013.RX]
+    assert max(off) <= 1.02 * min(off), off
+    assert tps[True, "0"] < 0.8 * tps[False, "0"]
+    assert tps[True, "100"] > 0.93 * tps[False, "100"]
+    assert tps[True, "100"] > 1.15 * tps[True, "0"]
+    # without busy polling, the app's own core sleeps and wakes for every request
     assert row(t, False, True, "0")["irqlab_tps"] < 0.8 * row(t, False, False, "0")["irqlab_tps"]
 
 
