@@ -114,14 +114,19 @@ impl<T: Copy> Cpu<T> {
     pub fn with_wakeup(mut self, cost: SimDuration, after: SimDuration) -> Cpu<T> {
         self.wakeup_ps = cost.ps();
         self.wakeup_after_ps = after.ps();
-        self.extras = self.wakeup_ps != 0 || self.indirect_ps != 0;
-        self
+        self.with_extras()
     }
 
     /// A core whose next softirq- or thread-level job after a hard-IRQ job takes `cost` longer
     /// (the module's doc says exactly when).
     pub fn with_irq_indirect(mut self, cost: SimDuration) -> Cpu<T> {
         self.indirect_ps = cost.ps();
+        self.with_extras()
+    }
+
+    /// Whether a job may cost more than its own time (a wake-up or an indirect cost), kept
+    /// as one flag for [`Cpu::start`]; whichever of the two is set last, and in either order.
+    fn with_extras(mut self) -> Cpu<T> {
         self.extras = self.wakeup_ps != 0 || self.indirect_ps != 0;
         self
     }
