@@ -37,3 +37,13 @@ def test_a_study_that_fits_nothing_meets_its_validation_points(study):
     for row in result.rows:
         assert row["role"] == "validation"
         assert abs(row["normalised"]) <= 3, row
+
+
+def test_irq_suspend_runs_on_the_platform_busypoll2013_fitted():
+    from irqlab.studies import irq_suspend
+    from irqlab.studies.common import preset, targets
+
+    fitted = preset("irqlab.studies.busypoll2013")
+    assert fitted and all(irq_suspend.BASE[k] == v for k, v in fitted.items())
+    base = targets("irqlab.studies.irq_suspend")["base"]
+    assert all(base[k] == v for k, v in fitted.items()), "its check runs on the same platform"

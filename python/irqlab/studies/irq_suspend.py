@@ -27,14 +27,15 @@ from collections.abc import Mapping
 import pandas as pd
 from matplotlib.figure import Figure
 
-from irqlab.studies.common import SweepPlan, Sweeps, finish, markdown_table
+from irqlab.studies.common import SweepPlan, Sweeps, finish, markdown_table, preset
 
 NAME = "irq-suspend"
 TITLE = "IRQ suspension (Linux 6.13): deferral, busy polling and suspension under load"
 
 SEED = 2024
 BASE = {
-    "platform.preset": "busypoll2013",
+    # the busypoll2013 platform as that study's calibration fitted it
+    **preset("irqlab.studies.busypoll2013"),
     "scheme": "napi",
     "nic.itr_us": 0,
     "traffic.kind": "rr",
