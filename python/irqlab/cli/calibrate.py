@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import click
 
 from irqlab.cli.common import (
-    EXIT_STOPPED,
     Console,
     main,
     out_option,
     pool_options,
     progress_option,
-    stopped_by,
+    stops_resumably,
     user_errors,
 )
 
@@ -103,7 +101,6 @@ def calibrate(
     from irqlab.calibration import calibrate as run_calibration
     from irqlab.calibration import parse_targets, summary_text
     from irqlab.experiments import progress_bar
-    from irqlab.experiments.executors import WorkersLost
     from irqlab.files import own_folder, writable_folder
 
     spec = parse_targets(targets)
@@ -118,36 +115,24 @@ def calibrate(
     )
     show = console.is_terminal if progress is None else progress
     bar = progress_bar(show, "runs of the batch", "ETA")
-    try:
-        with bar:
-            task = bar.add_task("calibrate", total=None)
-            batches = [0]
+    with stops_resumably(target, "calibration"), bar:
+        task = bar.add_task("calibrate", total=None)
+        batches = [0]
 
-            def advance(done: int, total: int) -> None:
-                if done == 0:
-                    batches[0] += 1
-                    bar.update(task, description=f"batch {batches[0]}")
-                bar.update(task, completed=done, total=total)
+        def advance(done: int, total: int) -> None:
+            if done == 0:
+                batches[0] += 1
+                bar.update(task, description=f"batch {batches[0]}")
+            bar.update(task, completed=done, total=total)
 
-            result = run_calibration(
-                spec,
-                out=target,
-                executor=executor,
-                workers=workers,
-                scheduler=scheduler,
-                max_evaluations=max_evaluations,
-                progress=advance,
-            )
-    except KeyboardInterrupt as e:
-        word, status = stopped_by(e)
-        click.echo(
-            f"irqlab: {word}; the finished runs are kept in {target}: the same command resumes "
-            "the calibration",
-            err=True,
+        result = run_calibration(
+            spec,
+            out=target,
+            executor=executor,
+            workers=workers,
+            scheduler=scheduler,
+            max_evaluations=max_evaluations,
+            progress=advance,
         )
-        sys.exit(status)
-    except WorkersLost as e:
-        click.echo(f"irqlab: error: {e}; the same command resumes the calibration", err=True)
-        sys.exit(EXIT_STOPPED)
     click.echo(summary_text(result), nl=False)
     click.echo(f"wrote {target}/{', '.join(result.files)}")

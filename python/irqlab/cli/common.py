@@ -159,6 +159,28 @@ def _user_traceback(e: BaseException) -> str:
     return "".join(tb.format()).rstrip()
 
 
+@contextlib.contextmanager
+def stops_resumably(target: Path, what: str) -> Iterator[None]:
+    """A resumable command's long work (a sweep, a calibration): Ctrl-C or SIGTERM ends it in
+    one line saying where the finished runs are kept and that the same command resumes the
+    ``what``, with a stop's exit status; so does losing the workers."""
+    from irqlab.experiments.executors import WorkersLost
+
+    try:
+        yield
+    except KeyboardInterrupt as e:
+        word, status = stopped_by(e)
+        click.echo(
+            f"irqlab: {word}; the finished runs are kept in {target}: the same command resumes "
+            f"the {what}",
+            err=True,
+        )
+        sys.exit(status)
+    except WorkersLost as e:
+        click.echo(f"irqlab: error: {e}; the same command resumes the {what}", err=True)
+        sys.exit(EXIT_STOPPED)
+
+
 def check_output_file(path: Path, option: str) -> None:
     """Checks, before anything runs, that ``path`` can be written: not a directory, in a
     directory that exists and takes files. Nothing is left behind or truncated."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,6 @@ from typing import Any
 import click
 
 from irqlab.cli.common import (
-    EXIT_STOPPED,
     Console,
     Table,
     format_option,
@@ -23,7 +21,7 @@ from irqlab.cli.common import (
     parse_sets,
     pool_options,
     progress_option,
-    stopped_by,
+    stops_resumably,
     user_errors,
 )
 from irqlab.errors import ConfigError, IrqlabError
@@ -94,7 +92,6 @@ def sweep(
     Results are identical, row for row, whatever the executor and number of workers.
     """
     from irqlab.experiments import execute, parse_sweep, summary_table
-    from irqlab.experiments.executors import WorkersLost
     from irqlab.files import own_folder, writable_folder
     from irqlab.formatting import count
 
@@ -107,29 +104,17 @@ def sweep(
     console = Console(stderr=True)
     points, reps = count(spec.count(), "point"), count(spec.replications, "replication")
     console.print(f"sweep: {points} × {reps} → {target}", highlight=False)
-    try:
-        with warnings.catch_warnings():
-            warnings.showwarning = _show_warning
-            runs = execute(
-                spec,
-                target,
-                executor=executor,
-                workers=workers,
-                scheduler=scheduler,
-                resume=resume,
-                progress=console.is_terminal if progress is None else progress,
-            )
-    except KeyboardInterrupt as e:
-        word, status = stopped_by(e)
-        click.echo(
-            f"irqlab: {word}; the finished runs are kept in {target}: "
-            "the same command resumes the sweep",
-            err=True,
+    with stops_resumably(target, "sweep"), warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        runs = execute(
+            spec,
+            target,
+            executor=executor,
+            workers=workers,
+            scheduler=scheduler,
+            resume=resume,
+            progress=console.is_terminal if progress is None else progress,
         )
-        sys.exit(status)
-    except WorkersLost as e:
-        click.echo(f"irqlab: error: {e}", err=True)
-        sys.exit(EXIT_STOPPED)
     _print_summary(summary_table(runs), [a.key for a in spec.axes])
     click.echo(f"wrote {target}/runs.parquet, summary.parquet, summary.csv")
 
