@@ -153,8 +153,10 @@ def _close(word: str, choices: Sequence[str]) -> str:
 
 def _number(where: str, name: str, value: Any, *, positive: bool = False) -> float:
     value = plain(value)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(f"{where}: {name} = {value!r}: expected a number", name)
+    if not math.isfinite(value):
+        raise ConfigError(f"{where}: {name} = {value!r}: must be finite", name)
     if positive and not value > 0:
         raise ConfigError(f"{where}: {name} = {value!r}: must be above 0", name)
     return float(value)
