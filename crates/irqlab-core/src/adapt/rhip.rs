@@ -11,8 +11,8 @@
 //! `rhip_budget` (300) it increases (+β), else T decreases by `t_decrease` (10 %), snapping to
 //! zero (an interrupt per packet) under `t_snap`, and never below `t_min` (zero by default: the
 //! paper prints no floor; with none, T keeps falling as long as the load stays calm, so that
-//! RHIP's idle time depends on the run's length — docs/applications.md). An interval that went above `bufupper` while
-//! ksoftirqd ran changes nothing. `rhip-noksd`, the variant of Table II "without adjusting
+//! RHIP's idle time depends on the run's length — docs/applications.md). An interval that
+//! went above `bufupper` while ksoftirqd ran changes nothing. `rhip-noksd`, the variant of Table II "without adjusting
 //! ksoftirqd", drops the first condition.
 
 use super::config;
