@@ -15,6 +15,7 @@ here adds the commands of one family to it:
 - ``tune``: ``tune``;
 - ``calibrate``: ``calibrate``;
 - ``probe``: ``probe``;
+- ``measure``: ``measure``;
 - ``trace``: ``trace-info``.
 
 A command imports what it needs when it runs, so that ``--help`` and the quick commands load
@@ -26,6 +27,7 @@ from __future__ import annotations
 from irqlab.cli import (  # noqa: F401
     analytic,
     calibrate,
+    measure,
     probe,
     reproduce,
     run,

@@ -1,0 +1,211 @@
+"""Recording a window (:func:`record`) and the measurement bundle it writes and reads back
+(:func:`write_bundle`, :func:`load_bundle`).
+
+A bundle is one directory: ``manifest.json`` (what was recorded, on which kernel, when),
+``counters_before.json`` and ``counters_after.json`` (the two snapshots) and ``summary.json``
+(:func:`~irqlab.ops.measure.summary.summarize`). Reading one back checks each file's shape,
+so a damaged, partial or newer bundle is one line naming the file and what is wrong.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from irqlab import __version__
+from irqlab.errors import ConfigError
+from irqlab.ops.measure.counters import FILES, snapshot
+from irqlab.ops.measure.summary import summarize
+from irqlab.ops.probe.findings import Probe
+from irqlab.ops.probe.host import Host
+from irqlab.ops.probe.steps import _hz
+from irqlab.ops.probe.text import as_shown
+
+FORMAT = "irqlab-measurement"
+#: The version of the bundle's format this irqlab writes, and the newest it reads.
+FORMAT_VERSION = 1
+#: The window's bounds, in seconds.
+MIN_SECONDS, MAX_SECONDS = 0.1, 3600.0
+TRACING = "not recorded (counters only)"
+#: The bundle's files, each with the keys it must have.
+BUNDLE_FILES = {
+    "manifest.json": ("format", "format_version", "window_s", "cpus", "recorded"),
+    "counters_before.json": ("missing",),
+    "counters_after.json": ("missing",),
+    "summary.json": ("window_s", "cpus", "irqs", "udp", "warnings"),
+}
+
+
+class BundleError(ConfigError):
+    """A measurement bundle that cannot be read: one line naming the file and what is wrong."""
+
+
+@dataclass
+class Bundle:
+    """A measurement bundle: its manifest, the two snapshots and the summary."""
+
+    manifest: dict[str, Any]
+    before: dict[str, Any]
+    after: dict[str, Any]
+    summary: dict[str, Any]
+
+    def files(self) -> dict[str, dict[str, Any]]:
+        return {
+            "manifest.json": self.manifest,
+            "counters_before.json": self.before,
+            "counters_after.json": self.after,
+            "summary.json": self.summary,
+        }
+
+
+def check_seconds(seconds: float) -> float:
+    """``seconds`` if it is a window :func:`record` takes, else a one-line error."""
+    if not MIN_SECONDS <= seconds <= MAX_SECONDS:  # False for NaN too
+        raise ConfigError(
+            f"--seconds {seconds:g}: the window is {MIN_SECONDS:g} to {MAX_SECONDS:g} s",
+            "seconds",
+        )
+    return seconds
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+
+
+def _hz_of(host: Host, release: str | None) -> tuple[int | None, str | None]:
+    """The kernel's tick rate as ``irqlab probe`` finds it (its kernel configuration), and the
+    source; None when the host does not say."""
+    p = Probe(iface="")
+    p.kernel = release
+    _hz(host, p)
+    s = p.settings.get("kernel.hz")
+    return (s.value, s.source) if s is not None else (None, None)
+
+
+def tracing_reason() -> str:
+    """Why this window records no tracepoints, in one line."""
+    if os.geteuid() != 0:
+        return "not root (tracepoints need root)"
+    return "irqlab does not record tracepoints yet"
+
+
+def record(
+    host: Host,
+    seconds: float,
+    *,
+    sleep: Callable[[float], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    now: Callable[[], str] = _now,
+) -> Bundle:
+    """Reads every counter, waits ``seconds`` (Ctrl-C ends the window early, and the bundle
+    covers the shorter window), reads them again, and summarizes the window."""
+    check_seconds(seconds)
+    release = host.read("/proc/sys/kernel/osrelease")
+    kernel = as_shown(release.strip(), 255) if release else None
+    hz, hz_source = _hz_of(host, kernel)
+    user_hz = os.sysconf("SC_CLK_TCK")
+    start_wall = now()
+    before = snapshot(host)
+    start = clock()
+    interrupted = False
+    try:
+        (sleep or time.sleep)(seconds)
+    except KeyboardInterrupt:
+        interrupted = True
+    window = clock() - start
+    after = snapshot(host)
+    end_wall = now()
+    summary = summarize(before, after, window, user_hz) if window > 0 else None
+    if summary is None:
+        summary = {"window_s": window, "cpus": [], "irqs": [], "udp": {}, "warnings": []}
+        summary["warnings"].append("the window was empty: no rates")
+    missing = {**before["missing"], **after["missing"]}
+    manifest: dict[str, Any] = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "irqlab_version": __version__,
+        "kernel": kernel,
+        "hz": hz,
+        "hz_source": hz_source,
+        "user_hz": user_hz,
+        "cpus": len(summary["cpus"]),
+        "host": "recorded tree" if host.recorded else "live",
+        "start": start_wall,
+        "end": end_wall,
+        "window_s": window,
+        "requested_s": seconds,
+        "interrupted": interrupted,
+        "recorded": [name for name in FILES.values() if name not in missing],
+        "missing": missing,
+        "tracing": TRACING,
+        "tracing_reason": tracing_reason(),
+    }
+    return Bundle(manifest, before, after, summary)
+
+
+def write_bundle(bundle: Bundle, out: Path) -> None:
+    """Writes ``bundle`` into the directory ``out`` (made if absent)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, data in bundle.files().items():
+            (out / name).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    except OSError as e:
+        raise ConfigError(f"{out}: cannot write the bundle ({e.strerror or e})", None) from None
+
+
+def load_bundle(path: str | Path) -> Bundle:
+    """The bundle in directory ``path``; :class:`BundleError` naming the file and what is wrong
+    if it is missing, damaged, partial, or of a newer format."""
+    path = Path(path)
+    if not path.is_dir():
+        raise BundleError(f"bundle {path}: not a directory", None)
+    data: dict[str, dict[str, Any]] = {}
+    for name, keys in BUNDLE_FILES.items():
+        where = path / name
+        try:
+            text = where.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise BundleError(f"{where}: missing (a partial bundle)", None) from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise BundleError(f"{where}: cannot be read ({e})", None) from None
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise BundleError(
+                f"{where}: not JSON ({e.msg} at line {e.lineno}, column {e.colno})", None
+            ) from None
+        if not isinstance(value, dict):
+            raise BundleError(f"{where}: expected a JSON object", None)
+        absent = [k for k in keys if k not in value]
+        if absent:
+            raise BundleError(f"{where}: no {', '.join(absent)} (a damaged bundle)", None)
+        if name == "manifest.json":
+            if value["format"] != FORMAT:
+                raise BundleError(
+                    f"{where}: format {as_shown(str(value['format']), 64)!r}, expected {FORMAT!r}",
+                    None,
+                )
+            version = value["format_version"]
+            if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+                raise BundleError(f"{where}: format_version {version!r} is not a version", None)
+            if version > FORMAT_VERSION:
+                raise BundleError(
+                    f"{where}: format version {version} is newer than this irqlab reads "
+                    f"(up to {FORMAT_VERSION}): upgrade irqlab",
+                    None,
+                )
+        if name == "summary.json" and not isinstance(value["cpus"], list):
+            raise BundleError(f"{where}: cpus is not a list (a damaged bundle)", None)
+        data[name] = value
+    return Bundle(
+        data["manifest.json"],
+        data["counters_before.json"],
+        data["counters_after.json"],
+        data["summary.json"],
+    )
