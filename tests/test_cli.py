@@ -35,6 +35,7 @@ def invoke(*args: str):
         ["reproduce"],
         ["report"],
         ["probe"],
+        ["measure"],
         ["calibrate"],
     ],
 )

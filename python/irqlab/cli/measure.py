@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from irqlab.cli.common import Console, Table, main, user_errors
+from irqlab.cli.common import Console, Table, main, out_option, user_errors
 from irqlab.errors import ConfigError
 
 
@@ -27,13 +27,10 @@ def _share(value: float | None) -> str:
     help="The window, 0.1 to 3600 s; Ctrl-C ends it early and the bundle covers the shorter "
     "window.",
 )
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path("measurement"),
-    show_default=True,
+@out_option(
+    "The bundle's directory (default: measurement; made if absent, its files replaced).",
     metavar="DIR",
-    help="The bundle's directory (made if absent; its files are replaced).",
+    file_okay=False,
 )
 @click.option(
     "--root",
@@ -44,7 +41,7 @@ def _share(value: float | None) -> str:
     help="Read a recorded host instead of this one: ROOT/proc as the host had it.",
 )
 @user_errors
-def measure(seconds: float, out: Path, root: Path) -> None:
+def measure(seconds: float, out: Path | None, root: Path) -> None:
     """Record this host's receive-path counters over a window and write a measurement bundle.
 
     Reads /proc/net/softnet_stat, /proc/softirqs (NET_RX, NET_TX), /proc/interrupts,
@@ -64,6 +61,7 @@ def measure(seconds: float, out: Path, root: Path) -> None:
     check_seconds(seconds)
     if not root.is_dir():
         raise ConfigError(f"--root {root}: no such directory", None)
+    out = Path("measurement") if out is None else out
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: not a directory", None)
     bundle = record(Host(root), seconds)
