@@ -386,3 +386,24 @@ def test_a_real_window_on_this_host_has_one_entry_per_cpu():
         assert row["softirq_share"] is not None and 0 <= row["softirq_share"] <= 1.5
         assert math.isfinite(row["idle_share"])
     assert bundle.manifest["missing"] == {}
+
+
+def test_hz_is_read_as_probe_reads_it(tree: Path):
+    import gzip
+
+    (tree / "proc/config.gz").write_bytes(gzip.compress(b"CONFIG_HZ_250=y\nCONFIG_HZ=250\n"))
+    m = record(Host(tree), 0.1, sleep=lambda s: None).manifest
+    assert m["hz"] == 250
+    assert m["hz_source"] == "/proc/config.gz: CONFIG_HZ=250"
+
+
+def test_without_root_one_line_says_only_the_counters_are_recorded(tree, tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    out = tmp_path / "b"
+    r = CliRunner().invoke(
+        main, ["measure", "--seconds", "0.1", "--root", str(tree), "-o", str(out)]
+    )
+    assert r.exit_code == 0, r.output
+    lines = [line for line in r.output.splitlines() if "counters" in line]
+    assert lines == ["only the counters are recorded: not root (tracepoints need root)"]
+    assert load_bundle(out).manifest["tracing_reason"] == "not root (tracepoints need root)"
