@@ -24,7 +24,7 @@ from irqlab.ops.measure.counters import FILES, snapshot
 from irqlab.ops.measure.summary import summarize
 from irqlab.ops.probe.findings import Probe
 from irqlab.ops.probe.host import Host
-from irqlab.ops.probe.steps import _hz
+from irqlab.ops.probe.steps import tick_rate
 from irqlab.ops.probe.text import as_shown
 
 FORMAT = "irqlab-measurement"
@@ -83,7 +83,7 @@ def _hz_of(host: Host, release: str | None) -> tuple[int | None, str | None]:
     source; None when the host does not say."""
     p = Probe(iface="")
     p.kernel = release
-    _hz(host, p)
+    tick_rate(host, p)
     s = p.settings.get("kernel.hz")
     return (s.value, s.source) if s is not None else (None, None)
 

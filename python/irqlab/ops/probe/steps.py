@@ -106,7 +106,7 @@ def probe(
     _channels_and_rings(host, p, ethtool_out)
     _coalescing(p, ethtool_out.get("show-coalesce"))
     _host_settings(host, p)
-    _hz(host, p)
+    tick_rate(host, p)
     _irqs(host, p, online)
     _rss(p, ethtool_out.get("show-rxfh-indir"))
     _problems(host, p)
@@ -439,7 +439,9 @@ def _host_value(p: Probe, s: HostSetting, name: str, value: Any, source: str) ->
         p.set(s.key, value, source)
 
 
-def _hz(host: Host, p: Probe) -> None:
+def tick_rate(host: Host, p: Probe) -> None:
+    """Sets `kernel.hz` from the kernel configuration (or infers it from a default budget),
+    with its source; a note when the host does not say (also read by `irqlab measure`)."""
     release = p.kernel or ""
     hz, source = None, ""
     plain_release = re.fullmatch(r"[\w.+~-]+", release) is not None  # no "/" to leave the tree
