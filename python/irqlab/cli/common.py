@@ -257,6 +257,19 @@ progress_option = click.option(
 )
 
 
+def root_option(help: str) -> Callable[[F], F]:
+    """--root ROOT: read a recorded host (a directory standing in for /) instead of this one
+    (probe, measure)."""
+    return click.option(
+        "--root",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=Path("/"),
+        show_default=True,
+        metavar="ROOT",
+        help=help,
+    )
+
+
 def pool_options(f: F) -> F:
     """--executor, -j/--workers and --scheduler: where a command that makes many runs runs
     them (sweep, tune, reproduce)."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from irqlab.cli.common import Console, Table, main, out_option, user_errors
+from irqlab.cli.common import Console, Table, main, out_option, root_option, user_errors
 from irqlab.errors import ConfigError
 
 
@@ -32,14 +32,7 @@ def _share(value: float | None) -> str:
     metavar="DIR",
     file_okay=False,
 )
-@click.option(
-    "--root",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("/"),
-    show_default=True,
-    metavar="ROOT",
-    help="Read a recorded host instead of this one: ROOT/proc as the host had it.",
-)
+@root_option("Read a recorded host instead of this one: ROOT/proc as the host had it.")
 @user_errors
 def measure(seconds: float, out: Path | None, root: Path) -> None:
     """Record this host's receive-path counters over a window and write a measurement bundle.

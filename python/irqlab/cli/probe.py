@@ -10,6 +10,7 @@ from irqlab.cli.common import (
     Console,
     main,
     out_option,
+    root_option,
     user_errors,
 )
 from irqlab.errors import ConfigError
@@ -30,16 +31,11 @@ from irqlab.errors import ConfigError
     help="Time between the two samples of /proc/interrupts and of the interface's packet "
     "counters that give the IRQ and packet rates: 1s, 500ms, or 0 (one sample, no rates).",
 )
-@click.option(
-    "--root",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("/"),
-    show_default=True,
-    metavar="ROOT",
-    help="Probe a recorded host instead of this one: ROOT/proc and ROOT/sys as the host had "
+@root_option(
+    "Probe a recorded host instead of this one: ROOT/proc and ROOT/sys as the host had "
     "them, ethtool's output in ROOT/ethtool/IFACE/{driver,show-coalesce,show-ring,"
     "show-channels,show-rxfh-indir}, netlink's per-NAPI settings in ROOT/netlink/IFACE/napi-get, "
-    "second samples as FILE.2 (docs/probe.md).",
+    "second samples as FILE.2 (docs/probe.md)."
 )
 @user_errors
 def probe(iface: str | None, out: Path | None, force: bool, interval: str, root: Path) -> None:
