@@ -49,8 +49,18 @@ def run_id(params: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+#: Metrics a calibration derives from a run's own: name → (numerator, denominator, meaning).
+DERIVED: dict[str, tuple[str, str, str]] = {
+    "socket_drop_ratio": (
+        "packets.dropped_socket",
+        "packets.offered",
+        "packets dropped at a full socket receive buffer, of those offered",
+    ),
+}
+
+
 def _metrics(row: Mapping[str, Any]) -> dict[str, float]:
-    """A run's numeric metrics (the scenario's echo left out)."""
+    """A run's numeric metrics (the scenario's echo left out), and the :data:`DERIVED` ones."""
     from irqlab.experiments.spec import is_parameter
 
     out = {}
@@ -58,6 +68,9 @@ def _metrics(row: Mapping[str, Any]) -> dict[str, float]:
         if isinstance(v, bool) or not isinstance(v, int | float) or is_parameter(k):
             continue
         out[k] = float(v)
+    for name, (num, den, _) in DERIVED.items():
+        if num in out and out.get(den, 0.0) > 0:
+            out[name] = out[num] / out[den]
     return out
 
 

@@ -395,7 +395,9 @@ def _parse_entry(role: str, index: int, tree: Mapping[str, Any], spec: TargetsSp
             f"irqlab run --format json, dotted) in [[{section}]]",
             "metric",
         )
-    problem = metric_problem(metric)
+    from irqlab.calibration.model import DERIVED
+
+    problem = None if metric in DERIVED else metric_problem(metric)
     if problem is not None:
         raise ConfigError(f"{where}: metric '{show_key(metric)}': {problem}", "metric")
     point = tree.get("point", {})

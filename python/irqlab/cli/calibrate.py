@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -16,6 +17,7 @@ from irqlab.cli.common import (
     stops_resumably,
     user_errors,
 )
+from irqlab.errors import ConfigError
 
 
 @main.command(
@@ -52,7 +54,7 @@ Example:
   irqlab report results/calibrate-beifuss2016
 """
 )
-@click.argument("targets", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("targets", type=click.Path(path_type=Path))
 @out_option(
     "Results folder (created; default: calibrate.out in the file, else "
     "results/calibrate-NAME). A rerun into it resumes from the runs it holds.",
@@ -65,6 +67,13 @@ Example:
     help="Model evaluations at most (each: every point at every seed); default: "
     "calibrate.max_evaluations, else 200.",
 )
+@click.option(
+    "--fit-rates",
+    default=None,
+    metavar="R1,R2,...",
+    help="With a lab's folder: the rates fitted (at most half of the lab's; default: half "
+    "of them, spread over the range with both ends); the others are predicted.",
+)
 @pool_options
 @progress_option
 @user_errors
@@ -72,12 +81,13 @@ def calibrate(
     targets: Path,
     out: Path | None,
     max_evaluations: int | None,
+    fit_rates: str | None,
     executor: str,
     workers: int | None,
     scheduler: str | None,
     progress: bool | None,
 ) -> None:
-    """Fit the free parameters of a TARGETS file to its measured values.
+    """Fit the free parameters of a TARGETS file (or a lab's folder) to its measured values.
 
     Every candidate runs every target's scenario point at the same seeds (common random
     numbers); scipy's bounded least squares ('trf') moves the free parameters to minimise
@@ -97,16 +107,40 @@ def calibrate(
                                  χ², evaluations, wall time
       measured_vs_predicted.png  one panel per metric, error bars both ways, y = x
       journal.sqlite             every finished run; rerunning the command resumes from it
+
+    \b
+    TARGETS may be the folder `irqlab lab` wrote: its host becomes the scenario (a veth
+    pair, the sending thread, the app), its costs are fitted at half of the lab's rates
+    and the other rates are predicted (docs/calibrate.md, "From a lab"). It also writes
+      lab-targets.toml                 the targets file made from the lab
+      lab-comparison.json              every rate: measured (each run), predicted ± s.e.,
+                                       the tolerance and whether it is met
+      lab_predicted_vs_measured.png    one panel per quantity against the rate
     """
     from irqlab.calibration import calibrate as run_calibration
     from irqlab.calibration import parse_targets, summary_text
     from irqlab.experiments import progress_bar
     from irqlab.files import own_folder, writable_folder
 
+    lab = None
+    if targets.is_dir() or targets.name == "lab.json":
+        from irqlab.calibration.lab import lab_targets, load_lab
+
+        lab = load_lab(targets)
+        tree, plan = lab_targets(lab, fit=_rates(fit_rates))
+        target = Path(os.path.normpath(out or Path("results") / f"calibrate-{lab.path.name}"))
+        own_folder(target, "calibration", "--out")
+        writable_folder(target, "--out")
+        targets = _write_lab_targets(tree, plan, target)
+    elif fit_rates is not None:
+        raise ConfigError("--fit-rates: only with a lab's folder as TARGETS", "fit_rates")
     spec = parse_targets(targets)
-    target = Path(os.path.normpath(out or spec.out or Path("results") / f"calibrate-{spec.name}"))
-    own_folder(target, "calibration", "--out")
-    writable_folder(target, "--out")
+    if lab is None:
+        target = Path(
+            os.path.normpath(out or spec.out or Path("results") / f"calibrate-{spec.name}")
+        )
+        own_folder(target, "calibration", "--out")
+        writable_folder(target, "--out")
     console = Console(stderr=True)
     console.print(
         f"calibrate: {len(spec.free)} free parameter(s), {len(spec.targets)} target(s), "
@@ -135,4 +169,41 @@ def calibrate(
             progress=advance,
         )
     click.echo(summary_text(result), nl=False)
+    if lab is not None:
+        from irqlab.calibration.lab import write_comparison
+
+        text, files = write_comparison(target, result.rows, lab)
+        click.echo(text, nl=False)
+        result.files += files
     click.echo(f"wrote {target}/{', '.join(result.files)}")
+
+
+def _rates(text: str | None) -> list[float] | None:
+    """--fit-rates as numbers; a bad entry is one line naming it."""
+    if text is None:
+        return None
+    out = []
+    for part in text.split(","):
+        try:
+            out.append(float(part.strip().replace("_", "")))
+        except ValueError:
+            raise ConfigError(
+                f"--fit-rates: {part.strip()!r} is not a rate (give packets/s, e.g. 20000,150000)",
+                "fit_rates",
+            ) from None
+    return out
+
+
+def _write_lab_targets(tree: dict[str, Any], plan: list[dict[str, Any]], out: Path) -> Path:
+    """The lab's targets file and its plan, written into the results folder; the file's path."""
+    import json
+
+    from irqlab import toml_writer
+    from irqlab.files import write_atomic
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "lab-targets.toml"
+    header = "# Targets made by irqlab calibrate from a lab's folder (docs/calibrate.md)\n"
+    write_atomic(path, header + toml_writer.document(tree), "--out")
+    write_atomic(out / "lab-plan.json", json.dumps(plan, indent=1) + "\n", "--out")
+    return path

@@ -136,6 +136,10 @@ def page(path: Path, title: str | None) -> Page:
     figs.items.append(Figures([figure]))
     res = Section("residuals", "Residuals")
     res.items.append(_residuals_table(residuals))
+    sections = [verdict, table, figs]
+    if (path / "lab-comparison.json").is_file():
+        sections.append(_lab_section(path))
+    sections.append(res)
 
     preset = Section("preset", "The fitted preset")
     preset_file = path / f"{name}.toml"
@@ -163,7 +167,7 @@ def page(path: Path, title: str | None) -> Page:
         "calibration",
         str(path),
         lede,
-        [verdict, table, figs, res, preset, rerun],
+        [*sections, preset, rerun],
     )
 
 
@@ -224,3 +228,51 @@ def _residuals_table(residuals: Any) -> Table:
         rows,
         note="(p − m)/σ: predicted minus measured over σ_total = √(σ² + s.e.²); beyond 3 in bold.",
     )
+
+
+def _lab_section(path: Path) -> Section:
+    """A lab's rates: predicted against measured at each, with the tolerance and the verdict."""
+    where = path / "lab-comparison.json"
+    data = read_json(where)
+    rows = data.get("rows") if isinstance(data, Mapping) else None
+    if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
+        raise ConfigError(f"{where}: no list of rows (damaged?)", None)
+    needed: tuple[str, ...] = ("label", "role", "threaded", "rate_pps", "measured", "runs")
+    needed += ("predicted", "predicted_se", "tolerance", "met")
+    for r in rows:
+        missing = [k for k in needed if k not in r]
+        if missing:
+            raise ConfigError(f"{where}: a row lacks {', '.join(missing)} (damaged?)", None)
+    section = Section("lab", "The lab: predicted against measured at every rate")
+    valid = [r for r in rows if r["role"] == "validation"]
+    met = sum(1 for r in valid if r["met"])
+    section.p(
+        f"Measured on {data.get('kernel') or 'the local kernel'}; fitted at the filled points, "
+        f"predicted at the hollow ones: {met} of {len(valid)} predictions within their "
+        "tolerance (the goal, or the spread of the repeated lab runs where that is wider). "
+        "Bars: the runs' range; bands: ±2 standard errors of the prediction over the seeds."
+    )
+    figure = path / "lab_predicted_vs_measured.png"
+    if figure.is_file():
+        section.items.append(Figures([png(figure, "lab", "lab: predicted vs measured")]))
+    head = ["quantity", "NAPI", "rate /s", "role", "measured", "runs' range", "predicted",
+            "± s.e.", "tolerance", "met"]  # fmt: skip
+    body = []
+    for r in rows:
+        runs = [float(x) for x in r["runs"]]
+        body.append(
+            [
+                Cell(str(r["label"])),
+                Cell("threaded" if r["threaded"] else "softirq"),
+                value_cell(r["rate_pps"]),
+                Cell("fitted" if r["role"] == "target" else "predicted"),
+                value_cell(r["measured"]),
+                Cell(f"{page_number(min(runs))} – {page_number(max(runs))}"),
+                value_cell(r["predicted"]),
+                value_cell(r["predicted_se"]),
+                value_cell(r["tolerance"]),
+                Cell("yes" if r["met"] else "NO"),
+            ]
+        )
+    section.items.append(Table("lab-rates", "The lab's rates", head, body))
+    return section

@@ -1,0 +1,235 @@
+"""A lab's folder as calibration targets: reading it, choosing the fitted rates, the measured
+values and their uncertainty, and the comparison of predictions with the lab."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from irqlab.calibration.lab import (
+    QUANTITIES,
+    LabError,
+    compare,
+    fit_rates,
+    lab_scenario,
+    lab_targets,
+    load_lab,
+    measurements,
+)
+from irqlab.errors import ConfigError
+
+
+def _point(threaded: bool, rate: float, repeat: int, **measured: Any) -> dict[str, Any]:
+    name = f"{'on' if threaded else 'off'}-r{rate:g}-{repeat}"
+    base = {
+        "sent_pps": rate,
+        "app_pps": rate,
+        "socket_drop_ratio": 0.0,
+        "net_rx_share": {"0": 0.1, "1": 0.0},
+        "ksoftirqd_share": {"0": 0.0, "1": 0.0},
+        "napi_thread_share": 0.2 if threaded else None,
+        "packets_per_poll": 1.0 if not threaded else None,
+        "packets_per_poll_hist": None,
+        "app_wakeup_us": None,
+    }
+    base.update(measured)
+    return {
+        "name": name,
+        "threaded": threaded,
+        "rate_pps": rate,
+        "repeat": repeat,
+        "bundle": f"points/{name}",
+        "measured": base,
+    }
+
+
+def _lab(tmp_path: Path, points: list[dict[str, Any]], **over: Any) -> Path:
+    tree = {
+        "format": "irqlab-lab",
+        "format_version": 1,
+        "kernel": "6.18.0",
+        "hz": 250,
+        "cpus": 2,
+        "sender_core": 0,
+        "app_core": 1,
+        "napi_thread_core": 1,
+        "size_bytes": 64,
+        "seconds": 3.0,
+        "settings": {"netdev_budget": 300, "rcvbuf_bytes": 4_194_304, "busy_read_us": 0},
+        "pacing": {},
+        "repeats": 1,
+        "points": points,
+    }
+    tree.update(over)
+    for p in points:
+        folder = tmp_path / p["bundle"]
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "manifest.json").write_text("{}")
+    (tmp_path / "lab.json").write_text(json.dumps(tree))
+    return tmp_path
+
+
+RATES = [20_000.0, 50_000.0, 100_000.0, 150_000.0, 200_000.0, 300_000.0]
+
+
+def _sweep(tmp_path: Path, repeats: int = 1) -> Path:
+    points = [
+        _point(t, r, k, app_pps=r * (1 - 0.05 * k))
+        for t in (False, True)
+        for r in RATES
+        for k in range(repeats)
+    ]
+    return _lab(tmp_path, points, repeats=repeats)
+
+
+def test_a_lab_folder_is_read_with_its_host_and_points(tmp_path: Path) -> None:
+    lab = load_lab(_sweep(tmp_path))
+    assert lab.rates == RATES
+    assert lab.modes == [False, True]
+    assert (lab.cpus, lab.sender_core, lab.app_core, lab.hz) == (2, 0, 1, 250)
+    assert len(lab.points) == 12
+    # lab.json itself names the folder too
+    assert load_lab(tmp_path / "lab.json").path == tmp_path
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda p: (p / "lab.json").unlink(), "not found"),
+        (lambda p: (p / "lab.json").write_text("{"), "not JSON"),
+        (lambda p: (p / "lab.json").write_text("[]"), "expected a JSON object"),
+        (lambda p: _edit(p, format="other"), "not an irqlab lab"),
+        (lambda p: _edit(p, format_version=99), "newer irqlab"),
+        (lambda p: _edit(p, app_core=5), "'app_core' = 5: not a CPU of 2"),
+        (lambda p: _edit(p, points=[]), "no points"),
+        (lambda p: _edit(p, cpus="two"), "'cpus' = 'two': expected an integer"),
+        (lambda p: (p / "points/off-r20000-0/manifest.json").unlink(), "a partial lab"),
+    ],
+)
+def test_a_damaged_lab_is_one_line_naming_what_is_wrong(
+    tmp_path: Path, damage: Any, message: str
+) -> None:
+    _sweep(tmp_path)
+    damage(tmp_path)
+    with pytest.raises(LabError) as e:
+        load_lab(tmp_path)
+    assert message in str(e.value)
+    assert "\n" not in str(e.value)
+    assert "lab.json" in str(e.value)
+
+
+def _edit(folder: Path, **over: Any) -> None:
+    tree = json.loads((folder / "lab.json").read_text())
+    tree.update(over)
+    (folder / "lab.json").write_text(json.dumps(tree))
+
+
+def test_a_point_without_the_senders_rate_is_refused(tmp_path: Path) -> None:
+    point = _point(False, 1000.0, 0)
+    del point["measured"]["sent_pps"]
+    _lab(tmp_path, [point])
+    with pytest.raises(LabError, match=r"point 1 \(off-r1000-0\): measured.sent_pps = None"):
+        load_lab(tmp_path)
+
+
+@pytest.mark.parametrize("n", range(1, 12))
+def test_fit_rates_are_at_most_half_and_span_the_range(n: int) -> None:
+    rates = [float(i) for i in range(n)]
+    chosen = fit_rates(rates)
+    assert 1 <= len(chosen) <= max(1, n // 2)
+    assert chosen == sorted(set(chosen))
+    assert chosen[0] == rates[0]
+    if n >= 4:
+        assert chosen[-1] == rates[-1]  # the fitted rates bracket the predicted ones
+
+
+def test_the_lab_host_is_a_veth_pair_with_a_sender_and_the_app(tmp_path: Path) -> None:
+    s = lab_scenario(load_lab(_sweep(tmp_path)))
+    assert s["nic.device"] == "veth"
+    assert s["nic.ring_descriptors"] == 256  # VETH_RING_SIZE
+    assert s["traffic.kind"] == "cbr"
+    assert s["traffic.size_bytes"] == 64 + 42  # UDP, IPv4 and Ethernet headers
+    assert (s["sender.core"], s["app.0.core"], s["kernel.napi_thread_core"]) == (0, 1, 1)
+    assert s["kernel.hz"] == 250
+    assert s["kernel.netdev_budget"] == 300
+    assert s["socket.rcvbuf_bytes"] == 4_194_304
+    assert "socket.busy_read_us" not in s  # 0: off, as the default
+
+
+def test_measurements_average_the_repeats_and_their_sigma_is_the_spread(tmp_path: Path) -> None:
+    lab = load_lab(_sweep(tmp_path, repeats=3))
+    ms = {(m.quantity.key, m.cpu, m.threaded, m.rate_pps): m for m in measurements(lab)}
+    app = ms[("app_pps", None, False, 100_000.0)]
+    assert app.values == [100_000.0, 95_000.0, 90_000.0]
+    assert app.mean == pytest.approx(95_000.0)
+    assert app.spread == pytest.approx(10_000.0)
+    # the s.d. of the mean of the three runs (5000/√3), above the 1 % floor
+    assert app.sigma(None) == pytest.approx(5000 / math.sqrt(3))
+    # one run: the floor, 1 % of the value
+    assert measurements(load_lab(_sweep(tmp_path)))[0].sigma(None) == pytest.approx(200.0)
+    # a NAPI thread's share only where NAPI is threaded; packets per poll only where measured
+    assert ("napi_thread_share", None, False, 100_000.0) not in ms
+    assert ("napi_thread_share", None, True, 100_000.0) in ms
+    assert ("packets_per_poll", None, True, 100_000.0) not in ms
+    # a share per CPU
+    assert ms[("net_rx_share", 0, False, 20_000.0)].metric == "per_core.0.cpu.softirq"
+
+
+def test_a_share_read_from_ticks_is_no_surer_than_their_sampling(tmp_path: Path) -> None:
+    lab = load_lab(_sweep(tmp_path))
+    share = next(m for m in measurements(lab) if m.quantity.key == "net_rx_share" and m.cpu == 0)
+    ticks = 250 * 3.0
+    assert share.sigma(ticks) == pytest.approx(math.sqrt(0.1 * 0.9 / ticks))
+    zero = next(m for m in measurements(lab) if m.quantity.key == "net_rx_share" and m.cpu == 1)
+    assert zero.sigma(ticks) >= 0.01  # a zero share still has an uncertainty
+
+
+def test_lab_targets_fit_half_the_rates_and_validate_the_others(tmp_path: Path) -> None:
+    lab = load_lab(_sweep(tmp_path))
+    tree, plan = lab_targets(lab)
+    fitted = {e["point"]["traffic.rate_pps"] for e in tree["target"]}
+    predicted = {e["point"]["traffic.rate_pps"] for e in tree["validate"]}
+    assert fitted == {20_000.0, 150_000.0, 300_000.0}
+    assert predicted == set(RATES) - fitted
+    assert {e["point"]["kernel.threaded_napi"] for e in tree["target"]} == {False, True}
+    assert all(e["sigma"] > 0 for e in tree["target"] + tree["validate"])
+    assert len(tree["target"]) >= len(tree["free"])
+    names = [e["name"] for e in tree["target"] + tree["validate"]]
+    assert len(set(names)) == len(names) == len(plan)  # the plan joins on the names
+
+
+def test_fit_rates_may_be_chosen_but_not_more_than_half(tmp_path: Path) -> None:
+    lab = load_lab(_sweep(tmp_path))
+    tree, _ = lab_targets(lab, fit=[50_000.0, 200_000.0])
+    assert {e["point"]["traffic.rate_pps"] for e in tree["target"]} == {50_000.0, 200_000.0}
+    with pytest.raises(ConfigError, match="at most half"):
+        lab_targets(lab, fit=RATES[:4])
+    with pytest.raises(ConfigError, match=r"--fit-rates: 7 is not a rate of the lab \(20000, "):
+        lab_targets(lab, fit=[7.0])
+
+
+def test_a_prediction_is_met_within_its_goal_or_the_spread_of_the_runs() -> None:
+    share = next(q for q in QUANTITIES if q.key == "net_rx_share")
+    plan = [
+        {"name": "a", "role": "validation", "measured": 0.30, "spread": 0.0,
+         "goal": share.goal(0.30)},
+        {"name": "b", "role": "validation", "measured": 0.30, "spread": 0.12,
+         "goal": share.goal(0.30)},
+        {"name": "c", "role": "validation", "measured": 0.30, "spread": 0.0,
+         "goal": share.goal(0.30)},
+    ]  # fmt: skip
+    rows = [
+        {"name": "a", "predicted": 0.34, "predicted_se": 0.01},  # within 5 points
+        {"name": "b", "predicted": 0.40, "predicted_se": 0.01},  # beyond 5, within the spread
+        {"name": "c", "predicted": 0.40, "predicted_se": 0.01},  # beyond both
+    ]
+    out = {r["name"]: r for r in compare(plan, rows)}
+    assert out["a"]["met"] and out["b"]["met"] and not out["c"]["met"]
+    assert out["b"]["tolerance"] == pytest.approx(0.12)
+    assert out["c"]["difference"] == pytest.approx(0.10)
+    ppp = next(q for q in QUANTITIES if q.key == "packets_per_poll")
+    assert ppp.goal(5.0) == pytest.approx(1.0)  # 20 % of the measured mean
