@@ -91,7 +91,9 @@ def render_table(report: Report, scenario: Mapping[str, Any] | None = None) -> T
     cpu = r["cpu"]
     rows += _grouped(
         "cpu" if cores <= 1 else f"cpu (mean of {cores})",
-        [(n, percent(cpu[n])) for n in ("busy", "irq", "softirq", "ksoftirqd", "app", "idle")],
+        [(n, percent(cpu[n])) for n in ("busy", "irq", "softirq", "ksoftirqd", "app", "idle")]
+        # a NAPI thread's polls and a sending thread, only when the scenario has them
+        + [(n, percent(v)) for n in ("napi_thread", "sender") if (v := cpu.get(n)) is not None],
     )
     rows += [
         ("interrupts", "IRQs", f"{short(r['irq_per_s'])} /s"),
@@ -117,8 +119,8 @@ def render_per_core(report: Report) -> Table | None:
     if len(per_core) <= 1:
         return None
     shares: list[CpuCategory] = ["busy", "irq", "softirq"]
-    optional: tuple[CpuCategory, ...] = ("ksoftirqd", "app")
-    shares += [n for n in optional if any(c["cpu"][n] > 0 for c in per_core)]
+    optional: tuple[CpuCategory, ...] = ("ksoftirqd", "app", "napi_thread", "sender")
+    shares += [n for n in optional if any(c["cpu"].get(n, 0.0) > 0 for c in per_core)]
     t = Table(title="per core", show_header=True, header_style="bold")
     headers = ["core", "vectors", "kpps", "p99 µs", *(f"{n} %" for n in shares), "IRQ k/s"]
     for i, h in enumerate(headers):
@@ -129,7 +131,7 @@ def render_per_core(report: Report) -> Table | None:
             _vectors(c["vectors"]),
             kilo(c["throughput_pps"]),
             short(c["latency_us"]["p99"]),
-            *(percent_bare(c["cpu"][n]) for n in shares),
+            *(percent_bare(c["cpu"].get(n, 0.0)) for n in shares),
             kilo(c["irq_per_s"]),
         )
     return t
