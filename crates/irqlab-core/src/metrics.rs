@@ -711,7 +711,11 @@ impl<'a> Sections<'a> {
             app: share(Category::App),
             idle,
             busy_poll: share(Category::BusyPoll),
-            napi_thread: self.s.kernel.threaded_napi.then(|| share(Category::NapiThread)),
+            napi_thread: self
+                .s
+                .kernel
+                .threaded_napi
+                .then(|| share(Category::NapiThread)),
             sender: self.s.sender.runs().then(|| share(Category::Sender)),
         }
     }

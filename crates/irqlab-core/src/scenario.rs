@@ -42,11 +42,11 @@ use crate::warnings::{Warnings, no_effect};
 pub use crate::dist::{Cost, Dist};
 pub use crate::kernel::KernelConfig;
 pub use crate::moderation::Moderation;
+pub use crate::nic::config::Device;
 pub use crate::nic::{CauseMode, DriverConfig, NicConfig};
 pub use crate::platform::{PlatformConfig, cliff_point_pps};
 pub use crate::polling::{HybridConfig, PollConfig};
 pub use crate::run::RunConfig;
-pub use crate::nic::config::Device;
 pub use crate::scheme::Scheme;
 pub use crate::sender::SenderConfig;
 pub use crate::socket::config::{

@@ -59,7 +59,10 @@ fn no_irq_is_ever_counted_on_a_veth_device() {
 #[test]
 fn without_threaded_napi_the_softirq_runs_on_the_senders_core_one_packet_per_poll() {
     let r = lab(50_000.0).run();
-    assert_eq!(r.per_core[1].cpu_ps.softirq, 0, "no NET_RX on the app's core");
+    assert_eq!(
+        r.per_core[1].cpu_ps.softirq, 0,
+        "no NET_RX on the app's core"
+    );
     assert!(r.per_core[0].cpu_ps.softirq > 0);
     assert_eq!(r.cpu_ps.softirq, r.per_core[0].cpu_ps.softirq);
     assert_eq!(ppp(&r), 1.0, "each send's softirq polls its one packet");
@@ -82,7 +85,11 @@ fn the_senders_cpu_time_is_rate_times_cost_at_light_load() {
         );
         assert_eq!(r.per_core[1].cpu_ps.sender, Some(0));
         // the packets leave at the traffic's times, a send's cost later
-        assert!((r.offered_pps - rate).abs() / rate < 0.01, "{}", r.offered_pps);
+        assert!(
+            (r.offered_pps - rate).abs() / rate < 0.01,
+            "{}",
+            r.offered_pps
+        );
     }
 }
 
