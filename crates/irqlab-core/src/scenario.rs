@@ -356,6 +356,11 @@ fn check_device(
             crate::qos::config::STRATEGY,
             "a veth device has one Rx ring (its ptr_ring); ingress QoS needs nic.device = \"hw\"",
         )
+    } else if TrafficKind::of(p)? == TrafficKind::Rr {
+        (
+            crate::traffic::config::KIND,
+            "request/response traffic answers through a NIC's Tx ring; a veth device is modelled receiving only",
+        )
     } else if kernel::soft_coalescing(p) {
         (
             kernel::NAPI_DEFER_HARD_IRQS,

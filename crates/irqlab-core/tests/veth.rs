@@ -199,6 +199,12 @@ fn bad_input_is_one_line_naming_its_key() {
             threaded(1000.0).with("kernel.net_rx_action", s("2.6.18")),
             "kernel.threaded_napi",
         ),
+        (
+            threaded(1000.0).with("socket.busy_read_us", i(50)),
+            "kernel.threaded_napi",
+        ),
+        (lab(1000.0).with("host.forward", b(true)), "host.forward"),
+        (lab(1000.0).with("traffic.kind", s("rr")), "traffic.kind"),
     ];
     for (p, key) in cases {
         let e = p.try_build().unwrap_err();
