@@ -231,7 +231,7 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     completing: usize,
     pub apps: Vec<App>,
     /// The sending thread (`[sender]`; `sender`), if one is modelled.
-    pub sender: Option<SenderThread>,
+    pub sender: Option<Box<SenderThread>>,
     /// Each vector's state for ring contention (empty when it is off).
     pub vector_costs: Vec<VectorCosts>,
     /// Each core's receive-load controller (empty: none).
@@ -377,7 +377,10 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             next_cpu_ps: u64::MAX,
             completing: usize::MAX,
             apps,
-            sender: s.sender.runs().then(|| SenderThread::new(s.sender.core)),
+            sender: s
+                .sender
+                .runs()
+                .then(|| Box::new(SenderThread::new(s.sender.core))),
             vector_costs: if contention {
                 (0..s.nic.queues).map(|_| VectorCosts::default()).collect()
             } else {
@@ -471,7 +474,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 .map(|v| v.tx.occupied() as u64)
                 .collect(),
             cpu_ps: self.measured.clone(),
-            in_sender: self.sender.as_ref().map_or(0, SenderThread::holds),
+            in_sender: self.sender.as_ref().map_or(0, |s| s.holds()),
         }
     }
 

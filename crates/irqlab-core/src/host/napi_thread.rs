@@ -23,6 +23,8 @@ use crate::trace::Tracer;
 impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// `napi_schedule` of vector `v` with threaded NAPI: nothing if it is scheduled already;
     /// else SCHED, and its thread woken if it sleeps. Returns whether it woke it.
+    #[cold]
+    #[inline(never)]
     pub(super) fn napi_thread_schedule(&mut self, v: usize) -> bool {
         let vec = self.l.vector_mut(v);
         if vec.napi.sched {
@@ -59,6 +61,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
 
     /// A poll returned on core `c`: true if a NAPI thread made it (it goes on there). Its
     /// `local_bh_enable` runs the softirqs raised meanwhile, then the loop goes on.
+    #[cold]
+    #[inline(never)]
     pub(super) fn napi_thread_after_poll(&mut self, c: usize) -> bool {
         let k = &mut self.l.core_mut(c).kernel;
         if k.ctx != Some(SoftirqCtx::NapiThread) {

@@ -43,7 +43,7 @@ impl SenderThread {
         self.due.len() as u64 + u64::from(self.sending.is_some())
     }
 
-    fn of(s: &mut Option<SenderThread>) -> &mut SenderThread {
+    fn of(s: &mut Option<Box<SenderThread>>) -> &mut SenderThread {
         s.as_mut().expect("a sending thread")
     }
 }

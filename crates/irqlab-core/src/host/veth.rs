@@ -21,6 +21,8 @@ use crate::trace::Tracer;
 impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// A packet of the traffic is due on a veth device: the sending thread sends it when it
     /// runs (`[sender]`), or, with no sending thread, it is transmitted now.
+    #[cold]
+    #[inline(never)]
     pub(super) fn veth_arrival(&mut self, a: Routed) {
         if self.sender.is_some() {
             self.sender_due(a);
