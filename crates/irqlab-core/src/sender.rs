@@ -83,3 +83,70 @@ pub fn warnings(w: &mut Warnings, device: Device) {
         no_effect("sender.cost_ns = 0: no sending thread is modelled")
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::test_support::*;
+    use crate::schema::Value;
+    use crate::time::SimDuration;
+
+    fn veth() -> (&'static str, Value) {
+        ("nic.device", s("veth"))
+    }
+
+    #[test]
+    fn a_sender_is_its_core_and_its_cost_with_its_distribution() {
+        let sc = build(&[
+            veth(),
+            ("host.cores", Value::Int(2)),
+            ("sender.core", Value::Int(1)),
+            ("sender.cost_ns", Value::Float(2500.0)),
+            ("sender.cost_dist", s("exponential")),
+        ])
+        .unwrap();
+        assert_eq!(sc.sender.core, 1);
+        assert_eq!(sc.sender.cost.mean, SimDuration::from_ns(2500.0));
+        assert_eq!(sc.sender.cost.dist, crate::dist::Dist::Exponential);
+        assert!(sc.sender.runs());
+        // the default: no sending thread, on core 0
+        let sc = build(&[veth()]).unwrap();
+        assert!(!sc.sender.runs());
+        assert_eq!(sc.sender.core, 0);
+    }
+
+    #[test]
+    fn a_sender_outside_the_host_or_without_a_veth_is_an_error() {
+        let e = rejected(&[veth(), ("sender.core", Value::Int(1))]);
+        assert_eq!(e.key(), "sender.core");
+        assert!(
+            e.to_string().contains("host.cores = 1 has cores 0 … 0"),
+            "{e}"
+        );
+        let e = rejected(&[("sender.cost_ns", Value::Float(1000.0))]);
+        assert_eq!(e.key(), "sender.cost_ns");
+        assert!(e.to_string().contains("nic.device = \"veth\""), "{e}");
+    }
+
+    #[test]
+    fn the_senders_keys_without_effect_are_warnings() {
+        assert_eq!(
+            warned(&[
+                ("host.cores", Value::Int(2)),
+                ("sender.core", Value::Int(1))
+            ]),
+            ["sender.core"]
+        );
+        assert_eq!(
+            warned(&[veth(), ("sender.cost_dist", s("exponential"))]),
+            ["sender.cost_dist"]
+        );
+        assert!(
+            warned(&[
+                veth(),
+                ("sender.cost_ns", Value::Float(1000.0)),
+                ("sender.cost_dist", s("exponential")),
+            ])
+            .is_empty()
+        );
+    }
+}

@@ -311,4 +311,30 @@ mod tests {
         }
         assert!(warned(&[defer, gro]).is_empty());
     }
+
+    #[test]
+    fn threaded_napi_is_refused_where_the_model_does_not_combine_it() {
+        let t = ("kernel.threaded_napi", Value::Bool(true));
+        for (other, why) in [
+            (("scheme", s("ideal")), "ideal"),
+            (("scheme", s("poll")), "polling loop"),
+            (("kernel.net_rx_action", s("2.6.18")), "5.12"),
+            (("socket.busy_read_us", Value::Int(50)), "busy polling"),
+        ] {
+            let e = rejected(&[t.clone(), ("app.0.core", Value::Int(0)), other]);
+            assert_eq!(e.key(), "kernel.threaded_napi");
+            assert!(e.to_string().contains(why), "{e}");
+        }
+        let e = rejected(&[t.clone(), ("kernel.napi_thread_core", Value::Int(1))]);
+        assert_eq!(e.key(), "kernel.napi_thread_core");
+        let sc = build(&[
+            t,
+            ("host.cores", Value::Int(2)),
+            ("kernel.napi_thread_core", Value::Int(1)),
+        ])
+        .unwrap();
+        assert!(sc.kernel.threaded_napi);
+        assert_eq!(sc.kernel.napi_thread_core, 1);
+        assert!(sc.warnings.is_empty());
+    }
 }
