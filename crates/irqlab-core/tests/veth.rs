@@ -254,3 +254,23 @@ fn a_scenario_without_the_new_keys_reports_no_new_fields() {
     assert!(r.cpu.napi_thread.is_none() && r.cpu.sender.is_none());
     assert!(r.packets.in_sender.is_none());
 }
+
+#[test]
+fn random_costs_and_poisson_sends_conserve_and_repeat_exactly() {
+    for threaded_on in [false, true] {
+        let p = if threaded_on {
+            threaded(150_000.0)
+        } else {
+            lab(150_000.0)
+        }
+        .with("traffic.kind", s("poisson"))
+        .with("sender.cost_dist", s("exponential"))
+        .with("platform.proto_dist", s("exponential"))
+        .with("app.0.cost_dist", s("exponential"));
+        let (a, b) = (p.run(), p.run());
+        assert_eq!(a, b, "the same seed gives the same report");
+        conserved(&a);
+        let c = p.clone().with("run.seed", i(7)).run();
+        assert_ne!(a.cpu_ps, c.cpu_ps, "another seed draws other costs");
+    }
+}
