@@ -43,6 +43,14 @@ FLAVOURS: dict[str, dict[str, Any]] = {
     "controller": {"adapt.scheme": "aic", "app.0.core": 0},
     "request/response": {"traffic.kind": "rr", "app.0.core": 0},
     "replay": {"traffic.kind": "pcap", "traffic.pcap": str(ROOT / "examples" / "web.pcapng.gz")},
+    "veth lab": {
+        "host.cores": 2,
+        "nic.device": "veth",
+        "sender.cost_ns": 2000.0,
+        "kernel.threaded_napi": True,
+        "kernel.napi_thread_core": 1,
+        "app.0.core": 1,
+    },
 }
 
 

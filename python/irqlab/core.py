@@ -77,6 +77,7 @@ class Packets(TypedDict):
     in_app: int
     in_tx_ring: int
     in_host_at_warmup: int
+    in_sender: NotRequired[int]
 
 
 class FrameBytes(TypedDict):
@@ -91,7 +92,9 @@ class FrameBytes(TypedDict):
 
 
 #: The categories of CPU time (``cpu``: shares; ``cpu_ps``: picoseconds, without ``busy``).
-CpuCategory = Literal["busy", "irq", "softirq", "ksoftirqd", "app", "idle", "busy_poll"]
+CpuCategory = Literal[
+    "busy", "irq", "softirq", "ksoftirqd", "app", "idle", "busy_poll", "napi_thread", "sender"
+]
 
 
 class CpuShare(TypedDict):
@@ -104,6 +107,8 @@ class CpuShare(TypedDict):
     app: float
     idle: float
     busy_poll: float
+    napi_thread: NotRequired[float]
+    sender: NotRequired[float]
 
 
 class CpuPs(TypedDict):
@@ -115,6 +120,8 @@ class CpuPs(TypedDict):
     app: int
     idle: int
     busy_poll: int
+    napi_thread: NotRequired[int]
+    sender: NotRequired[int]
     measured: int
 
 

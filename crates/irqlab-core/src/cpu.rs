@@ -45,9 +45,13 @@ pub enum Category {
     Idle = 4,
     /// An app's thread busy-polling a device queue (`busypoll`).
     BusyPoll = 5,
+    /// A NAPI thread's polls (`kernel.threaded_napi`).
+    NapiThread = 6,
+    /// The sending thread (`[sender]`).
+    Sender = 7,
 }
 
-pub const N_CATEGORIES: usize = 6;
+pub const N_CATEGORIES: usize = 8;
 
 #[derive(Clone, Copy, Debug)]
 struct Job<T> {

@@ -41,13 +41,16 @@ pub enum SoftirqCtx {
     /// Not `handle_softirqs`: an app's busy loop calling the poll function with bottom halves
     /// disabled (`busypoll`), at thread priority, charged to busy polling.
     BusyPoll,
+    /// Not `handle_softirqs`: a NAPI thread calling the poll function with bottom halves
+    /// disabled (`napi_threaded_poll_loop`), at thread priority, charged to `cpu.napi_thread`.
+    NapiThread,
 }
 
 impl SoftirqCtx {
     pub fn level(self) -> Level {
         match self {
             SoftirqCtx::Inline => Level::SoftIrq,
-            SoftirqCtx::Ksoftirqd | SoftirqCtx::BusyPoll => Level::Thread,
+            SoftirqCtx::Ksoftirqd | SoftirqCtx::BusyPoll | SoftirqCtx::NapiThread => Level::Thread,
         }
     }
 
@@ -56,6 +59,7 @@ impl SoftirqCtx {
             SoftirqCtx::Inline => Category::Softirq,
             SoftirqCtx::Ksoftirqd => Category::Ksoftirqd,
             SoftirqCtx::BusyPoll => Category::BusyPoll,
+            SoftirqCtx::NapiThread => Category::NapiThread,
         }
     }
 }

@@ -62,6 +62,7 @@ pub mod scenario;
 pub mod sched;
 pub mod schema;
 pub mod scheme;
+pub mod sender;
 pub mod socket;
 pub mod time;
 pub mod topology;

@@ -343,6 +343,8 @@ pub struct Snapshot {
     pub in_tx_ring: Vec<u64>,
     /// Per core: picoseconds by category in the window.
     pub cpu_ps: Vec<[u64; N_CATEGORIES]>,
+    /// Packets the sending thread has not sent yet: due, or being sent (`[sender]`).
+    pub in_sender: u64,
 }
 
 impl Metrics {
@@ -709,6 +711,12 @@ impl<'a> Sections<'a> {
             app: share(Category::App),
             idle,
             busy_poll: share(Category::BusyPoll),
+            napi_thread: self
+                .s
+                .kernel
+                .threaded_napi
+                .then(|| share(Category::NapiThread)),
+            sender: self.s.sender.runs().then(|| share(Category::Sender)),
         }
     }
 
@@ -720,6 +728,12 @@ impl<'a> Sections<'a> {
             app: ps[Category::App as usize],
             idle: ps[Category::Idle as usize],
             busy_poll: ps[Category::BusyPoll as usize],
+            napi_thread: self
+                .s
+                .kernel
+                .threaded_napi
+                .then(|| ps[Category::NapiThread as usize]),
+            sender: self.s.sender.runs().then(|| ps[Category::Sender as usize]),
             measured: self.measured_ps * cores,
         }
     }
@@ -745,6 +759,7 @@ impl<'a> Sections<'a> {
             in_app: snap.in_app.iter().sum(),
             in_tx_ring: snap.in_tx_ring.iter().sum(),
             in_host_at_warmup: m.accepted_before - m.host_exits_before,
+            in_sender: self.s.sender.runs().then_some(snap.in_sender),
         }
     }
 
@@ -1096,6 +1111,10 @@ pub struct Packets {
     pub in_tx_ring: u64,
     /// Anywhere in the host when the window opened.
     pub in_host_at_warmup: u64,
+    /// Due but not yet sent by the sending thread at the end (`[sender]` only): not yet
+    /// offered to the device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_sender: Option<u64>,
 }
 
 /// Latency, µs. `None` if nothing was recorded. Percentiles from the HDR histogram
@@ -1122,6 +1141,12 @@ pub struct CpuShare {
     pub idle: f64,
     /// Apps' threads busy-polling (their time outside `app`).
     pub busy_poll: f64,
+    /// NAPI threads' polls (`kernel.threaded_napi` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub napi_thread: Option<f64>,
+    /// The sending thread (`sender.cost_ns` > 0 only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender: Option<f64>,
 }
 
 /// CPU time by category, exact picoseconds; they sum to `measured` (the measured time times
@@ -1134,6 +1159,10 @@ pub struct CpuPs {
     pub app: u64,
     pub idle: u64,
     pub busy_poll: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub napi_thread: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender: Option<u64>,
     pub measured: u64,
 }
 

@@ -215,10 +215,16 @@ pub const PARAMS: &[ParamSpec] = &[
         "pcap: passes over the capture, each after the previous one's last packet and a mean gap (0: until the run ends)",
     ),
     p(
+        "nic.device",
+        Kind::OneOf(crate::nic::config::Device::NAMES),
+        S("hw"),
+        "the receiving device: hw (a NIC: DMA, interrupts, moderation) or veth (one end of a veth pair: no interrupt; the peer's transmit puts the packet in its 256-entry ring and schedules its NAPI on the sender's core)",
+    ),
+    p(
         "nic.ring_descriptors",
         int(1, 1 << 20),
         I(1024),
-        "Rx ring slots; a packet holds one from arrival to the end of its protocol processing",
+        "Rx ring slots; a packet holds one from arrival to the end of its protocol processing (veth: VETH_RING_SIZE = 256, fixed)",
     ),
     p(
         "nic.itr_us",
@@ -283,6 +289,24 @@ pub const PARAMS: &[ParamSpec] = &[
         positive(1e4),
         F(10.0),
         "link speed, Gbit/s: transmitted frames leave at this rate (with 20 bytes of preamble and gap)",
+    ),
+    p(
+        "sender.core",
+        int(0, MAX_CORES as i128 - 1),
+        I(0),
+        "veth: the core of the sending thread; without threaded NAPI, also the core whose NET_RX_SOFTIRQ polls the veth's NAPI (veth_xmit schedules it there)",
+    ),
+    p(
+        "sender.cost_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "veth: the sending thread's CPU time per packet (syscall, stack transmit, veth_xmit), at the thread level of sender.core, charged to cpu.sender; it sends at the traffic's arrival times, late sends back to back (0 = no sending thread: packets enter the ring at their arrival times), ns",
+    ),
+    p(
+        "sender.cost_dist",
+        Kind::OneOf(DISTS),
+        S("deterministic"),
+        "distribution of sender.cost_ns",
     ),
     p(
         "socket.rcvbuf_bytes",
@@ -698,6 +722,18 @@ pub const PARAMS: &[ParamSpec] = &[
         Kind::Bool,
         B(true),
         "false: no time limit on net_rx_action runs (netdev_budget_usecs) nor on handle_softirqs restarts (max_softirq_time_ms), as Chang et al. (2007) removed it; only budgets and restarts bound them",
+    ),
+    p(
+        "kernel.threaded_napi",
+        Kind::Bool,
+        B(false),
+        "threaded NAPI (/sys/class/net/<dev>/threaded = 1): napi_schedule wakes the NAPI's thread, which polls at the thread level (cpu.napi_thread) until a poll does less than the weight, then sleeps; no NET_RX_SOFTIRQ",
+    ),
+    p(
+        "kernel.napi_thread_core",
+        int(0, MAX_CORES as i128 - 1),
+        I(0),
+        "the core the NAPI threads are pinned to (threaded NAPI)",
     ),
     p(
         "driver.moderation",

@@ -42,11 +42,13 @@ use crate::warnings::{Warnings, no_effect};
 pub use crate::dist::{Cost, Dist};
 pub use crate::kernel::KernelConfig;
 pub use crate::moderation::Moderation;
+pub use crate::nic::config::Device;
 pub use crate::nic::{CauseMode, DriverConfig, NicConfig};
 pub use crate::platform::{PlatformConfig, cliff_point_pps};
 pub use crate::polling::{HybridConfig, PollConfig};
 pub use crate::run::RunConfig;
 pub use crate::scheme::Scheme;
+pub use crate::sender::SenderConfig;
 pub use crate::socket::config::{
     AppConfig, SK_BUFF_BYTES, STANDARD_MAX_FRAME, SocketConfig, truesize_of_frame,
 };
@@ -82,6 +84,8 @@ pub struct Scenario {
     pub first_packet_in_isr: bool,
     /// Busy polling, preferred busy polling and IRQ suspension (`busypoll`).
     pub busy: BusyConfig,
+    /// The sending thread of a veth lab (`sender.*`).
+    pub sender: SenderConfig,
     /// The request/response workload (`traffic.kind = "rr"`).
     pub rr: Option<RrConfig>,
     /// The validated key/value pairs it was built from (echoed into the result).
@@ -127,8 +131,9 @@ impl Scenario {
         // the host
         let platform = crate::platform::configure(&p)?;
         let host = crate::topology::configure_host(&p)?;
-        let nic = nic::configure(&p)?;
+        let nic = nic::configure(&mut p)?;
         let kernel = kernel::configure(&mut p, host.cores)?;
+        let sender = crate::sender::configure(&p, host.cores, nic.device)?;
         let moderation = moderation::configure(&mut p, nic.link_gbps)?;
         let adapt = crate::adapt::config::configure(&p, scheme, &moderation)?;
         let driver = nic::configure_driver(&p)?;
@@ -147,7 +152,12 @@ impl Scenario {
         };
         // where everything is, and what needs it
         let hashes = traffic.replay.as_ref().map(|r| &r.scan.flows.hash[..]);
-        let topology = Topology::build(&p, &host, &nic, traffic.flows, hashes)?;
+        let napi_core = (nic.device == Device::Veth).then_some(if kernel.threaded_napi {
+            kernel.napi_thread_core
+        } else {
+            sender.core
+        });
+        let topology = Topology::build(&p, &host, &nic, traffic.flows, hashes, napi_core)?;
         check_placement(&p, scheme, &host, &traffic, &topology)?;
         nic::check_forwarding(&nic, host.forward)?;
         let classes = traffic.classes.len();
@@ -159,12 +169,22 @@ impl Scenario {
             &topology.vector_core,
         )?;
         check_scheme_settings(&p, scheme, &moderation, classes)?;
+        check_device(&p, scheme, &nic, &host, &qos)?;
+        kernel::check_threaded(
+            &p,
+            scheme.uses_poll_loop(),
+            scheme == Scheme::Ideal,
+            busy.any(),
+        )?;
         let mut w = Warnings::new(&p, set);
         // echoes of resolved values are not settings of their own
         crate::polling::echo(&mut w, auto_switch_pps);
         moderation::echo(&mut w);
         pcap::echo(&mut w, traffic.replay.as_ref().map(|_| traffic.rate_pps));
-        // the rules, from the scheme's machinery to single keys
+        // the rules, from the device and the scheme's machinery to single keys
+        let moderation_keys = [&moderation::keys()[..], &[moderation::FIRST_PACKET]].concat();
+        nic::veth_warnings(&mut w, nic.device, &moderation_keys);
+        crate::sender::warnings(&mut w, nic.device);
         scheme_warnings(&mut w, scheme, &moderation);
         kernel::warnings(&mut w);
         crate::polling::warnings(&mut w, scheme);
@@ -206,6 +226,7 @@ impl Scenario {
             moderation,
             adapt,
             qos,
+            sender,
             first_packet_in_isr: moderation::first_packet_in_isr(&p)?,
             busy,
             rr,
@@ -306,6 +327,49 @@ fn check_scheme_settings(
         });
     }
     Ok(())
+}
+
+/// A veth device (`nic.device = "veth"`): NAPI without an interrupt, one Rx ring, receiving
+/// only (`drivers/net/veth.c`).
+fn check_device(
+    p: &Params,
+    scheme: Scheme,
+    nic: &NicConfig,
+    host: &HostConfig,
+    qos: &QosConfig,
+) -> Result<(), Error> {
+    if nic.device != Device::Veth {
+        return Ok(());
+    }
+    let (key, reason) = if scheme != Scheme::Napi {
+        (
+            crate::scheme::KEY,
+            "a veth device has no interrupt: its NAPI is scheduled by the transmit (veth_xmit); use scheme \"napi\"",
+        )
+    } else if host.forward {
+        (
+            crate::topology::FORWARD,
+            "a veth device is modelled receiving only; forward with nic.device = \"hw\"",
+        )
+    } else if qos.rings > 1 {
+        (
+            crate::qos::config::STRATEGY,
+            "a veth device has one Rx ring (its ptr_ring); ingress QoS needs nic.device = \"hw\"",
+        )
+    } else if TrafficKind::of(p)? == TrafficKind::Rr {
+        (
+            crate::traffic::config::KIND,
+            "request/response traffic answers through a NIC's Tx ring; a veth device is modelled receiving only",
+        )
+    } else if kernel::soft_coalescing(p) {
+        (
+            kernel::NAPI_DEFER_HARD_IRQS,
+            "a veth device has no interrupt to defer (software IRQ coalescing is for nic.device = \"hw\")",
+        )
+    } else {
+        return Ok(());
+    };
+    Err(p.inconsistent(key, reason))
 }
 
 /// The scheme's machinery: the parts a scheme does not run at all (the interrupts of the ideal
@@ -422,6 +486,7 @@ mod tests {
             ("polling", crate::polling::KEYS.to_vec()),
             ("socket", crate::socket::config::KEYS.to_vec()),
             ("busypoll", crate::busypoll::KEYS.to_vec()),
+            ("sender", crate::sender::KEYS.to_vec()),
         ]
     }
 

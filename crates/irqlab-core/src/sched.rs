@@ -18,6 +18,10 @@ use std::collections::VecDeque;
 pub enum Thread {
     Ksoftirqd,
     App(u16),
+    /// The NAPI thread of a vector (`kernel.threaded_napi`).
+    NapiThread(u16),
+    /// The sending thread (`[sender]`).
+    Sender,
 }
 
 /// What a thread is doing.

@@ -85,11 +85,15 @@ impl Topology {
         nic: &NicConfig,
         flows: usize,
         hashes: Option<&[u32]>,
+        napi_core: Option<usize>,
     ) -> Result<Topology, Error> {
         let cores = host.cores;
         let queues = nic.queues;
         let affinity = p.u64_list(IRQ_AFFINITY);
-        let vector_core: Vec<u16> = if affinity.is_empty() {
+        let vector_core: Vec<u16> = if let Some(c) = napi_core {
+            // a device without an IRQ (veth): its NAPI runs where it is scheduled
+            vec![c as u16; queues]
+        } else if affinity.is_empty() {
             (0..queues).map(|v| (v % cores) as u16).collect()
         } else {
             if affinity.len() != queues {
@@ -146,7 +150,7 @@ impl Topology {
             let flows_key = field_key(APP, a, APP_FLOWS);
             let list = p.u64_list(&flows_key);
             if list.is_empty() {
-                defaults_by_core[core].push(a as u16);
+                defaults_by_core[if napi_core.is_some() { 0 } else { core }].push(a as u16);
                 continue;
             }
             for (k, &f) in list.iter().enumerate() {
@@ -178,7 +182,11 @@ impl Topology {
             if flow_app[f] != NO_APP {
                 continue;
             }
-            let core = vector_core[flow_queue[f] as usize] as usize;
+            // a device without an IRQ: its packets go to the apps on any core
+            let core = match napi_core {
+                Some(_) => 0,
+                None => vector_core[flow_queue[f] as usize] as usize,
+            };
             let apps = &defaults_by_core[core];
             if apps.is_empty() {
                 continue;

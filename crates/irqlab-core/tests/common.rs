@@ -108,7 +108,14 @@ pub fn conserved(r: &Report) {
         .map(|k| (format!("core {}", k.core), &k.cpu_ps));
     for (what, c) in std::iter::once(("the host".to_string(), &r.cpu_ps)).chain(cores) {
         assert_eq!(
-            c.irq + c.softirq + c.ksoftirqd + c.app + c.busy_poll + c.idle,
+            c.irq
+                + c.softirq
+                + c.ksoftirqd
+                + c.app
+                + c.busy_poll
+                + c.idle
+                + c.napi_thread.unwrap_or(0)
+                + c.sender.unwrap_or(0),
             c.measured,
             "CPU time conserved on {what}: {c:?}"
         );

@@ -11,3 +11,4 @@ mod qos;
 mod rules;
 mod structure;
 mod topology;
+mod veth;

@@ -15,7 +15,7 @@ from irqlab.formatting import count, kilo, mbps, percent, percent_bare, short
 from irqlab.report.layout import fit
 
 if TYPE_CHECKING:
-    from irqlab.core import CpuCategory, Report
+    from irqlab.core import CpuCategory, CpuShare, Report
 
 
 def _setting(report: Report, scenario: Mapping[str, Any] | None, key: str, default: Any) -> Any:
@@ -91,7 +91,9 @@ def render_table(report: Report, scenario: Mapping[str, Any] | None = None) -> T
     cpu = r["cpu"]
     rows += _grouped(
         "cpu" if cores <= 1 else f"cpu (mean of {cores})",
-        [(n, percent(cpu[n])) for n in ("busy", "irq", "softirq", "ksoftirqd", "app", "idle")],
+        [(n, percent(cpu[n])) for n in ("busy", "irq", "softirq", "ksoftirqd", "app", "idle")]
+        # a NAPI thread's polls and a sending thread, only when the scenario has them
+        + [(n, percent(v)) for n, v in _thread_shares(cpu)],
     )
     rows += [
         ("interrupts", "IRQs", f"{short(r['irq_per_s'])} /s"),
@@ -103,6 +105,16 @@ def render_table(report: Report, scenario: Mapping[str, Any] | None = None) -> T
     for g, m, v in rows:
         t.add_row(g, m, v)
     return t
+
+
+def _thread_shares(cpu: CpuShare) -> list[tuple[str, float]]:
+    """The CPU shares of a NAPI thread's polls and of a sending thread, those the run has."""
+    out = []
+    if "napi_thread" in cpu:
+        out.append(("napi_thread", cpu["napi_thread"]))
+    if "sender" in cpu:
+        out.append(("sender", cpu["sender"]))
+    return out
 
 
 def _vectors(values: Sequence[int]) -> str:
@@ -117,10 +129,18 @@ def render_per_core(report: Report) -> Table | None:
     if len(per_core) <= 1:
         return None
     shares: list[CpuCategory] = ["busy", "irq", "softirq"]
-    optional: tuple[CpuCategory, ...] = ("ksoftirqd", "app")
-    shares += [n for n in optional if any(c["cpu"][n] > 0 for c in per_core)]
+    optional: tuple[CpuCategory, ...] = ("ksoftirqd", "app", "napi_thread", "sender")
+    shares += [n for n in optional if any(c["cpu"].get(n, 0.0) > 0 for c in per_core)]
     t = Table(title="per core", show_header=True, header_style="bold")
-    headers = ["core", "vectors", "kpps", "p99 µs", *(f"{n} %" for n in shares), "IRQ k/s"]
+    # the NAPI thread's column as "napi", so that the table stays within 80 columns
+    headers = [
+        "core",
+        "vectors",
+        "kpps",
+        "p99 µs",
+        *(f"{'napi' if n == 'napi_thread' else n} %" for n in shares),
+        "IRQ k/s",
+    ]
     for i, h in enumerate(headers):
         t.add_column(h, justify="left" if i < 2 else "right")
     for c in per_core:
@@ -129,7 +149,7 @@ def render_per_core(report: Report) -> Table | None:
             _vectors(c["vectors"]),
             kilo(c["throughput_pps"]),
             short(c["latency_us"]["p99"]),
-            *(percent_bare(c["cpu"][n]) for n in shares),
+            *(percent_bare(c["cpu"].get(n, 0.0)) for n in shares),
             kilo(c["irq_per_s"]),
         )
     return t

@@ -52,6 +52,12 @@ pub enum Work {
     /// `epoll_wait` returns ready events, or nothing (a zero timeout).
     EpollReturn,
     EpollEmpty,
+    /// A NAPI thread goes on after the softirqs its `local_bh_enable` ran (`napi_thread`).
+    NapiThreadNext,
+    /// The sending thread's CPU time for one packet (`sender`).
+    SenderSend,
+    /// The sending thread waking a NAPI thread (`sender`).
+    SenderWakeup,
 }
 
 /// Timers in the event queue, each for one vector.
@@ -105,6 +111,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             Work::BusyStopped => self.busy_stopped(c),        // busypoll
             Work::EpollReturn => self.epoll_events(c),        // busypoll
             Work::EpollEmpty => self.epoll_again(c),          // busypoll
+            Work::NapiThreadNext => self.napi_thread_next(c), // napi_thread
+            Work::SenderSend => self.sender_sent(c),          // sender
+            Work::SenderWakeup => self.sender_after_send(c),  // sender
         }
     }
 

@@ -381,7 +381,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 return;
             }
             self.moderate(v);
-            if self.s.scheme.masks_on_irq() {
+            if self.s.scheme.masks_on_irq() && !self.veth {
                 if self.s.nic.cause_mode == CauseMode::Armed {
                     // re-arming discards what this poll handled; a Tx descriptor whose frame
                     // left during the poll was not cleaned, so it still signals
@@ -402,8 +402,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 self.l.vector_mut(v).irq.masked = false;
                 self.nic_check(v);
             }
-        } else if !self.busy_prefer_handover(c, v) {
-            // (unless a preferring busy poller waits and takes it over: `__napi_poll`)
+        } else if !self.in_napi_thread(c) && !self.busy_prefer_handover(c, v) {
+            // (unless a preferring busy poller waits and takes it over: `__napi_poll`; a NAPI
+            // thread polls it again itself)
             self.l.core_mut(c).kernel.repoll.push_back(v as u16);
         }
         self.after_napi_poll(c);

@@ -13,6 +13,8 @@
 //! | `busy_on_napi_complete` | `driver::driver_poll_done` | a poller waiting for the NAPI tries again |
 //! | `busy_prefer_handover` | `driver::driver_poll_done` | the softirq hands the NAPI to a preferring poller |
 //! | `busy_after_poll` | `kernel::after_napi_poll` | `busy_poll_stop`'s poll returns to the busy loop |
+//! | `in_napi_thread` | `driver::driver_poll_done` | a NAPI thread's poll that used its weight is polled again by the thread, not listed for repoll (`napi_thread`) |
+//! | `thread_after_poll` | `kernel::after_napi_poll` | a NAPI thread's poll returns to the thread's loop (`napi_thread`) |
 //! | `adapt_on_enqueue` | `socket::socket_enqueue` | the controller sees the socket's utilisation |
 //! | `busy_on_data_ready` | `socket::socket_enqueue` | the socket learns the NAPI; a busy loop sees data |
 //! | `adapt_on_overflow` | `socket::socket_enqueue` | the controller notes the interval's overflow |
@@ -30,6 +32,20 @@ use crate::time::SimDuration;
 use crate::trace::Tracer;
 
 impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
+    // ----- threaded NAPI (`napi_thread`) -------------------------------------------------------
+
+    /// Whether core `c`'s poll is a NAPI thread's.
+    #[inline(always)]
+    pub(super) fn in_napi_thread(&self, c: usize) -> bool {
+        self.threaded && self.l.core(c).kernel.ctx == Some(SoftirqCtx::NapiThread)
+    }
+
+    /// A poll returned on core `c`: true if a NAPI thread made it, which goes on from there.
+    #[inline(always)]
+    pub(super) fn thread_after_poll(&mut self, c: usize) -> bool {
+        self.threaded && self.napi_thread_after_poll(c)
+    }
+
     // ----- busy polling and epoll (`busypoll`) ------------------------------------------------
 
     /// A packet reached vector `v`'s ring (`accepted`) or was dropped there; `spinner` was the

@@ -42,6 +42,10 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// `napi_schedule` of vector `v` on its core.
     #[inline]
     pub(super) fn napi_schedule(&mut self, v: usize) {
+        if self.threaded {
+            self.napi_thread_schedule(v);
+            return;
+        }
         let c = self.l.vector(v).core;
         let (core, vec) = self.l.both(c, v);
         if vec.napi.in_busy_poll {
@@ -130,7 +134,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// `napi_poll` from `net_rx_action`: the driver's poll function of vector `v` with the
     /// NAPI weight, its ring discipline's pass (if any) starting afresh.
     #[inline(always)]
-    fn napi_poll(&mut self, c: usize, v: usize) {
+    pub(super) fn napi_poll(&mut self, c: usize, v: usize) {
         self.l.vector_mut(v).napi.rings = crate::qos::PollState::default();
         self.poll_call(c, v, self.ring_budget);
     }
@@ -172,7 +176,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// Back in `net_rx_action` after one `napi_poll`, which reported `napi_ret`.
     #[inline]
     pub(super) fn after_napi_poll(&mut self, c: usize) {
-        if self.busy_after_poll(c) {
+        if self.busy_after_poll(c) || self.thread_after_poll(c) {
             return;
         }
         let now = self.now;

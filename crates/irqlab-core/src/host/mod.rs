@@ -31,6 +31,10 @@
 //! | the ISR (`ixgbe_msix_clean_rings`) | `driver::start_isr`, `driver::isr_done` |
 //! | `irq_exit` → `invoke_softirq` | `irq::irq_exit` |
 //! | `__napi_schedule` | `kernel::napi_schedule` (the list: `crate::kernel::Kernel::napi_schedule`) |
+//! | `____napi_schedule` with threaded NAPI: wake the NAPI's thread | `napi_thread::napi_thread_schedule` |
+//! | `napi_threaded_poll`, `napi_thread_wait`, `napi_threaded_poll_loop` | `napi_thread::napi_thread_loop`, `napi_thread_after_poll`, `napi_thread_next` |
+//! | `veth_xmit`, `veth_forward_skb` / `veth_xdp_rx`, `__veth_xdp_flush` | `veth::veth_arrival`, `veth_xmit` |
+//! | the sending thread: `sendto` → `__dev_queue_xmit` | `sender::sender_due`, `sender_next`, `sender_sent`, `sender_after_send` |
 //! | `handle_softirqs` (restarts, hand-off) | `kernel::handle_softirqs`, `softirq_pass`, `softirq_pass_done` |
 //! | `net_rx_action` | `kernel::net_rx_start`, `net_rx_loop`, `after_napi_poll`, `net_rx_finish` |
 //! | `napi_poll`, `__napi_poll` (one setup for softirq and busy polls) | `kernel::napi_poll`, `kernel::poll_call` |
@@ -67,6 +71,9 @@
 //! | `adapt` | receive-load controllers | `Host::adapt` (`CoreAdapt`; `crate::adapt`) |
 //! | `hooks` | where the optional mechanisms join the main path | — |
 //! | `tick` | the timer tick | — |
+//! | `veth` | a veth device: the peer's transmit into its ring | `Vector::rings` (`crate::nic::config::Device`) |
+//! | `sender` | the sending thread of a veth lab | `Host::sender` ([`SenderThread`]; `crate::sender`) |
+//! | `napi_thread` | threaded NAPI: the NAPI's thread | `Vector::napi_thread` |
 //! | `polling` | Salah's polling loop (the `disable-enable`, `poll`, `napi-poll`, `hybrid` schemes) | `Vector::poll_loop` (`PollLoop`), `Vector::pending_ticks` |
 //! | `layout` | where the cores and vectors are kept (one core inline, or several) | `One`, `Many` |
 //! | `partition` | a host whose cores do not interact, run core by core | — |
@@ -90,13 +97,16 @@ mod hooks;
 mod irq;
 mod kernel;
 mod layout;
+mod napi_thread;
 mod nic;
 pub(crate) mod partition;
 mod polling;
 mod qos;
 mod sched;
+mod sender;
 mod socket;
 mod tick;
+mod veth;
 
 use std::collections::VecDeque;
 
@@ -120,6 +130,7 @@ pub(crate) use dispatch::{Timer, Work};
 pub(crate) use feed::{Buffer, Feed, Generator, Routed};
 pub(crate) use layout::{Layout, Many, One};
 pub(crate) use polling::PollLoop;
+pub(crate) use sender::SenderThread;
 
 /// Priority of timers in the event queue (the CPU's completion ranks 0 and an arrival 2).
 const PRIO_TIMER: u8 = 1;
@@ -171,6 +182,8 @@ pub struct Vector {
     /// busy loops spin waiting for it to be free.
     pub spinner: Option<u16>,
     pub waiting: Vec<u16>,
+    /// Its NAPI thread (`kernel.threaded_napi`; `napi_thread`).
+    pub napi_thread: ThreadState,
 }
 
 /// A vector's state for ring contention (`platform.ring_contention_ns`), kept out of
@@ -217,6 +230,8 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     /// The core whose job completion is being handled (`usize::MAX`: none).
     completing: usize,
     pub apps: Vec<App>,
+    /// The sending thread (`[sender]`; `sender`), if one is modelled.
+    pub sender: Option<Box<SenderThread>>,
     /// Each vector's state for ring contention (empty when it is off).
     pub vector_costs: Vec<VectorCosts>,
     /// Each core's receive-load controller (empty: none).
@@ -251,6 +266,10 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     /// Apps wait with epoll, busy-poll or answer requests (`busypoll`): not the plain recv
     /// loop.
     apps_extended: bool,
+    /// The device is a veth (`veth`): no interrupt; arrivals are its peer's transmits.
+    veth: bool,
+    /// Threaded NAPI (`napi_thread`): napi_schedule wakes the NAPI's thread.
+    threaded: bool,
     pub tracer: T,
 }
 
@@ -329,6 +348,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 tx_signal_at: None,
                 spinner: None,
                 waiting: Vec::with_capacity(s.apps.len()),
+                napi_thread: ThreadState::Sleeping,
             })
             .collect();
         let min_truesize = s.socket.truesize(1);
@@ -357,6 +377,10 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             next_cpu_ps: u64::MAX,
             completing: usize::MAX,
             apps,
+            sender: s
+                .sender
+                .runs()
+                .then(|| Box::new(SenderThread::new(s.sender.core))),
             vector_costs: if contention {
                 (0..s.nic.queues).map(|_| VectorCosts::default()).collect()
             } else {
@@ -391,6 +415,8 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             apps_extended: s.busy.any()
                 || s.rr.is_some()
                 || s.apps.iter().any(|a| a.io == crate::busypoll::Io::Epoll),
+            veth: s.nic.device == crate::scenario::Device::Veth,
+            threaded: s.kernel.threaded_napi,
             tracer,
         };
         for v in 0..host.l.vectors().len() {
@@ -448,6 +474,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 .map(|v| v.tx.occupied() as u64)
                 .collect(),
             cpu_ps: self.measured.clone(),
+            in_sender: self.sender.as_ref().map_or(0, |s| s.holds()),
         }
     }
 
@@ -526,7 +553,11 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
         let cpu = &mut self.l.core_mut(c).cpu;
         cpu.advance(self.now);
         let a = cpu.account();
-        a[Category::Ksoftirqd as usize] + a[Category::App as usize] + a[Category::BusyPoll as usize]
+        a[Category::Ksoftirqd as usize]
+            + a[Category::App as usize]
+            + a[Category::BusyPoll as usize]
+            + a[Category::NapiThread as usize]
+            + a[Category::Sender as usize]
     }
 }
 
@@ -579,7 +610,11 @@ impl<T: Tracer, L: Layout, F: Feed> Model for Host<'_, T, L, F> {
         debug_assert!(now >= self.now, "event in the past: {now} < {}", self.now);
         self.now = now;
         let a = self.feed.take();
-        self.arrival(a);
+        if self.veth {
+            self.veth_arrival(a);
+        } else {
+            self.arrival(a);
+        }
     }
 
     fn open_window(&mut self, t: SimTime) {

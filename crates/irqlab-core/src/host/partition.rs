@@ -39,6 +39,8 @@ pub(crate) fn applies(s: &Scenario) -> bool {
     let t = &s.topology;
     s.host.cores > 1
         && !s.host.forward
+        && s.nic.device == crate::scenario::Device::Hw
+        && !s.kernel.threaded_napi
         && s.rr.is_none()
         && !s.busy.any()
         && s.apps.iter().all(|a| a.io == crate::busypoll::Io::Recv)
@@ -213,6 +215,7 @@ pub(crate) fn run(s: &Scenario, stop: &mut dyn FnMut() -> bool) -> Result<Report
         in_app: vec![0; s.apps.len()],
         in_tx_ring: vec![0; s.nic.queues],
         cpu_ps: Vec::with_capacity(cores),
+        in_sender: 0,
     };
     for ((c, h), (part, e)) in hosts
         .into_iter()

@@ -13,6 +13,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         match t {
             Thread::Ksoftirqd => &mut self.l.core_mut(c).ksoftirqd,
             Thread::App(a) => &mut self.apps[a as usize].state,
+            Thread::NapiThread(v) => &mut self.l.vector_mut(v as usize).napi_thread,
+            Thread::Sender => &mut self.sender.as_mut().expect("a sending thread").state,
         }
     }
 
@@ -42,6 +44,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         let cat = match t {
             Thread::Ksoftirqd => Category::Ksoftirqd,
             Thread::App(_) => Category::App,
+            Thread::NapiThread(_) => Category::NapiThread,
+            Thread::Sender => Category::Sender,
         };
         self.start(c, Level::Thread, d, cat, Work::ThreadSwitch);
     }
@@ -87,6 +91,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         match rq.current.expect("a current thread") {
             Thread::Ksoftirqd => self.ksoftirqd_loop(c),
             Thread::App(a) => self.app_next(c, a as usize),
+            Thread::NapiThread(v) => self.napi_thread_loop(c, v as usize),
+            Thread::Sender => self.sender_next(c),
         }
     }
 }

@@ -27,6 +27,9 @@ keys! {
         NET_RX_ACTION,
         TIMER_TICK,
         SOFTIRQ_TIME_LIMIT,
+        /// Threaded NAPI (`/sys/class/net/<dev>/threaded`), and the core its threads run on.
+        THREADED_NAPI,
+        NAPI_THREAD_CORE,
     ];
 }
 /// Software IRQ coalescing (`napi_defer_hard_irqs` with `gro_flush_timeout`).
@@ -82,6 +85,11 @@ pub struct KernelConfig {
     pub poll_budget_left: bool,
     /// `kernel.timer_tick`: a tick every jiffy whose exit runs pending softirqs inline.
     pub timer_tick: bool,
+    /// `kernel.threaded_napi`: each NAPI is polled by a thread of its own
+    /// (`napi_threaded_poll`), not by `NET_RX_SOFTIRQ`.
+    pub threaded_napi: bool,
+    /// The core the NAPI threads are pinned to.
+    pub napi_thread_core: usize,
 }
 
 /// A softirq deadline no run reaches (`kernel.softirq_time_limit = false`), with room to add.
@@ -141,7 +149,42 @@ pub fn configure(p: &mut Params, cores: usize) -> Result<KernelConfig, Error> {
         defer_hard_irqs: p.u64(NAPI_DEFER_HARD_IRQS),
         gro_flush_timeout: SimDuration::from_ns(p.f64(GRO_FLUSH_TIMEOUT_NS)),
         sched_slice: SimDuration::from_us(slice_us),
+        threaded_napi: p.bool(THREADED_NAPI),
+        napi_thread_core: napi_thread_core(p, cores)?,
     })
+}
+
+/// `kernel.napi_thread_core`, which must be one of the host's cores.
+fn napi_thread_core(p: &Params, cores: usize) -> Result<usize, Error> {
+    let c = p.u64(NAPI_THREAD_CORE) as usize;
+    if c >= cores {
+        return Err(p.inconsistent(
+            NAPI_THREAD_CORE,
+            format!("host.cores = {cores} has cores 0 … {}", cores - 1),
+        ));
+    }
+    Ok(c)
+}
+
+/// Threaded NAPI with what the model does not combine it with: Linux 2.6.18's
+/// `net_rx_action` (threaded NAPI came with 5.12), Salah's polling loop, the ideal host, and
+/// busy polling.
+pub fn check_threaded(p: &Params, in_loop: bool, ideal: bool, busy: bool) -> Result<(), Error> {
+    if !p.bool(THREADED_NAPI) {
+        return Ok(());
+    }
+    let reason = if NetRxAction::of(p)? == NetRxAction::V2_6_18 {
+        "Linux 2.6.18's net_rx_action (kernel.net_rx_action) has no threaded NAPI (Linux 5.12 added it); use kernel.net_rx_action = \"6.13\""
+    } else if in_loop {
+        "Salah's polling loop replaces the NAPI; use a NAPI scheme (napi, irq, coalesce-count, coalesce-time)"
+    } else if ideal {
+        "scheme \"ideal\" runs its softirq inline for free; use a NAPI scheme (napi, irq, coalesce-count, coalesce-time)"
+    } else if busy {
+        "busy polling with threaded NAPI is not modelled; turn one of them off"
+    } else {
+        return Ok(());
+    };
+    Err(p.inconsistent(THREADED_NAPI, reason))
 }
 
 /// Software IRQ coalescing is on: `napi_defer_hard_irqs` and `gro_flush_timeout` both set.
@@ -160,6 +203,10 @@ pub fn missing_soft_coalescing(p: &Params) -> &'static str {
 
 /// One of the two keys of software IRQ coalescing without the other.
 pub fn warnings(w: &mut Warnings) {
+    let threaded = w.p.bool(THREADED_NAPI);
+    w.rule(&[NAPI_THREAD_CORE], !threaded, || {
+        no_effect("only threaded NAPI (kernel.threaded_napi = true) runs a NAPI thread")
+    });
     let defer = w.p.u64(NAPI_DEFER_HARD_IRQS) > 0;
     let gro = w.p.f64(GRO_FLUSH_TIMEOUT_NS) > 0.0;
     w.rule(&[NAPI_DEFER_HARD_IRQS], !gro, || {
@@ -263,5 +310,31 @@ mod tests {
             );
         }
         assert!(warned(&[defer, gro]).is_empty());
+    }
+
+    #[test]
+    fn threaded_napi_is_refused_where_the_model_does_not_combine_it() {
+        let t = ("kernel.threaded_napi", Value::Bool(true));
+        for (other, why) in [
+            (("scheme", s("ideal")), "ideal"),
+            (("scheme", s("poll")), "polling loop"),
+            (("kernel.net_rx_action", s("2.6.18")), "5.12"),
+            (("socket.busy_read_us", Value::Int(50)), "busy polling"),
+        ] {
+            let e = rejected(&[t.clone(), ("app.0.core", Value::Int(0)), other]);
+            assert_eq!(e.key(), "kernel.threaded_napi");
+            assert!(e.to_string().contains(why), "{e}");
+        }
+        let e = rejected(&[t.clone(), ("kernel.napi_thread_core", Value::Int(1))]);
+        assert_eq!(e.key(), "kernel.napi_thread_core");
+        let sc = build(&[
+            t,
+            ("host.cores", Value::Int(2)),
+            ("kernel.napi_thread_core", Value::Int(1)),
+        ])
+        .unwrap();
+        assert!(sc.kernel.threaded_napi);
+        assert_eq!(sc.kernel.napi_thread_core, 1);
+        assert!(sc.warnings.is_empty());
     }
 }

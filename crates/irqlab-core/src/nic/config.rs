@@ -3,13 +3,14 @@
 //! them that have no effect.
 
 use crate::error::Error;
-use crate::schema::{Params, keys, registry};
+use crate::schema::{Params, Value, keys, registry};
 use crate::time::SimDuration;
 use crate::warnings::{Warnings, no_effect};
 
 keys! {
     /// The NIC's keys (and the driver's Tx limit).
     pub KEYS = "nic." [
+        DEVICE,
         RING_DESCRIPTORS,
         /// The keys that shape when packet interrupts fire.
         pub IRQ_KEYS = [
@@ -48,8 +49,29 @@ registry! {
     }
 }
 
+registry! {
+    key: DEVICE;
+    /// The receiving device.
+    #[derive(Default)]
+    pub enum Device {
+        /// A NIC: DMA into its Rx rings, interrupts, moderation.
+        #[default]
+        Hw = "hw",
+        /// One end of a veth pair (`drivers/net/veth.c`): no hard interrupt and no
+        /// moderation; the peer's transmit (`veth_xmit`) puts the packet in the Rx ring and
+        /// schedules the NAPI on the sender's core.
+        Veth = "veth",
+    }
+}
+
+/// A veth device's Rx ring: `VETH_RING_SIZE` entries of its `ptr_ring`, a constant of
+/// `drivers/net/veth.c` (`ethtool -g` reports it; `ethtool -G` cannot change it).
+pub const VETH_RING_SIZE: u64 = 256;
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NicConfig {
+    /// The receiving device.
+    pub device: Device,
     /// Slots of each Rx ring.
     pub ring_descriptors: usize,
     pub itr: SimDuration,
@@ -73,9 +95,30 @@ pub struct DriverConfig {
     pub tx_work_limit: u64,
 }
 
-/// The NIC of `p`.
-pub fn configure(p: &Params) -> Result<NicConfig, Error> {
+/// The NIC of `p`. A veth device's ring is `VETH_RING_SIZE` entries: another size given is an
+/// error, and the size is set in `p` so that the result says which was used.
+pub fn configure(p: &mut Params) -> Result<NicConfig, Error> {
+    let device = Device::of(p)?;
+    if device == Device::Veth {
+        let given = p.u64(RING_DESCRIPTORS);
+        if p.given(RING_DESCRIPTORS) && given != VETH_RING_SIZE {
+            return Err(p.inconsistent(
+                RING_DESCRIPTORS,
+                format!(
+                    "a veth device's Rx ring is VETH_RING_SIZE = {VETH_RING_SIZE} entries (drivers/net/veth.c), which ethtool cannot change; leave it out or give {VETH_RING_SIZE}"
+                ),
+            ));
+        }
+        p.set(RING_DESCRIPTORS, Value::Int(VETH_RING_SIZE as i128));
+        if p.u64(QUEUES) != 1 {
+            return Err(p.inconsistent(
+                QUEUES,
+                "a veth device is modelled with one Rx queue (one NAPI); give 1",
+            ));
+        }
+    }
     Ok(NicConfig {
+        device,
         ring_descriptors: p.u64(RING_DESCRIPTORS) as usize,
         itr: SimDuration::from_us(p.f64(ITR_US)),
         rx_usecs: SimDuration::from_us(p.f64(RX_USECS)),
@@ -127,4 +170,18 @@ pub fn rss_warnings(w: &mut Warnings) {
     w.rule(&[RSS_TABLE_SIZE], one_queue, || {
         no_effect("there is one queue vector (nic.queues = 1)")
     });
+}
+
+/// A veth device has no interrupt and no interrupt logic: the keys that shape when packet
+/// interrupts fire, and Tx completions' interrupts, have no effect.
+pub fn veth_warnings(w: &mut Warnings, device: Device, moderation_keys: &[&'static str]) {
+    let veth = device == Device::Veth;
+    let why = || {
+        no_effect(
+            "a veth device has no interrupt and no moderation (veth_xmit schedules the NAPI on the sender's core)",
+        )
+    };
+    w.rule(IRQ_KEYS, veth, why);
+    w.rule(&[TX_IRQ], veth, why);
+    w.rule(moderation_keys, veth, why);
 }

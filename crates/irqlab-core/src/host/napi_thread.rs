@@ -1,0 +1,95 @@
+//! Threaded NAPI (`kernel.threaded_napi`; `net/core/dev.c`): `____napi_schedule` of a threaded
+//! NAPI sets `NAPI_STATE_SCHED_THREADED` and wakes the NAPI's thread (`wake_up_process`)
+//! instead of listing it and raising `NET_RX_SOFTIRQ`. The thread, pinned to
+//! `kernel.napi_thread_core`, runs at the thread level beside that core's other threads
+//! (`sched`'s rule), switched in at `platform.ctx_switch_ns`; its loop (`napi_threaded_poll`):
+//!
+//! - `napi_thread_wait`: while the NAPI is not scheduled, sleep;
+//! - `napi_threaded_poll_loop`: `local_bh_disable`, one `__napi_poll` with the NAPI weight,
+//!   `local_bh_enable` (the softirqs raised meanwhile on the core run now), then poll again if
+//!   the poll used its whole weight (repoll), after `cond_resched` (it gives way once its
+//!   slice is used and another thread waits); a poll below the weight completed the NAPI
+//!   (`napi_complete_done`), and the thread waits again.
+//!
+//! The polls' CPU time is `cpu.napi_thread`, not the softirq's.
+
+use super::{Feed, Host, Layout, Work};
+use crate::cpu::{Category, Level};
+use crate::kernel::SoftirqCtx;
+use crate::sched::{Thread, ThreadState};
+use crate::time::SimDuration;
+use crate::trace::Tracer;
+
+impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
+    /// `napi_schedule` of vector `v` with threaded NAPI: nothing if it is scheduled already;
+    /// else SCHED, and its thread woken if it sleeps. Returns whether it woke it.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn napi_thread_schedule(&mut self, v: usize) -> bool {
+        let vec = self.l.vector_mut(v);
+        if vec.napi.sched {
+            return false;
+        }
+        vec.napi.sched = true;
+        if vec.napi_thread != ThreadState::Sleeping {
+            return false; // running or runnable: its loop sees SCHED
+        }
+        let c = self.s.kernel.napi_thread_core;
+        self.wake_thread(c, Thread::NapiThread(v as u16));
+        true
+    }
+
+    /// The NAPI thread of vector `v`, current on core `c`, at the head of its loop: sleep if
+    /// the NAPI is not scheduled, give way if its slice is used and another thread waits, else
+    /// poll with bottom halves disabled.
+    pub(super) fn napi_thread_loop(&mut self, c: usize, v: usize) {
+        if !self.l.vector(v).napi.sched {
+            self.block_thread(c);
+            return;
+        }
+        let thread_ps = self.thread_ps(c);
+        let slice = self.s.kernel.sched_slice.ps();
+        if self.l.core(c).threads.should_yield(thread_ps, slice) {
+            self.yield_thread(c);
+            return;
+        }
+        let k = &mut self.l.core_mut(c).kernel;
+        debug_assert!(k.ctx.is_none(), "bottom halves already disabled");
+        k.ctx = Some(SoftirqCtx::NapiThread);
+        self.napi_poll(c, v);
+    }
+
+    /// A poll returned on core `c`: true if a NAPI thread made it (it goes on there). Its
+    /// `local_bh_enable` runs the softirqs raised meanwhile, then the loop goes on.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn napi_thread_after_poll(&mut self, c: usize) -> bool {
+        let k = &mut self.l.core_mut(c).kernel;
+        if k.ctx != Some(SoftirqCtx::NapiThread) {
+            return false;
+        }
+        k.ctx = None;
+        if k.softirq_pending {
+            self.handle_softirqs(c, SoftirqCtx::Inline);
+            // the thread goes on once the softirq level is free
+            self.start(
+                c,
+                Level::Thread,
+                SimDuration::ZERO,
+                Category::NapiThread,
+                Work::NapiThreadNext,
+            );
+        } else {
+            self.napi_thread_next(c);
+        }
+        true
+    }
+
+    /// The current NAPI thread of core `c` goes on with its loop.
+    pub(super) fn napi_thread_next(&mut self, c: usize) {
+        let Some(Thread::NapiThread(v)) = self.l.core(c).threads.current else {
+            unreachable!("a NAPI thread's loop while it was not current");
+        };
+        self.napi_thread_loop(c, v as usize);
+    }
+}

@@ -1,0 +1,276 @@
+//! Integration tests of the veth lab's host: a veth device (`nic.device = "veth"`), the
+//! sending thread (`[sender]`) and threaded NAPI (`kernel.threaded_napi`), after
+//! `drivers/net/veth.c` (`veth_xmit`, `__veth_xdp_flush`, `veth_poll`, `VETH_RING_SIZE`) and
+//! `net/core/dev.c` (`____napi_schedule`, `napi_threaded_poll_loop`).
+
+use irqlab_core::Report;
+
+use crate::common::{Pairs, b, conserved, f, i, s};
+
+/// The sender's CPU time per packet, ns.
+const SEND_NS: f64 = 2000.0;
+
+/// The lab's host: two cores, a veth device, the sender on core 0 (2 µs per packet), one app
+/// on core 1 (500 ns per packet), paced 64 B packets, deterministic costs.
+fn lab(rate_pps: f64) -> Pairs {
+    Pairs::default()
+        .with("host.cores", i(2))
+        .with("nic.device", s("veth"))
+        .with("traffic.kind", s("cbr"))
+        .with("traffic.size_bytes", i(64))
+        .with("run.warmup_ms", f(1.0))
+        .with("run.duration_ms", f(20.0))
+        .with("sender.core", i(0))
+        .with("sender.cost_ns", f(SEND_NS))
+        .with("app.0.core", i(1))
+        .with("app.0.cost_ns", f(500.0))
+        .with("app.0.cost_dist", s("deterministic"))
+        .with("platform.proto_ns", f(1000.0))
+        .with("platform.proto_dist", s("deterministic"))
+        .with("platform.poll_ns", f(200.0))
+        .with("platform.softirq_ns", f(200.0))
+        .with("platform.ctx_switch_ns", f(1000.0))
+        .with("platform.task_wakeup_ns", f(500.0))
+        .rate_pps(rate_pps)
+}
+
+/// The lab with threaded NAPI, its thread on core 1 (beside the app).
+fn threaded(rate_pps: f64) -> Pairs {
+    lab(rate_pps)
+        .with("kernel.threaded_napi", b(true))
+        .with("kernel.napi_thread_core", i(1))
+}
+
+fn ppp(r: &Report) -> f64 {
+    r.packets_per_poll.expect("polls were made")
+}
+
+#[test]
+fn no_irq_is_ever_counted_on_a_veth_device() {
+    for p in [lab(100_000.0), threaded(100_000.0), lab(400_000.0)] {
+        let r = p.run();
+        assert_eq!(r.counts.irqs, 0);
+        assert_eq!(r.cpu_ps.irq, 0);
+        assert!(r.counts.polls > 0);
+        conserved(&r);
+    }
+}
+
+#[test]
+fn without_threaded_napi_the_softirq_runs_on_the_senders_core_one_packet_per_poll() {
+    let r = lab(50_000.0).run();
+    assert_eq!(
+        r.per_core[1].cpu_ps.softirq, 0,
+        "no NET_RX on the app's core"
+    );
+    assert!(r.per_core[0].cpu_ps.softirq > 0);
+    assert_eq!(r.cpu_ps.softirq, r.per_core[0].cpu_ps.softirq);
+    assert_eq!(ppp(&r), 1.0, "each send's softirq polls its one packet");
+    assert_eq!(r.packets.dropped_nic, 0);
+    assert_eq!(r.packets.dropped_socket, 0);
+    assert!(r.cpu.napi_thread.is_none(), "the category only when used");
+    // softirq runs once per packet, at the send's local_bh_enable
+    assert_eq!(r.counts.softirq_runs, r.counts.polls);
+}
+
+#[test]
+fn the_senders_cpu_time_is_rate_times_cost_at_light_load() {
+    for rate in [20_000.0, 100_000.0] {
+        let r = lab(rate).run();
+        let share = r.per_core[0].cpu.sender.expect("a sender");
+        let expected = rate * SEND_NS * 1e-9;
+        assert!(
+            (share - expected).abs() < 0.002,
+            "rate {rate}: sender share {share}, expected {expected}"
+        );
+        assert_eq!(r.per_core[1].cpu_ps.sender, Some(0));
+        // the packets leave at the traffic's times, a send's cost later
+        assert!(
+            (r.offered_pps - rate).abs() / rate < 0.01,
+            "{}",
+            r.offered_pps
+        );
+    }
+}
+
+#[test]
+fn with_threaded_napi_the_polls_are_the_threads_on_its_core_and_no_softirq_runs() {
+    let r = threaded(100_000.0).run();
+    assert_eq!(r.cpu_ps.softirq, 0);
+    assert_eq!(r.counts.softirq_runs, 0);
+    let thread = r.per_core[1].cpu_ps.napi_thread.expect("threaded");
+    assert!(thread > 0);
+    assert_eq!(r.per_core[0].cpu_ps.napi_thread, Some(0));
+    assert_eq!(r.cpu_ps.napi_thread, Some(thread));
+    assert_eq!(r.packets.dropped_nic + r.packets.dropped_socket, 0);
+    // the thread's wake-ups are context switches on its core
+    assert!(r.per_core[1].counts.context_switches > 0);
+    conserved(&r);
+}
+
+#[test]
+fn with_threaded_napi_packets_per_poll_rise_with_the_rate() {
+    // the thread shares core 1 with the app: while it waits to run, packets gather
+    // (one packet costs core 1 about 4.2 µs unbatched: the thread's switch, poll and wake-up
+    // of the app, then the app's switch and its work)
+    let rates = [20_000.0, 260_000.0, 300_000.0, 350_000.0];
+    let ppps: Vec<f64> = rates.iter().map(|&r| ppp(&threaded(r).run())).collect();
+    assert_eq!(ppps[0], 1.0, "{ppps:?}");
+    assert!(
+        ppps.windows(2).all(|w| w[1] > w[0]),
+        "packets per poll rise with the rate: {ppps:?}"
+    );
+    assert!(ppps[3] > 1.8, "{ppps:?}");
+    // without threaded NAPI it is one packet per poll up to the sender's core's capacity
+    // (the core polls each packet right after its send)
+    for r in [20_000.0, 200_000.0] {
+        assert_eq!(ppp(&lab(r).run()), 1.0, "{r}");
+    }
+}
+
+#[test]
+fn packets_and_cpu_time_are_conserved_and_late_sends_wait_in_the_sender() {
+    for p in [
+        lab(100_000.0),
+        lab(450_000.0),
+        threaded(100_000.0),
+        threaded(450_000.0),
+    ] {
+        let r = p.run();
+        conserved(&r);
+        assert!(r.packets.in_sender.is_some());
+    }
+    // overload: the sender (2 µs) and the softirq (1.4 µs) share core 0, at most ~290 kpps;
+    // the rest waits in the sender, none is dropped at the ring
+    let r = lab(450_000.0).run();
+    assert!(r.offered_pps < 330_000.0, "{}", r.offered_pps);
+    assert!(r.packets.in_sender.unwrap() > 1000);
+    assert_eq!(r.packets.dropped_nic, 0);
+}
+
+#[test]
+fn a_full_256_entry_ring_drops() {
+    // no sending thread: packets arrive at 2 Mpps on a poll that takes 1.4 µs a packet
+    let p = lab(2_000_000.0)
+        .with("sender.cost_ns", f(0.0))
+        .with("run.duration_ms", f(5.0));
+    let sc = p.build();
+    assert_eq!(sc.nic.ring_descriptors, 256);
+    assert_eq!(sc.params.u64("nic.ring_descriptors"), 256);
+    let r = p.run();
+    assert!(r.packets.dropped_nic > 0);
+    assert!(r.packets.in_flight <= 256);
+    assert!(r.packets.in_sender.is_none());
+    assert!(r.cpu.sender.is_none());
+    conserved(&r);
+}
+
+#[test]
+fn a_veth_ring_of_another_size_is_refused() {
+    let e = lab(1000.0)
+        .with("nic.ring_descriptors", i(1024))
+        .try_build()
+        .unwrap_err();
+    assert_eq!(e.key(), "nic.ring_descriptors");
+    assert!(e.to_string().contains("VETH_RING_SIZE = 256"), "{e}");
+    assert!(
+        lab(1000.0)
+            .with("nic.ring_descriptors", i(256))
+            .try_build()
+            .is_ok()
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_naming_its_key() {
+    let cases = [
+        (lab(1000.0).with("sender.core", i(2)), "sender.core"),
+        (
+            threaded(1000.0).with("kernel.napi_thread_core", i(5)),
+            "kernel.napi_thread_core",
+        ),
+        (lab(1000.0).with("nic.queues", i(2)), "nic.queues"),
+        (lab(1000.0).with("scheme", s("irq")), "scheme"),
+        (
+            lab(1000.0).with("nic.device", s("hw")),
+            "sender.cost_ns", // a sender needs a veth
+        ),
+        (
+            threaded(1000.0).with("kernel.net_rx_action", s("2.6.18")),
+            "kernel.threaded_napi",
+        ),
+        (
+            threaded(1000.0).with("socket.busy_read_us", i(50)),
+            "kernel.threaded_napi",
+        ),
+        (lab(1000.0).with("host.forward", b(true)), "host.forward"),
+        (lab(1000.0).with("traffic.kind", s("rr")), "traffic.kind"),
+    ];
+    for (p, key) in cases {
+        let e = p.try_build().unwrap_err();
+        assert_eq!(e.key(), key, "{e}");
+        assert!(!e.to_string().contains('\n'), "{e}");
+    }
+}
+
+#[test]
+fn interrupt_and_moderation_keys_on_a_veth_are_warnings_naming_them() {
+    let w = lab(1000.0)
+        .with("nic.itr_us", f(50.0))
+        .with("driver.moderation", s("dim"))
+        .with("nic.rx_usecs", f(10.0))
+        .warnings();
+    for key in ["nic.itr_us", "driver.moderation", "nic.rx_usecs"] {
+        assert!(
+            w.iter()
+                .any(|m| m.starts_with(key) && m.contains("veth device has no interrupt")),
+            "{key}: {w:?}"
+        );
+    }
+    let w = lab(1000.0).with("kernel.napi_thread_core", i(1)).warnings();
+    assert!(w[0].starts_with("kernel.napi_thread_core"), "{w:?}");
+}
+
+#[test]
+fn threaded_napi_on_a_nic_polls_in_the_thread_too() {
+    let r = Pairs::default()
+        .with("host.cores", i(2))
+        .with("traffic.kind", s("cbr"))
+        .with("kernel.threaded_napi", b(true))
+        .with("kernel.napi_thread_core", i(1))
+        .with("run.duration_ms", f(10.0))
+        .rate_pps(100_000.0)
+        .run();
+    assert!(r.counts.irqs > 0);
+    assert_eq!(r.cpu_ps.softirq, 0);
+    assert!(r.per_core[1].cpu_ps.napi_thread.unwrap() > 0);
+    assert_eq!(r.packets.dropped_nic, 0);
+    conserved(&r);
+}
+
+#[test]
+fn a_scenario_without_the_new_keys_reports_no_new_fields() {
+    let r = Pairs::default().rate_pps(100_000.0).duration_ms(2.0).run();
+    assert!(r.cpu.napi_thread.is_none() && r.cpu.sender.is_none());
+    assert!(r.packets.in_sender.is_none());
+}
+
+#[test]
+fn random_costs_and_poisson_sends_conserve_and_repeat_exactly() {
+    for threaded_on in [false, true] {
+        let p = if threaded_on {
+            threaded(150_000.0)
+        } else {
+            lab(150_000.0)
+        }
+        .with("traffic.kind", s("poisson"))
+        .with("sender.cost_dist", s("exponential"))
+        .with("platform.proto_dist", s("exponential"))
+        .with("app.0.cost_dist", s("exponential"));
+        let (a, b) = (p.run(), p.run());
+        assert_eq!(a, b, "the same seed gives the same report");
+        conserved(&a);
+        let c = p.clone().with("run.seed", i(7)).run();
+        assert_ne!(a.cpu_ps, c.cpu_ps, "another seed draws other costs");
+    }
+}
