@@ -153,7 +153,7 @@ def test_the_lab_host_is_a_veth_pair_with_a_sender_and_the_app(tmp_path: Path) -
     assert s["nic.ring_descriptors"] == 256  # VETH_RING_SIZE
     assert s["traffic.kind"] == "cbr"
     assert s["traffic.size_bytes"] == 64 + 42  # UDP, IPv4 and Ethernet headers
-    assert (s["sender.core"], s["app.0.core"], s["kernel.napi_thread_core"]) == (0, 1, 1)
+    assert (s["sender.core"], s["app.0.core"]) == (0, 1)
     assert s["kernel.hz"] == 250
     assert s["kernel.netdev_budget"] == 300
     assert s["socket.rcvbuf_bytes"] == 4_194_304
@@ -172,8 +172,9 @@ def test_measurements_average_the_repeats_and_their_sigma_is_the_spread(tmp_path
     # one run: the floor, 1 % of the value
     assert measurements(load_lab(_sweep(tmp_path)))[0].sigma(None) == pytest.approx(200.0)
     # a NAPI thread's share only where NAPI is threaded; packets per poll only where measured
-    assert ("napi_thread_share", None, False, 100_000.0) not in ms
-    assert ("napi_thread_share", None, True, 100_000.0) in ms
+    assert ("napi_thread_share", 1, False, 100_000.0) not in ms
+    thread = ms[("napi_thread_share", 1, True, 100_000.0)]  # on the NAPI thread's CPU
+    assert thread.metric == "per_core.1.cpu.napi_thread"
     assert ("packets_per_poll", None, True, 100_000.0) not in ms
     # a share per CPU
     assert ms[("net_rx_share", 0, False, 20_000.0)].metric == "per_core.0.cpu.softirq"
@@ -196,6 +197,8 @@ def test_lab_targets_fit_half_the_rates_and_validate_the_others(tmp_path: Path) 
     assert fitted == {20_000.0, 150_000.0, 300_000.0}
     assert predicted == set(RATES) - fitted
     assert {e["point"]["kernel.threaded_napi"] for e in tree["target"]} == {False, True}
+    threaded = [e["point"] for e in tree["target"] if e["point"]["kernel.threaded_napi"]]
+    assert all(p["kernel.napi_thread_core"] == 1 for p in threaded)
     assert all(e["sigma"] > 0 for e in tree["target"] + tree["validate"])
     assert len(tree["target"]) >= len(tree["free"])
     names = [e["name"] for e in tree["target"] + tree["validate"]]

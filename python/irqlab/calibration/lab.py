@@ -44,6 +44,8 @@ class Quantity:
     absolute: float = 0.0
     relative: float = 0.0
     per_cpu: bool = False
+    #: measured on the NAPI thread's CPU (``{c}``: the lab's napi_thread_core)
+    on_napi_core: bool = False
     #: σ of one measurement at least: relative to the value, and absolute
     floor_relative: float = 0.0
     floor_absolute: float = 0.0
@@ -63,7 +65,7 @@ class Quantity:
 QUANTITIES: tuple[Quantity, ...] = (
     Quantity("app_pps", "per_app.0.consumed_pps", "app throughput (packets/s)", relative=0.05,
              floor_relative=0.01, floor_absolute=100.0),
-    Quantity("sent_pps", "sender.sent_pps", "sender's rate (packets/s)", relative=0.05,
+    Quantity("sent_pps", "offered_pps", "sender's rate (packets/s)", relative=0.05,
              floor_relative=0.01, floor_absolute=100.0),
     Quantity("packets_per_poll", "packets_per_poll", "packets per poll (mean)", relative=0.20,
              floor_relative=0.05, floor_absolute=0.05),
@@ -71,8 +73,9 @@ QUANTITIES: tuple[Quantity, ...] = (
              absolute=0.05, per_cpu=True, floor_absolute=0.01),
     Quantity("ksoftirqd_share", "per_core.{c}.cpu.ksoftirqd", "ksoftirqd share of CPU {c}",
              absolute=0.05, per_cpu=True, floor_absolute=0.01),
-    Quantity("napi_thread_share", "cpu.napi_thread", "NAPI thread's share of a CPU",
-             absolute=0.05, floor_absolute=0.01),
+    Quantity("napi_thread_share", "per_core.{c}.cpu.napi_thread",
+             "NAPI thread's share of CPU {c}", absolute=0.05, on_napi_core=True,
+             floor_absolute=0.01),
     Quantity("socket_drop_ratio", "socket_drop_ratio", "socket drop ratio", absolute=0.05,
              floor_absolute=0.005),
 )  # fmt: skip
@@ -251,7 +254,6 @@ def lab_scenario(lab: Lab) -> dict[str, Any]:
         "traffic.size_bytes": lab.size_bytes + HEADERS_BYTES,
         "sender.core": lab.sender_core,
         "sender.cost_ns": 2000.0,
-        "kernel.napi_thread_core": lab.napi_thread_core,
         "app.0.core": lab.app_core,
         "app.0.cost_ns": 2000.0,
         "app.0.cost_dist": "deterministic",
@@ -339,6 +341,8 @@ def measurements(lab: Lab) -> list[Measurement]:
                 if not isinstance(raw, dict):
                     continue
                 items: list[tuple[int | None, Any]] = [(int(c), v) for c, v in raw.items()]
+            elif q.on_napi_core:
+                items = [(lab.napi_thread_core, raw)]
             else:
                 items = [(None, raw)]
             for cpu, v in items:
@@ -378,7 +382,7 @@ def lab_targets(
         sigma = m.sigma(ticks)
         entry = {
             "name": m.name,
-            "point": {"traffic.rate_pps": m.rate_pps, "kernel.threaded_napi": m.threaded},
+            "point": _point_keys(lab, m),
             "metric": m.metric,
             "value": m.mean,
             "sigma": sigma,
@@ -410,6 +414,14 @@ def lab_targets(
         "validate": validate,
     }
     return tree, plan
+
+
+def _point_keys(lab: Lab, m: Measurement) -> dict[str, Any]:
+    """A measurement's scenario point: its rate, and threaded NAPI with its thread's core."""
+    point: dict[str, Any] = {"traffic.rate_pps": m.rate_pps, "kernel.threaded_napi": m.threaded}
+    if m.threaded:
+        point["kernel.napi_thread_core"] = lab.napi_thread_core
+    return point
 
 
 def _repeats(lab: Lab) -> int:
