@@ -66,6 +66,7 @@ EXPECTED = {
             "kernel.netdev_budget": 300,
             "kernel.netdev_budget_usecs": 8000,
             "kernel.hz": 250,
+            "kernel.threaded_napi": False,
             "kernel.busy_poll_us": 0,
             "kernel.irq_suspend_timeout_ns": 0,
             "socket.rcvbuf_bytes": 212992,
@@ -109,6 +110,7 @@ EXPECTED = {
             "kernel.netdev_budget": 600,
             "kernel.netdev_budget_usecs": 4000,
             "kernel.hz": 1000,
+            "kernel.threaded_napi": False,
             "kernel.irq_suspend_timeout_ns": 0,
             "socket.rcvbuf_bytes": 262144,
             "platform.cpu_ghz": 3.4,
@@ -124,7 +126,7 @@ EXPECTED = {
         "others": [(140, "i40e-0000:3b:00.0:misc")],
         "rx_pps": 1_201_000,
         "bytes_per_packet": 1448,
-        "unmodelled": {"threaded": "0"},
+        "unmodelled": {},
         # the policy programs the ITR itself: what ethtool shows is a note, not a setting
         "notes": ["base_slice_ns: Linux 5.14", "nic.itr_us = 50.0: has no effect"],
     },
@@ -148,6 +150,7 @@ EXPECTED = {
             "kernel.netdev_budget": 300,
             "kernel.netdev_budget_usecs": 2000,
             "kernel.hz": 1000,
+            "kernel.threaded_napi": False,
             "kernel.busy_poll_us": 0,
             "kernel.irq_suspend_timeout_ns": 0,
             "socket.rcvbuf_bytes": 212992,
@@ -164,7 +167,7 @@ EXPECTED = {
         "others": [(60, "mlx5_async0@pci:0000:41:00.0")],
         "rx_pps": 2_000_000,
         "bytes_per_packet": 1500,
-        "unmodelled": {"threaded": "0"},
+        "unmodelled": {},
         # DIM programs the CQ moderation, and the link speed matters only to forwarding and
         # the Intel policies: notes, not settings
         "notes": [
@@ -193,6 +196,7 @@ EXPECTED = {
             "kernel.netdev_budget": 300,
             "kernel.netdev_budget_usecs": 8000,
             "kernel.hz": 250,
+            "kernel.threaded_napi": False,
             "kernel.busy_poll_us": 0,
             "kernel.irq_suspend_timeout_ns": 0,
             "socket.rcvbuf_bytes": 212992,
@@ -208,7 +212,7 @@ EXPECTED = {
         + [(29 + 2 * k, f"virtio1-output.{k}") for k in range(4)],
         "rx_pps": None,
         "bytes_per_packet": None,
-        "unmodelled": {"threaded": "0"},
+        "unmodelled": {},
         # virtio's input vectors serve Rx alone: a Tx interrupt, which matters only to a
         # host that forwards, is a note
         "notes": [
@@ -437,7 +441,10 @@ def test_per_napi_settings_come_from_netlink_where_the_kernel_has_them(tmp_path)
     suspend = p.with_apps["kernel.irq_suspend_timeout_ns"]
     assert suspend.value == 20000000
     assert "# irq_suspend_timeout_ns = 20000000  # netlink napi-get" in p.toml()
-    assert ("threaded", "0") in [(n, v) for n, v, _, _ in p.unmodelled]
+    assert p.get("kernel.threaded_napi") is False
+    assert p.settings["kernel.threaded_napi"].source == (
+        "netlink napi-get enp65s0f0np0: threaded 0 on all 8 NAPIs"
+    )
     resolve(p.scenario())
     # a 6.13 host recorded without its napi-get: IRQ suspension is unknown, and says so
     (tree / "netlink/enp65s0f0np0/napi-get").unlink()
@@ -463,21 +470,32 @@ def test_the_rss_table_is_read_and_one_irqlab_would_not_fill_alike_is_a_note(tmp
     assert any("not entry i → queue i mod 8, as irqlab fills it" in n for n in p.notes)
 
 
-def test_a_host_setting_irqlab_models_later_is_one_table_entry(monkeypatch, tmp_path):
-    # threaded NAPI is read and written as a comment; the day irqlab has a key for it, its
-    # entry of HOST_SETTINGS gets the key and the probe writes it (here a stand-in key)
+def test_threaded_napi_is_read_as_a_switch_and_a_mode_irqlab_lacks_is_a_note(tmp_path):
+    # /sys/class/net/IFACE/threaded: 0 and 1 are kernel.threaded_napi's false and true; netlink's
+    # per-NAPI "threaded" 2 (busy-poll, Linux 6.19) is a mode irqlab does not model yet
     (threaded,) = [s for s in HOST_SETTINGS if s.path and s.path.endswith("/threaded")]
-    assert threaded.key is None
-    assert ("threaded", "0") in [(n, v) for n, v, _, _ in probe_tree("mlx5").unmodelled]
+    assert threaded.key == "kernel.threaded_napi"
+    assert probe_tree("mlx5").get("kernel.threaded_napi") is False
     tree = copy_tree("mlx5", tmp_path)
     (tree / "sys/class/net/enp65s0f0np0/threaded").write_text("1\n")
-    modelled = dataclasses.replace(threaded, key="kernel.napi_weight")
-    entries = tuple(modelled if s is threaded else s for s in HOST_SETTINGS)
-    monkeypatch.setattr(settings, "HOST_SETTINGS", entries)
     p = probe("enp65s0f0np0", root=tree)
-    assert p.settings["kernel.napi_weight"].value == 1
-    assert p.settings["kernel.napi_weight"].source == "/sys/class/net/enp65s0f0np0/threaded: 1"
+    assert p.settings["kernel.threaded_napi"].value is True
+    assert p.settings["kernel.threaded_napi"].source == "/sys/class/net/enp65s0f0np0/threaded: 1"
+    assert "threaded_napi = true" in p.toml()
     assert p.unmodelled == []
+    (tree / "sys/class/net/enp65s0f0np0/threaded").write_text("2\n")
+    p = probe("enp65s0f0np0", root=tree)
+    assert "kernel.threaded_napi" not in p.settings
+    assert any(
+        n.startswith("/sys/class/net/enp65s0f0np0/threaded: 2: a mode irqlab does not model")
+        for n in p.notes
+    ), p.notes
+    # a kernel before 5.12 has no threaded NAPI: false, without a note
+    (tree / "sys/class/net/enp65s0f0np0/threaded").unlink()
+    (tree / "proc/sys/kernel/osrelease").write_text("5.4.0-150-generic\n")
+    p = probe("enp65s0f0np0", root=tree)
+    assert p.get("kernel.threaded_napi") is False
+    assert not [n for n in p.notes if "threaded" in n], p.notes
 
 
 def test_a_host_without_the_interface_is_one_clear_error():
@@ -519,11 +537,12 @@ def test_absent_files_and_tools_are_notes_not_exceptions():
         "busy_read: not present",
         "busy_poll: not present",
         "base_slice_ns: not present",
+        "threaded: not present (a device without NAPI?)",
         "kernel tick rate unknown",
         "no second sample",
     ):
         assert any(fragment in n for n in p.notes), (fragment, p.notes)
-    assert len(p.notes) == 10
+    assert len(p.notes) == 11
     # the notes head the file
     text = p.toml()
     assert "# Notes:\n# - lo has no device" in text

@@ -307,3 +307,13 @@ def test_every_setting_the_probe_reads_has_the_command_that_writes_it():
         (line,) = commands({host.key: 7}, params, "eth1")
         assert "no operator command" not in line, (host.key, line)
         assert line.startswith(("sysctl -w ", "echo ", "ynl ")), line
+
+
+def test_threaded_napi_is_written_as_the_switch_the_host_reads():
+    params = irqlab.resolve(EMMERICH_1M)
+    assert commands({"kernel.threaded_napi": True}, params, "eth1") == [
+        "echo 1 > /sys/class/net/eth1/threaded"
+    ]
+    assert commands({"kernel.threaded_napi": False}, params, "eth1") == [
+        "echo 0 > /sys/class/net/eth1/threaded"
+    ]

@@ -122,6 +122,9 @@ class HostSetting:
     #: the first Linux that has it, and the key's value on an older one (None: a note)
     since: tuple[int, int] | None = None
     before: Any = None
+    #: a switch: the host's 0 and 1 are the key's false and true (another value is a mode
+    #: irqlab does not model, noted)
+    boolean: bool = False
     #: takes effect only with an application ([[app]]), which a probe does not write: a value
     #: other than 0 is written commented out, ready for a scenario with an app
     needs_app: bool = False
@@ -182,10 +185,14 @@ HOST_SETTINGS: tuple[HostSetting, ...] = (
         needs_app=True,
     ),
     HostSetting(
-        None,
+        "kernel.threaded_napi",
         "1: each NAPI polls in a kernel thread of its own",
         "/sys/class/net/{iface}/threaded",
         napi="threaded",
+        boolean=True,
+        absent="a device without NAPI?",
+        since=(5, 12),
+        before=False,
     ),
     HostSetting(
         "kernel.sched_slice_us",
@@ -265,6 +272,19 @@ _NO_COUNTERPART: tuple[tuple[str, tuple[str, ...]], ...] = (
             "rr.response_bytes",
             "rr.timeout_us",
         ),
+    ),
+    (
+        "the sending thread of a veth pair's other end is the workload (irqlab lab's sender)",
+        ("sender.core", "sender.cost_ns", "sender.cost_dist"),
+    ),
+    (
+        "a veth pair's end is the lab's host (docs/veth.md); the probe models a NIC's queues",
+        ("nic.device",),
+    ),
+    (
+        "the NAPI thread's CPU is a task's affinity (taskset -p on napi/IFACE-N), not the "
+        "device's; the probe does not read it yet",
+        ("kernel.napi_thread_core",),
     ),
     (
         "whether the traffic is routed is the workload's: net.ipv4.ip_forward only permits it "

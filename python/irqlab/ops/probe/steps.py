@@ -427,6 +427,12 @@ def _host_settings(host: Host, p: Probe) -> None:
                     f"{s.napi}: per NAPI, only netlink's napi-get has it ({napi_source}); {keeps}"
                 )
             continue
+        if s.boolean:
+            if raw not in (0, 1):
+                p.notes.append(f"{source}: a mode irqlab does not model; {keeps}")
+                continue
+            _host_value(p, s, name, bool(raw), source)
+            continue
         _host_value(p, s, name, raw * s.scale if s.scale != 1 else raw, source)
 
 

@@ -60,7 +60,7 @@ def _host_command(host: HostSetting, value: Any, iface: str) -> str:
     """The command that writes one of the host's settings (``value`` in the key's unit)."""
     if host.scale != 1.0 and isinstance(value, int | float) and not isinstance(value, bool):
         value = round(value / host.scale)
-    shown = plain(value)
+    shown = ("1" if value else "0") if host.boolean else plain(value)
     path = host.path
     if path is None:  # netlink only (per NAPI): each of the device's NAPIs
         return (
