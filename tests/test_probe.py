@@ -4,7 +4,6 @@ exception, the scenario written passes `irqlab check` and runs — and on this m
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -33,7 +32,6 @@ from irqlab.ops.probe import (
     parse_interval,
     parse_rss_table,
     probe,
-    settings,
 )
 from irqlab.ops.probe.settings import _NO_COUNTERPART
 from irqlab.ops.probe.steps import _validate
