@@ -1,0 +1,269 @@
+"""Running a lab sweep (:func:`run_lab`): the host checked, the topology and knobs set, each
+point measured into its bundle, and ``OUT/lab.json`` written after every point; the host put
+back on every way out.
+
+A point: the sender starts at the point's rate and settles, the window is recorded as by
+``irqlab measure`` (global counters before and after) while the namespaces' UDP counters, the
+threads' CPU time and the sender's count are read around and in it, and the sender's own
+totals are read when it ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from irqlab.errors import ConfigError
+from irqlab.ops.lab.load import Receiver, Sender, Window, pacing
+from irqlab.ops.lab.measured import counts, measured
+from irqlab.ops.lab.netns import (
+    RX_DEV,
+    Guard,
+    LabError,
+    Topology,
+    allowed_cpus,
+    ksoftirqd_pids,
+    napi_threads,
+    netns_names,
+    package_of,
+    pin,
+    remove_stale,
+    tasks_named,
+)
+from irqlab.ops.lab.plan import SETTLE_S, Plan, Point, sender_run_s
+
+FORMAT = "irqlab-lab"
+FORMAT_VERSION = 1
+PROGRAMS = ("sockperf", "ip", "ethtool", "taskset", "sh")
+
+
+def trace_session() -> Any:
+    """The tracing's session class, or a one-line error if this irqlab has none."""
+    try:
+        from irqlab.ops.measure import tracing  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        raise ConfigError(
+            "--trace: this irqlab records no tracepoints yet (no irqlab.ops.measure.tracing)",
+            "trace",
+        ) from None
+    return tracing.TraceSession
+
+
+def preflight(plan: Plan, euid: int | None = None) -> None:
+    """The lab's needs, each a one-line error: root, and the programs it runs."""
+    if (os.geteuid() if euid is None else euid) != 0:
+        raise LabError(
+            "irqlab lab needs root: it creates network namespaces, a veth pair and sets sysctls"
+        )
+    for program in PROGRAMS:
+        if shutil.which(program) is None:
+            raise LabError(f"{program}: not found; install {package_of(program)}")
+    if plan.trace:
+        trace_session()
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def progress_line(point: Point, m: dict[str, Any], c: dict[str, int]) -> str:
+    """One line per point: rate, sent, received, drops, each CPU's softirq share."""
+    shares = " ".join(f"CPU{cpu} {_pct(s)}" for cpu, s in m["net_rx_share"].items())
+    napi = m["napi_thread_share"]
+    ppp = m["packets_per_poll"]
+    return (
+        f"{point.name:>16}: asked {point.rate_pps:>9,.0f}/s  sent {m['sent_pps']:>9,.0f}/s  "
+        f"received {m['app_pps']:>9,.0f}/s  socket drops {_pct(m['socket_drop_ratio'])}"
+        f" (veth {c['veth_rx_dropped'] + c['veth_tx_dropped']:,})  softirq {shares}"
+        + (f"  napi thread {_pct(napi)}" if napi is not None else "")
+        + (f"  pkts/poll {ppp:.2f}" if ppp is not None else "")
+    )
+
+
+def _dump(path: Path, data: Any) -> None:
+    try:
+        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot be written ({e.strerror or e})", None) from None
+
+
+def pacing_summary(points: list[dict[str, Any]]) -> dict[str, Any]:
+    """The sender's pacing over the sweep: per point the achieved rate against the request,
+    and the worst error among the points it could keep up with (no softirq on its core in
+    the way: threaded NAPI on another core, or under the inline softirq's limit)."""
+    errors = [
+        p["pacing"]["error"] for p in points if p["pacing"].get("error") is not None
+    ]
+    cvs = [p["pacing"]["interval_cv"] for p in points if p["pacing"].get("interval_cv")]
+    return {
+        "tool": "sockperf throughput --mps (a clock-spinning pacer, one message per period)",
+        "sample_s": 0.05,
+        "points": {
+            p["name"]: {"requested_pps": p["rate_pps"], **p["pacing"]} for p in points
+        },
+        "max_abs_error": max((abs(e) for e in errors), default=None),
+        "median_abs_error": sorted(abs(e) for e in errors)[len(errors) // 2] if errors else None,
+        "median_interval_cv": sorted(cvs)[len(cvs) // 2] if cvs else None,
+    }
+
+
+def run_lab(
+    plan: Plan,
+    out: Path,
+    echo: Callable[[str], None],
+    *,
+    after_setup: Callable[[], None] | None = None,
+) -> dict[str, Any]:
+    """Runs the sweep of ``plan`` and writes ``out``; the lab's record (``lab.json``)."""
+    from irqlab.ops.measure import record, write_bundle
+    from irqlab.ops.probe import Host
+
+    preflight(plan)
+    remove_stale(echo)
+    try:
+        (out / "points").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"--out {out}: cannot be made ({e.strerror or e})", "out") from None
+    TraceSession = trace_session() if plan.trace else None
+    guard = Guard().start()
+    receiver: Receiver | None = None
+    sender: Sender | None = None
+    started = time.monotonic()
+    try:
+        topology = Topology(*netns_names(os.getpid()))
+        offloads = topology.create(guard)
+        if not offloads["gro"]:
+            raise LabError(f"ethtool -K {RX_DEV} gro on: GRO stays off, veth would not use NAPI")
+        guard.set_sysctl("net.core.netdev_budget", str(plan.netdev_budget))
+        guard.set_sysctl("net.core.busy_read", str(plan.busy_read_us))
+        rmem_max = topology.rmem_max()
+        if plan.rcvbuf_bytes > rmem_max:
+            guard.set_sysctl("net.core.rmem_max", str(plan.rcvbuf_bytes))
+            topology.set_rmem_max_rx(plan.rcvbuf_bytes)
+            rmem_max = topology.rmem_max()
+        receiver = Receiver(topology, plan.app_core, plan.rcvbuf_bytes)
+        receiver_pid = receiver.start()
+        ksoftirqd = ksoftirqd_pids()
+        if after_setup is not None:
+            after_setup()
+        lab: dict[str, Any] = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "kernel": platform.release(),
+            "hz": None,
+            "cpus": len(plan.cpus),
+            "sender_core": plan.sender_core,
+            "app_core": plan.app_core,
+            "napi_thread_core": plan.napi_thread_core,
+            "size_bytes": plan.size_bytes,
+            "seconds": plan.seconds,
+            "settings": {
+                "netdev_budget": plan.netdev_budget,
+                "rcvbuf_bytes": plan.rcvbuf_bytes,
+                # SO_RCVBUF as the kernel keeps it: twice the request, capped by rmem_max
+                "rcvbuf_kernel_bytes": 2 * min(plan.rcvbuf_bytes, rmem_max),
+                "busy_read_us": plan.busy_read_us,
+                "gro": offloads["gro"],
+                "sender_tso": offloads["sender_tso"],
+                "sender_gso": offloads["sender_gso"],
+                "device": "veth",
+                "receiver": "sockperf server (blocking recvfrom)",
+            },
+            "pacing": {},
+            "points": [],
+            "repeats": plan.repeats,
+        }
+        napi: dict[int, str] = {}
+        for threaded in plan.threaded:
+            if threaded:
+                existing = set(tasks_named(lambda c: c.startswith(f"napi/{RX_DEV}-")))
+                topology.set_threaded(True)
+                napi = napi_threads(existing)
+                if not napi:
+                    raise LabError(f"threaded NAPI on {RX_DEV}: no napi/{RX_DEV}-N thread appeared")
+                for pid in napi:
+                    pin(pid, plan.napi_thread_core)
+                    if allowed_cpus(pid) != str(plan.napi_thread_core):
+                        raise LabError(f"napi thread {pid}: not pinned to CPU {plan.napi_thread_core}")
+            else:
+                topology.set_threaded(False)
+                napi = {}
+            if topology.threaded() != threaded:
+                raise LabError(f"/sys/class/net/{RX_DEV}/threaded did not become {int(threaded)}")
+            for point in (p for p in plan.points() if p.threaded == threaded):
+                threads = {f"ksoftirqd/{cpu}": pid for cpu, pid in ksoftirqd.items()}
+                threads.update({comm: pid for pid, comm in napi.items()})
+                sender = Sender(
+                    topology,
+                    plan.sender_core,
+                    plan.size_bytes,
+                    point.rate_pps,
+                    sender_run_s(plan.seconds),
+                )
+                sender_pid = sender.start()
+                time.sleep(SETTLE_S)
+                window = Window(sender_pid, receiver_pid, threads)
+                distributions = None
+                if TraceSession is not None:
+                    with TraceSession(cpus=None, app_comm="sockperf") as session:
+                        session.start()
+                        bundle = record(Host(Path("/")), plan.seconds, sleep=window.sleep)
+                        distributions = session.stop()
+                else:
+                    bundle = record(Host(Path("/")), plan.seconds, sleep=window.sleep)
+                if window.stopped is not None:
+                    raise window.stopped
+                totals = sender.finish()
+                sender = None
+                m = measured(
+                    bundle.summary,
+                    window.before,
+                    window.after,
+                    window.window_s,
+                    threaded=threaded,
+                    distributions=distributions,
+                )
+                c = counts(window.before, window.after)
+                where = out / "points" / point.name
+                write_bundle(bundle, where)
+                _dump(where / "lab_window.json", {
+                    "window_s": window.window_s,
+                    "before": window.before,
+                    "after": window.after,
+                    "pacing_samples": window.samples,
+                })  # fmt: skip
+                if distributions is not None:
+                    _dump(where / "distributions.json", distributions)
+                lab["hz"] = bundle.manifest.get("hz")
+                lab["kernel"] = bundle.manifest.get("kernel") or lab["kernel"]
+                lab["points"].append({
+                    "name": point.name,
+                    "threaded": threaded,
+                    "rate_pps": point.rate_pps,
+                    "repeat": point.repeat,
+                    "bundle": f"points/{point.name}",
+                    "measured": m,
+                    "counts": c,
+                    "window_s": window.window_s,
+                    "sender": totals,
+                    "pacing": pacing(window.samples, point.rate_pps),
+                })  # fmt: skip
+                lab["pacing"] = pacing_summary(lab["points"])
+                lab["wall_s"] = time.monotonic() - started
+                _dump(out / "lab.json", lab)
+                echo(progress_line(point, m, c))
+        return lab
+    finally:
+        for proc in (sender, receiver):
+            if proc is not None:
+                try:
+                    proc.stop()
+                except Exception:  # the removal below kills what is left anyway
+                    pass
+        guard.release()
