@@ -66,9 +66,7 @@ def summary_table(lab: dict[str, Any]) -> Any:
 @click.option(
     "--seconds", type=float, default=3.0, show_default=True, help="Each point's window, 0.5-60 s."
 )
-@click.option(
-    "--size", type=int, default=64, show_default=True, help="UDP payload, 14-1472 bytes."
-)
+@click.option("--size", type=int, default=64, show_default=True, help="UDP payload, 14-1472 bytes.")
 @click.option("--sender-core", type=int, default=0, show_default=True, help="The sender's CPU.")
 @click.option(
     "--app-core", type=int, default=1, show_default=True, help="The receiving application's CPU."
@@ -79,9 +77,7 @@ def summary_table(lab: dict[str, Any]) -> Any:
     default=None,
     help="The NAPI thread's CPU when threaded (default: the app's).",
 )
-@click.option(
-    "--budget", type=int, default=300, show_default=True, help="net.core.netdev_budget."
-)
+@click.option("--budget", type=int, default=300, show_default=True, help="net.core.netdev_budget.")
 @click.option(
     "--rcvbuf",
     type=int,
@@ -89,9 +85,7 @@ def summary_table(lab: dict[str, Any]) -> Any:
     show_default=True,
     help="The receiving socket's SO_RCVBUF request, bytes (net.core.rmem_max raised if lower).",
 )
-@click.option(
-    "--busy-read", type=int, default=0, show_default=True, help="net.core.busy_read, µs."
-)
+@click.option("--busy-read", type=int, default=0, show_default=True, help="net.core.busy_read, µs.")
 @click.option(
     "--trace", is_flag=True, help="Trace each window too (napi_poll's packets per poll, ...)."
 )

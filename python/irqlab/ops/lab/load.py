@@ -15,6 +15,7 @@ socket dropped, no command per reading.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import subprocess
@@ -259,9 +260,7 @@ class Window:
         self.window_s = self.clock() - start
 
 
-def pacing(
-    samples: list[tuple[float, int]], requested_pps: float
-) -> dict[str, float | int | None]:
+def pacing(samples: list[tuple[float, int]], requested_pps: float) -> dict[str, float | int | None]:
     """How well the sender kept its rate in the window: the achieved rate over the sampled
     span, its error against the request, and the spread of the rate from one sample interval
     to the next (coefficient of variation; the sampling's own jitter included)."""
@@ -270,7 +269,7 @@ def pacing(
     (t0, c0), (t1, c1) = samples[0], samples[-1]
     achieved = (c1 - c0) / (t1 - t0) if t1 > t0 else None
     rates = [
-        (b - a) / (tb - ta) for (ta, a), (tb, b) in zip(samples, samples[1:]) if tb - ta > 1e-4
+        (b - a) / (tb - ta) for (ta, a), (tb, b) in itertools.pairwise(samples) if tb - ta > 1e-4
     ]
     cv = None
     if len(rates) >= 2:

@@ -10,6 +10,7 @@ totals are read when it ends.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -97,16 +98,12 @@ def pacing_summary(points: list[dict[str, Any]]) -> dict[str, Any]:
     """The sender's pacing over the sweep: per point the achieved rate against the request,
     and the worst error among the points it could keep up with (no softirq on its core in
     the way: threaded NAPI on another core, or under the inline softirq's limit)."""
-    errors = [
-        p["pacing"]["error"] for p in points if p["pacing"].get("error") is not None
-    ]
+    errors = [p["pacing"]["error"] for p in points if p["pacing"].get("error") is not None]
     cvs = [p["pacing"]["interval_cv"] for p in points if p["pacing"].get("interval_cv")]
     return {
         "tool": "sockperf throughput --mps (a clock-spinning pacer, one message per period)",
         "sample_s": 0.05,
-        "points": {
-            p["name"]: {"requested_pps": p["rate_pps"], **p["pacing"]} for p in points
-        },
+        "points": {p["name"]: {"requested_pps": p["rate_pps"], **p["pacing"]} for p in points},
         "max_abs_error": max((abs(e) for e in errors), default=None),
         "median_abs_error": sorted(abs(e) for e in errors)[len(errors) // 2] if errors else None,
         "median_interval_cv": sorted(cvs)[len(cvs) // 2] if cvs else None,
@@ -190,7 +187,9 @@ def run_lab(
                 for pid in napi:
                     pin(pid, plan.napi_thread_core)
                     if allowed_cpus(pid) != str(plan.napi_thread_core):
-                        raise LabError(f"napi thread {pid}: not pinned to CPU {plan.napi_thread_core}")
+                        raise LabError(
+                            f"napi thread {pid}: not pinned to CPU {plan.napi_thread_core}"
+                        )
             else:
                 topology.set_threaded(False)
                 napi = {}
@@ -262,8 +261,6 @@ def run_lab(
     finally:
         for proc in (sender, receiver):
             if proc is not None:
-                try:
+                with contextlib.suppress(Exception):  # the removal below kills what is left
                     proc.stop()
-                except Exception:  # the removal below kills what is left anyway
-                    pass
         guard.release()

@@ -16,6 +16,7 @@ at once and independent of the package's state.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -52,10 +53,8 @@ def kill_netns_processes(netns: str) -> int:
     """SIGKILL to every process in ``netns``; how many there were."""
     pids = [int(p) for p in _run(["ip", "netns", "pids", netns]).split() if p.isdigit()]
     for pid in pids:
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
     return len(pids)
 
 
@@ -97,9 +96,9 @@ def main() -> None:
         if isinstance(record.get("netns"), str) and record["netns"] not in netns:
             netns.append(record["netns"])
         name, old = record.get("sysctl"), record.get("old")
-        if isinstance(name, str) and isinstance(old, str):
-            if name not in (n for n, _ in sysctls):  # the first value seen is the host's
-                sysctls.append((name, old))
+        # the first value told is the host's
+        if isinstance(name, str) and isinstance(old, str) and name not in dict(sysctls):
+            sysctls.append((name, old))
     undo(netns, sysctls, note=lambda text: print(f"irqlab lab: {text}", file=sys.stderr))
 
 
