@@ -123,3 +123,16 @@ def counts(before: dict[str, Any], after: dict[str, Any]) -> dict[str, int]:
         "veth_tx_dropped": _delta(before.get("tx_dev", {}), after.get("tx_dev", {}), "tx_dropped"),
         "veth_rx_dropped": _delta(before.get("rx_dev", {}), after.get("rx_dev", {}), "rx_dropped"),
     }
+
+
+def thread_shares(
+    before: dict[str, Any], after: dict[str, Any], window_s: float
+) -> dict[str, float]:
+    """Each watched task's CPU share of the window (schedstat): ksoftirqd/N, the NAPI threads,
+    the receiver, the sender (which spins between sends, so its share is its core's)."""
+    shares = {}
+    for name in before.get("schedstat_ns", {}):
+        ran = _ns_delta(before, after, name)
+        if ran is not None:
+            shares[name] = ran / (window_s * 1e9)
+    return shares
