@@ -192,6 +192,18 @@ def test_with_tracing_packets_per_poll_and_wakeups_come_from_the_distributions()
     assert from_trace({}) == (None, None, None)
 
 
+def test_datagrams_the_veth_dropped_were_sent_all_the_same():
+    # veth's ring full: udp_send_skb counts the drop in SndbufErrors, not OutDatagrams
+    before = _reading(1_000, 1_000, 0, (0, 0), None)
+    after = _reading(61_000, 61_000, 0, (0, 0), None)
+    before["tx_udp"]["SndbufErrors"], after["tx_udp"]["SndbufErrors"] = 7, 40_007
+    before["tx_dev"]["tx_dropped"], after["tx_dev"]["tx_dropped"] = 7, 40_007
+    m = measured(SUMMARY, before, after, 1.0, threaded=True)
+    assert m["sent_pps"] == 100_000 and m["app_pps"] == 60_000 and m["socket_drop_ratio"] == 0
+    c = counts(before, after)
+    assert c["sent"] == 100_000 and c["veth_tx_dropped"] == 40_000
+
+
 def test_counters_that_went_backwards_or_are_missing_count_nothing():
     before = _reading(500, 500, 10, (5, 5), None)
     after = _reading(100, 100, 0, (1, 1), None)  # reset between the readings

@@ -51,6 +51,16 @@ def udp_of(pid: int) -> dict[str, int]:
     return parse_snmp(text) if text else {}
 
 
+def sent_of(udp: dict[str, int]) -> int | None:
+    """The datagrams the sending application handed to UDP: ``OutDatagrams`` plus
+    ``SndbufErrors``. A datagram the device drops (veth's ring full: ``NET_XMIT_DROP``) is
+    counted in ``SndbufErrors`` instead of ``OutDatagrams`` while ``sendto`` reports success
+    (``udp_send_skb``), so the sum is what the sender sent."""
+    if "OutDatagrams" not in udp:
+        return None
+    return udp["OutDatagrams"] + udp.get("SndbufErrors", 0)
+
+
 def netdev_of(pid: int, dev: str) -> dict[str, int]:
     """``dev``'s packet counters in the namespace of ``pid`` (``/proc/PID/net/dev``)."""
     text = read_text(f"/proc/{pid}/net/dev") or ""
@@ -250,7 +260,7 @@ class Window:
         try:
             end = start + seconds
             while (now := self.clock()) < end:
-                out = udp_of(self.sender_pid).get("OutDatagrams")
+                out = sent_of(udp_of(self.sender_pid))
                 if out is not None:
                     self.samples.append((now, out))
                 time.sleep(min(PACING_SAMPLE_S, max(0.0, end - now)))

@@ -3,7 +3,9 @@ the global counters' summary (:func:`irqlab.ops.measure.summarize`), the namespa
 counters and the threads' CPU time before and after, and the tracing's distributions when the
 point was traced.
 
-- ``sent_pps``: the sending namespace's ``Udp OutDatagrams`` over the window;
+- ``sent_pps``: the sending namespace's ``Udp OutDatagrams`` plus ``SndbufErrors`` over the
+  window: every datagram the sender sent, those veth dropped with its ring full included
+  (``udp_send_skb`` counts a device's drop as a ``SndbufErrors``, and ``sendto`` succeeds);
 - ``app_pps``: the receiving namespace's ``Udp InDatagrams`` (what the socket queued for the
   application) over the window;
 - ``socket_drop_ratio``: its ``RcvbufErrors`` (the full socket's drops) over the datagrams
@@ -68,6 +70,11 @@ def from_trace(
     return mean, hist, wakeup
 
 
+def _sent(before: dict[str, Any], after: dict[str, Any]) -> int:
+    b, a = before.get("tx_udp", {}), after.get("tx_udp", {})
+    return _delta(b, a, "OutDatagrams") + _delta(b, a, "SndbufErrors")
+
+
 def measured(
     summary: dict[str, Any],
     before: dict[str, Any],
@@ -78,7 +85,7 @@ def measured(
     distributions: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The point's ``measured`` dict (the lab's output format, ``lab.json``)."""
-    sent = _delta(before.get("tx_udp", {}), after.get("tx_udp", {}), "OutDatagrams")
+    sent = _sent(before, after)
     received = _delta(before.get("rx_udp", {}), after.get("rx_udp", {}), "InDatagrams")
     drops = _delta(before.get("rx_udp", {}), after.get("rx_udp", {}), "RcvbufErrors")
     window_ns = window_s * 1e9
@@ -115,9 +122,10 @@ def measured(
 
 def counts(before: dict[str, Any], after: dict[str, Any]) -> dict[str, int]:
     """The window's counts besides the rates: datagrams sent, received, dropped by the full
-    socket, and dropped by the veth (its peer's ring full)."""
+    socket, and dropped by the veth (``veth_tx_dropped``: the receiving end's 256-entry ring
+    was full; ``veth_rx_dropped``: dropped on reception)."""
     return {
-        "sent": _delta(before.get("tx_udp", {}), after.get("tx_udp", {}), "OutDatagrams"),
+        "sent": _sent(before, after),
         "received": _delta(before.get("rx_udp", {}), after.get("rx_udp", {}), "InDatagrams"),
         "socket_drops": _delta(before.get("rx_udp", {}), after.get("rx_udp", {}), "RcvbufErrors"),
         "veth_tx_dropped": _delta(before.get("tx_dev", {}), after.get("tx_dev", {}), "tx_dropped"),
