@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from click.testing import CliRunner
@@ -26,7 +26,7 @@ from irqlab.ops.lab.load import pacing, parse_sender
 from irqlab.ops.lab.measured import counted_packets_per_poll, counts, from_trace
 from irqlab.ops.lab.netns import netns_names, parse_features, stale_netns
 from irqlab.ops.lab.plan import MAX_RATE_PPS
-from irqlab.ops.lab.sweep import preflight
+from irqlab.ops.lab.sweep import preflight, run_lab, trace_session
 
 ROOT = os.geteuid() == 0
 as_root = pytest.mark.skipif(not ROOT, reason="the lab needs root (CI runs as root)")
@@ -233,6 +233,15 @@ def test_sockperfs_totals_are_read():
     assert parse_sender("nothing") == {}
 
 
+def test_trace_without_tracing_in_this_irqlab_is_one_line(monkeypatch: pytest.MonkeyPatch):
+    import irqlab.ops.measure
+
+    monkeypatch.delattr(irqlab.ops.measure, "tracing", raising=False)
+    monkeypatch.setitem(sys.modules, "irqlab.ops.measure.tracing", None)  # cannot be imported
+    with pytest.raises(ConfigError, match=r"^--trace: this irqlab records no tracepoints yet"):
+        trace_session()
+
+
 def test_only_the_namespaces_of_a_gone_lab_are_stale():
     names = ["irqlab-10-tx", "irqlab-10-rx", "irqlab-11-rx", "other", "irqlab-x-tx"]
     assert stale_netns(names, alive=lambda pid: pid == 11) == ["irqlab-10-tx", "irqlab-10-rx"]
@@ -246,7 +255,7 @@ def test_ethtools_features_are_read():
 
 # -- as root: a real sweep, and the lab killed ----------------------------------------------
 
-KNOBS = ("net.core.netdev_budget", "net.core.busy_read")
+KNOBS = ("net.core.netdev_budget", "net.core.busy_read", "net.core.rmem_max")
 
 
 def _sysctls() -> dict[str, str]:
@@ -291,7 +300,7 @@ def _state(pid: int) -> str:
 
 
 def _start_lab(out: Path, *extra: str) -> subprocess.Popen[str]:
-    budget, busy = _sysctls().values()
+    budget, busy, _ = _sysctls().values()
     argv = [
         sys.executable, "-m", "irqlab", "lab", "--out", str(out),
         # knobs away from the host's, so that their restoring shows
@@ -320,7 +329,9 @@ def _assert_host_put_back(pid: int, sysctls: dict[str, str], processes: set[int]
 def test_a_small_sweep_writes_its_points_and_puts_the_host_back(tmp_path: Path):
     before = _sysctls()
     out = tmp_path / "lab"
-    lab = _start_lab(out, "--rates", "30k,120k", "--seconds", "1", "--rcvbuf", "262144")
+    # a receive buffer over rmem_max: rmem_max is raised for the lab, and written back
+    rcvbuf = min(2 * int(before["net.core.rmem_max"]), 1 << 30)
+    lab = _start_lab(out, "--rates", "30k,120k", "--seconds", "1", "--rcvbuf", str(rcvbuf))
     stdout, stderr = lab.communicate(timeout=120)
     assert lab.returncode == 0, stderr
     assert stderr.startswith("lab: 4 points, about ")
@@ -339,7 +350,8 @@ def test_a_small_sweep_writes_its_points_and_puts_the_host_back(tmp_path: Path):
     ]:  # fmt: skip
         assert isinstance(data[key], kind), key
     assert data["settings"]["netdev_budget"] == int(before["net.core.netdev_budget"]) + 17
-    assert data["settings"]["rcvbuf_bytes"] == 262144 and data["settings"]["gro"] is True
+    assert data["settings"]["rcvbuf_bytes"] == rcvbuf and data["settings"]["gro"] is True
+    assert data["settings"]["rcvbuf_kernel_bytes"] == 2 * rcvbuf
     assert data["settings"]["sender_tso"] is False and data["settings"]["sender_gso"] is False
     assert [p["name"] for p in data["points"]] == [
         "off-r30000-0", "off-r120000-0", "on-r30000-0", "on-r120000-0",
@@ -427,3 +439,55 @@ def test_namespaces_of_a_gone_lab_are_removed_in_one_line(tmp_path: Path):
     finally:
         for name in names:
             subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=10)
+
+
+class FakeTraceSession:
+    """The tracing's session as the lab calls it, recording the calls."""
+
+    calls: ClassVar[list[str]] = []
+
+    def __init__(self, cpus: list[int] | None = None, app_comm: str | None = None) -> None:
+        self.calls.append(f"init {cpus} {app_comm}")
+
+    def __enter__(self) -> FakeTraceSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.calls.append("exit")
+
+    def start(self) -> None:
+        self.calls.append("start")
+
+    def stop(self) -> dict[str, Any]:
+        self.calls.append("stop")
+        return {
+            "packets_per_poll": {"mean": 2.5, "hist": {"1": 3, "2": 4}},
+            "app_wakeup_us": {"mean": 9.0, "p50": 7.0, "p99": 40.0},
+            "overhead": {"probes": 1},
+        }
+
+
+@as_root
+def test_a_traced_point_takes_its_polls_and_wakeups_from_the_tracing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import types
+
+    import irqlab.ops.measure
+
+    module = types.ModuleType("irqlab.ops.measure.tracing")
+    module.TraceSession = FakeTraceSession  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "irqlab.ops.measure.tracing", module)
+    monkeypatch.setattr(irqlab.ops.measure, "tracing", module, raising=False)
+    FakeTraceSession.calls = []
+    before = _sysctls()
+    plan = check(Plan(rates_pps=(20_000.0,), threaded=(True,), seconds=0.5, trace=True))
+    lab = run_lab(plan, tmp_path / "lab", lambda line: None)
+    assert FakeTraceSession.calls == ["init None sockperf", "start", "stop", "exit"]
+    (point,) = lab["points"]
+    m = point["measured"]
+    assert m["packets_per_poll"] == 2.5 and m["packets_per_poll_hist"] == {"1": 3, "2": 4}
+    assert m["app_wakeup_us"] == {"mean": 9.0, "p50": 7.0, "p99": 40.0}
+    written = json.loads((tmp_path / "lab" / point["bundle"] / "distributions.json").read_text())
+    assert written["overhead"] == {"probes": 1}
+    _assert_host_put_back(os.getpid(), before, set())

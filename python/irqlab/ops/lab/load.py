@@ -210,8 +210,7 @@ class Sender:
         except subprocess.TimeoutExpired:
             self.stop()
             raise LabError(f"sockperf throughput ran past its {self.run_s} s") from None
-        if self._reader is not None:
-            self._reader.join(EXIT_TIMEOUT_S)
+        self._close()
         totals = parse_sender("".join(self.lines))
         if self.proc.returncode != 0 or "messages" not in totals:
             raise LabError(
@@ -220,10 +219,17 @@ class Sender:
             )
         return totals
 
+    def _close(self) -> None:
+        if self._reader is not None:
+            self._reader.join(EXIT_TIMEOUT_S)
+        if self.proc is not None and self.proc.stdout is not None:
+            self.proc.stdout.close()
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(EXIT_TIMEOUT_S)
+        self._close()
 
 
 @dataclass

@@ -253,13 +253,9 @@ class Topology:
         return run(self.exec_rx("cat", f"/sys/class/net/{RX_DEV}/threaded")).strip() == "1"
 
     def rmem_max(self) -> int:
-        """``net.core.rmem_max`` as the receiving namespace sees it (per namespace on recent
-        kernels)."""
+        """``net.core.rmem_max`` as the receiving namespace sees it: recent kernels keep it per
+        namespace, a new one taking the host's value, read-only inside it."""
         return int(run(self.exec_rx("cat", watchdog.sysctl_path("net.core.rmem_max"))))
-
-    def set_rmem_max_rx(self, value: int) -> None:
-        path = watchdog.sysctl_path("net.core.rmem_max")
-        run(self.exec_rx("sh", "-c", f"echo {value} > {path}"))
 
 
 def parse_features(text: str) -> dict[str, str]:

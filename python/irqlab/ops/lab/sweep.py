@@ -35,6 +35,7 @@ from irqlab.ops.lab.netns import (
     package_of,
     pin,
     remove_stale,
+    sysctl_read,
     tasks_named,
 )
 from irqlab.ops.lab.plan import SETTLE_S, Plan, Point, sender_run_s
@@ -159,17 +160,16 @@ def run_lab(
     sender: Sender | None = None
     started = time.monotonic()
     try:
+        guard.set_sysctl("net.core.netdev_budget", str(plan.netdev_budget))
+        guard.set_sysctl("net.core.busy_read", str(plan.busy_read_us))
+        # rmem_max before the namespaces: a new namespace takes the host's (read-only in it)
+        if plan.rcvbuf_bytes > int(sysctl_read("net.core.rmem_max")):
+            guard.set_sysctl("net.core.rmem_max", str(plan.rcvbuf_bytes))
         topology = Topology(*netns_names(os.getpid()))
         offloads = topology.create(guard)
         if not offloads["gro"]:
             raise LabError(f"ethtool -K {RX_DEV} gro on: GRO stays off, veth would not use NAPI")
-        guard.set_sysctl("net.core.netdev_budget", str(plan.netdev_budget))
-        guard.set_sysctl("net.core.busy_read", str(plan.busy_read_us))
         rmem_max = topology.rmem_max()
-        if plan.rcvbuf_bytes > rmem_max:
-            guard.set_sysctl("net.core.rmem_max", str(plan.rcvbuf_bytes))
-            topology.set_rmem_max_rx(plan.rcvbuf_bytes)
-            rmem_max = topology.rmem_max()
         receiver = Receiver(topology, plan.app_core, plan.rcvbuf_bytes)
         receiver_pid = receiver.start()
         ksoftirqd = ksoftirqd_pids()
@@ -180,7 +180,7 @@ def run_lab(
             "format_version": FORMAT_VERSION,
             "kernel": platform.release(),
             "hz": None,
-            "cpus": len(plan.cpus),
+            "cpus": os.cpu_count() or len(plan.cpus),
             "sender_core": plan.sender_core,
             "app_core": plan.app_core,
             "napi_thread_core": plan.napi_thread_core,
@@ -267,6 +267,7 @@ def run_lab(
                 if distributions is not None:
                     _dump(where / "distributions.json", distributions)
                 lab["hz"] = bundle.manifest.get("hz")
+                lab["cpus"] = bundle.manifest.get("cpus") or lab["cpus"]
                 lab["kernel"] = bundle.manifest.get("kernel") or lab["kernel"]
                 lab["points"].append({
                     "name": point.name,
