@@ -111,6 +111,25 @@ def test_without_root_the_lab_says_so_in_one_line():
         preflight(Plan(cpus=(0, 1)), euid=1000)
 
 
+def test_without_sockperf_the_lab_names_the_package_to_install(monkeypatch: pytest.MonkeyPatch):
+    import shutil
+
+    real = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda p: None if p == "sockperf" else real(p))
+    with pytest.raises(LabError, match=r"^sockperf: not found; install the package sockperf$"):
+        preflight(Plan(cpus=(0, 1)), euid=0)
+
+
+def test_without_root_the_command_says_so_in_one_line(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    r = CliRunner().invoke(main, ["lab", "--rates", "20k", "--seconds", "1"])
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines()[-1] == (
+        "irqlab: error: irqlab lab needs root: it creates network namespaces, a veth pair and "
+        "sets sysctls"
+    )
+
+
 def test_bad_options_on_the_command_line_are_one_line_and_status_2():
     r = CliRunner().invoke(main, ["lab", "--rates", "10k,abc"])
     assert r.exit_code == 2

@@ -120,7 +120,11 @@ class Receiver:
             preexec_fn=die_with_parent,
         )
         deadline = time.monotonic() + START_TIMEOUT_S
-        while not _udp_bound(self.proc.pid, PORT):
+        # its socket, seen from inside its namespace once `ip netns exec` became sockperf
+        while not (
+            (read_text(f"/proc/{self.proc.pid}/comm") or "").strip() == "sockperf"
+            and _udp_bound(self.proc.pid, PORT)
+        ):
             if self.proc.poll() is not None:
                 raise LabError(
                     f"sockperf server exited at start (status {self.proc.returncode}): "
