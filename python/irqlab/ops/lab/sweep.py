@@ -137,27 +137,105 @@ def pacing_summary(points: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def run_lab(
+def _threaded_napi(topology: Topology, threaded: bool, core: int) -> dict[int, str]:
+    """Threaded NAPI of the receiving veth on or off; when on, its new threads (by pid), each
+    pinned to ``core``."""
+    napi: dict[int, str] = {}
+    if threaded:
+        existing = set(tasks_named(lambda c: c.startswith(f"napi/{RX_DEV}-")))
+        topology.set_threaded(True)
+        napi = napi_threads(existing)
+        if not napi:
+            raise LabError(f"threaded NAPI on {RX_DEV}: no napi/{RX_DEV}-N thread appeared")
+        for pid in napi:
+            pin(pid, core)
+            if allowed_cpus(pid) != str(core):
+                raise LabError(f"napi thread {pid}: not pinned to CPU {core}")
+    else:
+        topology.set_threaded(False)
+    if topology.threaded() != threaded:
+        raise LabError(f"/sys/class/net/{RX_DEV}/threaded did not become {int(threaded)}")
+    return napi
+
+
+def _measure_point(
     plan: Plan,
+    point: Point,
+    topology: Topology,
+    threads: dict[str, int],
     out: Path,
-    echo: Callable[[str], None],
-    *,
-    after_setup: Callable[[], None] | None = None,
-) -> dict[str, Any]:
-    """Runs the sweep of ``plan`` and writes ``out``; the lab's record (``lab.json``)."""
+    trace: Any,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One point: the sender started and settled, the window recorded, the sender's totals
+    read; its entry of ``lab.json`` and its bundle's manifest."""
     from irqlab.ops.measure import record, write_bundle
     from irqlab.ops.probe import Host
 
+    sender = Sender(
+        topology, plan.sender_core, plan.size_bytes, point.rate_pps, sender_run_s(plan.seconds)
+    )
+    try:
+        sender_pid = sender.start()
+        time.sleep(SETTLE_S)
+        window = Window(sender_pid, threads["receiver"], {**threads, "sender": sender_pid})
+        distributions = None
+        if trace is not None:
+            with trace(cpus=None, app_comm="sockperf") as session:
+                session.start()
+                bundle = record(Host(Path("/")), plan.seconds, sleep=window.sleep)
+                distributions = session.stop()
+        else:
+            bundle = record(Host(Path("/")), plan.seconds, sleep=window.sleep)
+        if window.stopped is not None:
+            raise window.stopped
+        totals = sender.finish()
+    finally:
+        sender.stop()
+    where = out / "points" / point.name
+    write_bundle(bundle, where)
+    _dump(where / "lab_window.json", {
+        "window_s": window.window_s,
+        "before": window.before,
+        "after": window.after,
+        "pacing_samples": window.samples,
+    })  # fmt: skip
+    if distributions is not None:
+        _dump(where / "distributions.json", distributions)
+    entry = {
+        "name": point.name,
+        "threaded": point.threaded,
+        "rate_pps": point.rate_pps,
+        "repeat": point.repeat,
+        "bundle": f"points/{point.name}",
+        "measured": measured(
+            bundle.summary,
+            window.before,
+            window.after,
+            window.window_s,
+            threaded=point.threaded,
+            distributions=distributions,
+        ),
+        "counts": counts(window.before, window.after),
+        "window_s": window.window_s,
+        "sender": totals,
+        "threads_share": thread_shares(window.before, window.after, window.window_s),
+        "pacing": pacing(window.samples, point.rate_pps),
+    }
+    return entry, bundle.manifest
+
+
+def run_lab(plan: Plan, out: Path, echo: Callable[[str], None]) -> dict[str, Any]:
+    """Runs the sweep of ``plan``, writes ``out`` and says one line per point through
+    ``echo``; the lab's record (``lab.json``). The host is put back however it ends."""
     preflight(plan)
     remove_stale(echo)
     try:
         (out / "points").mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ConfigError(f"--out {out}: cannot be made ({e.strerror or e})", "out") from None
-    TraceSession = trace_session() if plan.trace else None
+    trace = trace_session() if plan.trace else None
     guard = Guard().start()
     receiver: Receiver | None = None
-    sender: Sender | None = None
     started = time.monotonic()
     try:
         guard.set_sysctl("net.core.netdev_budget", str(plan.netdev_budget))
@@ -173,8 +251,6 @@ def run_lab(
         receiver = Receiver(topology, plan.app_core, plan.rcvbuf_bytes)
         receiver_pid = receiver.start()
         ksoftirqd = ksoftirqd_pids()
-        if after_setup is not None:
-            after_setup()
         lab: dict[str, Any] = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -202,94 +278,24 @@ def run_lab(
             "points": [],
             "repeats": plan.repeats,
         }
-        napi: dict[int, str] = {}
         for threaded in plan.threaded:
-            if threaded:
-                existing = set(tasks_named(lambda c: c.startswith(f"napi/{RX_DEV}-")))
-                topology.set_threaded(True)
-                napi = napi_threads(existing)
-                if not napi:
-                    raise LabError(f"threaded NAPI on {RX_DEV}: no napi/{RX_DEV}-N thread appeared")
-                for pid in napi:
-                    pin(pid, plan.napi_thread_core)
-                    if allowed_cpus(pid) != str(plan.napi_thread_core):
-                        raise LabError(
-                            f"napi thread {pid}: not pinned to CPU {plan.napi_thread_core}"
-                        )
-            else:
-                topology.set_threaded(False)
-                napi = {}
-            if topology.threaded() != threaded:
-                raise LabError(f"/sys/class/net/{RX_DEV}/threaded did not become {int(threaded)}")
+            napi = _threaded_napi(topology, threaded, plan.napi_thread_core)
+            threads = {f"ksoftirqd/{cpu}": pid for cpu, pid in ksoftirqd.items()}
+            threads |= {comm: pid for pid, comm in napi.items()}
+            threads["receiver"] = receiver_pid
             for point in (p for p in plan.points() if p.threaded == threaded):
-                threads = {f"ksoftirqd/{cpu}": pid for cpu, pid in ksoftirqd.items()}
-                threads.update({comm: pid for pid, comm in napi.items()})
-                threads["receiver"] = receiver_pid
-                sender = Sender(
-                    topology,
-                    plan.sender_core,
-                    plan.size_bytes,
-                    point.rate_pps,
-                    sender_run_s(plan.seconds),
-                )
-                sender_pid = sender.start()
-                time.sleep(SETTLE_S)
-                window = Window(sender_pid, receiver_pid, {**threads, "sender": sender_pid})
-                distributions = None
-                if TraceSession is not None:
-                    with TraceSession(cpus=None, app_comm="sockperf") as session:
-                        session.start()
-                        bundle = record(Host(Path("/")), plan.seconds, sleep=window.sleep)
-                        distributions = session.stop()
-                else:
-                    bundle = record(Host(Path("/")), plan.seconds, sleep=window.sleep)
-                if window.stopped is not None:
-                    raise window.stopped
-                totals = sender.finish()
-                sender = None
-                m = measured(
-                    bundle.summary,
-                    window.before,
-                    window.after,
-                    window.window_s,
-                    threaded=threaded,
-                    distributions=distributions,
-                )
-                c = counts(window.before, window.after)
-                where = out / "points" / point.name
-                write_bundle(bundle, where)
-                _dump(where / "lab_window.json", {
-                    "window_s": window.window_s,
-                    "before": window.before,
-                    "after": window.after,
-                    "pacing_samples": window.samples,
-                })  # fmt: skip
-                if distributions is not None:
-                    _dump(where / "distributions.json", distributions)
-                lab["hz"] = bundle.manifest.get("hz")
-                lab["cpus"] = bundle.manifest.get("cpus") or lab["cpus"]
-                lab["kernel"] = bundle.manifest.get("kernel") or lab["kernel"]
-                lab["points"].append({
-                    "name": point.name,
-                    "threaded": threaded,
-                    "rate_pps": point.rate_pps,
-                    "repeat": point.repeat,
-                    "bundle": f"points/{point.name}",
-                    "measured": m,
-                    "counts": c,
-                    "window_s": window.window_s,
-                    "sender": totals,
-                    "threads_share": thread_shares(window.before, window.after, window.window_s),
-                    "pacing": pacing(window.samples, point.rate_pps),
-                })  # fmt: skip
+                entry, manifest = _measure_point(plan, point, topology, threads, out, trace)
+                lab["hz"] = manifest.get("hz")
+                lab["cpus"] = manifest.get("cpus") or lab["cpus"]
+                lab["kernel"] = manifest.get("kernel") or lab["kernel"]
+                lab["points"].append(entry)
                 lab["pacing"] = pacing_summary(lab["points"])
                 lab["wall_s"] = time.monotonic() - started
                 _dump(out / "lab.json", lab)
-                echo(progress_line(point, m, c))
+                echo(progress_line(point, entry["measured"], entry["counts"]))
         return lab
     finally:
-        for proc in (sender, receiver):
-            if proc is not None:
-                with contextlib.suppress(Exception):  # the removal below kills what is left
-                    proc.stop()
+        if receiver is not None:
+            with contextlib.suppress(Exception):  # the removal below kills what is left
+                receiver.stop()
         guard.release()
