@@ -345,6 +345,7 @@ def _assert_host_put_back(pid: int, sysctls: dict[str, str], processes: set[int]
 
 
 @as_root
+@pytest.mark.slow
 def test_a_small_sweep_writes_its_points_and_puts_the_host_back(tmp_path: Path):
     before = _sysctls()
     out = tmp_path / "lab"
@@ -408,6 +409,7 @@ def test_a_small_sweep_writes_its_points_and_puts_the_host_back(tmp_path: Path):
 
 
 @as_root
+@pytest.mark.slow
 @pytest.mark.parametrize("moment", ["setup", "point"])
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
 def test_the_lab_killed_leaves_nothing_behind(tmp_path: Path, moment: str, how: int):
@@ -441,6 +443,7 @@ def test_the_lab_killed_leaves_nothing_behind(tmp_path: Path, moment: str, how: 
 
 
 @as_root
+@pytest.mark.slow
 def test_namespaces_of_a_gone_lab_are_removed_in_one_line(tmp_path: Path):
     gone = subprocess.Popen(["true"])
     gone.wait()
@@ -487,6 +490,7 @@ class FakeTraceSession:
 
 
 @as_root
+@pytest.mark.slow
 def test_a_traced_point_takes_its_polls_and_wakeups_from_the_tracing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
