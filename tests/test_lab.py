@@ -23,7 +23,7 @@ from irqlab.cli import main
 from irqlab.errors import ConfigError
 from irqlab.ops.lab import LabError, Plan, check, measured, parse_rates, parse_threaded
 from irqlab.ops.lab.load import pacing, parse_sender
-from irqlab.ops.lab.measured import counted_packets_per_poll, counts, from_trace
+from irqlab.ops.lab.measured import counted_packets_per_poll, counts, from_trace, thread_shares
 from irqlab.ops.lab.netns import netns_names, parse_features, stale_netns
 from irqlab.ops.lab.plan import MAX_RATE_PPS
 from irqlab.ops.lab.sweep import preflight, run_lab, trace_session
@@ -221,6 +221,16 @@ def test_datagrams_the_veth_dropped_were_sent_all_the_same():
     assert m["sent_pps"] == 100_000 and m["app_pps"] == 60_000 and m["socket_drop_ratio"] == 0
     c = counts(before, after)
     assert c["sent"] == 100_000 and c["veth_tx_dropped"] == 40_000
+
+
+def test_each_tasks_time_on_a_cpu_and_waiting_for_one():
+    before = {"schedstat_ns": {"receiver": 100, "gone": 5}, "schedwait_ns": {"receiver": 0}}
+    after = {
+        "schedstat_ns": {"receiver": 500_000_100, "gone": None},
+        "schedwait_ns": {"receiver": 250_000_000},
+    }
+    assert thread_shares(before, after, 2.0) == {"receiver": 0.25}
+    assert thread_shares(before, after, 2.0, "schedwait_ns") == {"receiver": 0.125}
 
 
 def test_counters_that_went_backwards_or_are_missing_count_nothing():

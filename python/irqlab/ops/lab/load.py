@@ -78,12 +78,13 @@ def netdev_of(pid: int, dev: str) -> dict[str, int]:
     return {}
 
 
-def schedstat(pid: int) -> int | None:
-    """The CPU time task ``pid`` has run, in ns (``/proc/PID/schedstat``'s first field)."""
-    text = read_text(f"/proc/{pid}/schedstat")
-    if not text or not text.split()[0].isdigit():
+def schedstat(pid: int) -> tuple[int, int] | None:
+    """The time task ``pid`` has run on a CPU and has waited for one while runnable, in ns
+    (``/proc/PID/schedstat``'s first two fields)."""
+    fields = (read_text(f"/proc/{pid}/schedstat") or "").split()
+    if len(fields) < 2 or not (fields[0].isdigit() and fields[1].isdigit()):
         return None
-    return int(text.split()[0])
+    return int(fields[0]), int(fields[1])
 
 
 def _udp_bound(pid: int, port: int) -> bool:
@@ -254,12 +255,14 @@ class Window:
     stopped: KeyboardInterrupt | None = None
 
     def read(self) -> dict[str, Any]:
+        sched = {name: schedstat(pid) for name, pid in self.threads.items()}
         return {
             "tx_udp": udp_of(self.sender_pid),
             "rx_udp": udp_of(self.receiver_pid),
             "rx_dev": netdev_of(self.receiver_pid, "veth1"),
             "tx_dev": netdev_of(self.sender_pid, "veth0"),
-            "schedstat_ns": {name: schedstat(pid) for name, pid in self.threads.items()},
+            "schedstat_ns": {name: s and s[0] for name, s in sched.items()},
+            "schedwait_ns": {name: s and s[1] for name, s in sched.items()},
         }
 
     def sleep(self, seconds: float) -> None:

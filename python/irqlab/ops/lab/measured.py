@@ -33,9 +33,11 @@ def _delta(before: dict[str, Any], after: dict[str, Any], key: str) -> int:
     return b - a
 
 
-def _ns_delta(before: dict[str, Any], after: dict[str, Any], name: str) -> int | None:
-    a = before.get("schedstat_ns", {}).get(name)
-    b = after.get("schedstat_ns", {}).get(name)
+def _ns_delta(
+    before: dict[str, Any], after: dict[str, Any], name: str, key: str = "schedstat_ns"
+) -> int | None:
+    a = before.get(key, {}).get(name)
+    b = after.get(key, {}).get(name)
     if not isinstance(a, int) or not isinstance(b, int) or b < a:
         return None
     return b - a
@@ -134,13 +136,14 @@ def counts(before: dict[str, Any], after: dict[str, Any]) -> dict[str, int]:
 
 
 def thread_shares(
-    before: dict[str, Any], after: dict[str, Any], window_s: float
+    before: dict[str, Any], after: dict[str, Any], window_s: float, key: str = "schedstat_ns"
 ) -> dict[str, float]:
-    """Each watched task's CPU share of the window (schedstat): ksoftirqd/N, the NAPI threads,
-    the receiver, the sender (which spins between sends, so its share is its core's)."""
+    """Each watched task's share of the window (schedstat) on a CPU (``schedstat_ns``) or
+    runnable and waiting for one (``schedwait_ns``): ksoftirqd/N, the NAPI threads, the
+    receiver, the sender (which spins between sends, so it is always on a CPU or waiting)."""
     shares = {}
-    for name in before.get("schedstat_ns", {}):
-        ran = _ns_delta(before, after, name)
-        if ran is not None:
-            shares[name] = ran / (window_s * 1e9)
+    for name in before.get(key, {}):
+        ns = _ns_delta(before, after, name, key)
+        if ns is not None:
+            shares[name] = ns / (window_s * 1e9)
     return shares

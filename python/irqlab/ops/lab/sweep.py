@@ -219,6 +219,9 @@ def _measure_point(
         "window_s": window.window_s,
         "sender": totals,
         "threads_share": thread_shares(window.before, window.after, window.window_s),
+        "threads_wait_share": thread_shares(
+            window.before, window.after, window.window_s, "schedwait_ns"
+        ),
         "pacing": pacing(window.samples, point.rate_pps),
     }
     return entry, bundle.manifest
