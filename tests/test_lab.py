@@ -397,10 +397,12 @@ def test_a_small_sweep_writes_its_points_and_puts_the_host_back(tmp_path: Path):
         shares = [*m["net_rx_share"].values(), *m["ksoftirqd_share"].values()]
         assert all(0 <= s <= 1 for s in shares)
         assert 0 <= m["socket_drop_ratio"] <= 1
-        # the sender kept near its rate (light load: no softirq in its way)
+        # light load: the sender near its rate (sockperf's own count over its run), and the
+        # receiver keeps up (bounds wide enough for a VM whose cores are shared)
         if p["rate_pps"] == 30_000:
-            assert m["sent_pps"] == pytest.approx(30_000, rel=0.05)
-            assert m["app_pps"] == pytest.approx(m["sent_pps"], rel=0.05)
+            assert p["sender"]["rate_pps"] == pytest.approx(30_000, rel=0.05)
+            assert m["sent_pps"] == pytest.approx(30_000, rel=0.2)
+            assert m["app_pps"] == pytest.approx(m["sent_pps"], rel=0.1)
         # nothing is received that was not sent: the namespaces' counters since they were made
         after = json.loads((out / p["bundle"] / "lab_window.json").read_text())["after"]
         assert after["rx_udp"]["InDatagrams"] <= after["tx_udp"]["OutDatagrams"]
