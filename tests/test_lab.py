@@ -24,7 +24,7 @@ from irqlab.errors import ConfigError
 from irqlab.ops.lab import LabError, Plan, check, measured, parse_rates, parse_threaded
 from irqlab.ops.lab.load import pacing, parse_sender
 from irqlab.ops.lab.measured import counted_packets_per_poll, counts, from_trace, thread_shares
-from irqlab.ops.lab.netns import netns_names, parse_features, stale_netns
+from irqlab.ops.lab.netns import netns_names, other_labs, parse_features, stale_netns
 from irqlab.ops.lab.plan import MAX_RATE_PPS
 from irqlab.ops.lab.sweep import preflight, run_lab, trace_session
 
@@ -275,6 +275,9 @@ def test_only_the_namespaces_of_a_gone_lab_are_stale():
     names = ["irqlab-10-tx", "irqlab-10-rx", "irqlab-11-rx", "other", "irqlab-x-tx"]
     assert stale_netns(names, alive=lambda pid: pid == 11) == ["irqlab-10-tx", "irqlab-10-rx"]
     assert netns_names(42) == ("irqlab-42-tx", "irqlab-42-rx")
+    # a lab that runs is not stale: it is another lab, and this one will not start beside it
+    assert other_labs(names, alive=lambda pid: pid in (11, 12), me=12) == [11]
+    assert other_labs(names, alive=lambda pid: pid in (11, 12), me=11) == []
 
 
 def test_ethtools_features_are_read():
@@ -526,3 +529,31 @@ def test_a_traced_point_takes_its_polls_and_wakeups_from_the_tracing(
     written = json.loads((tmp_path / "lab" / point["bundle"] / "distributions.json").read_text())
     assert written["overhead"] == {"probes": 1}
     _assert_host_put_back(os.getpid(), before, set())
+
+
+@as_root
+@pytest.mark.slow
+def test_a_second_lab_does_not_start_beside_a_running_one(tmp_path: Path):
+    before = _sysctls()
+    first = _start_lab(tmp_path / "a", "--rates", "20k", "--threaded", "off", "--seconds", "3")
+    try:
+        assert _wait_for(lambda: _sockperfs(f"irqlab-{first.pid}-rx"), 20.0), "no receiver"
+        second = subprocess.run(
+            [sys.executable, "-m", "irqlab", "lab", "--out", str(tmp_path / "b")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert second.returncode == 2
+        assert second.stderr.splitlines()[-1] == (
+            f"irqlab: error: another irqlab lab is running (pid {first.pid}): one at a time, "
+            "as the sysctls a lab sets are the host's"
+        )
+        assert _lab_netns(first.pid), "the running lab's namespaces were touched"
+        first.send_signal(signal.SIGTERM)
+        first.communicate(timeout=30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    _assert_host_put_back(first.pid, before, set())

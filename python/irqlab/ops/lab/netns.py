@@ -114,10 +114,27 @@ def stale_netns(names: list[str], alive: Callable[[int], bool] = pid_alive) -> l
     return [n for n, m in found if m is not None and not alive(int(m[1]))]
 
 
+def other_labs(
+    names: list[str], alive: Callable[[int], bool] = pid_alive, me: int | None = None
+) -> list[int]:
+    """The pids of the other labs running, by their namespaces among ``names``."""
+    me = os.getpid() if me is None else me
+    pids = {int(m[1]) for m in map(NETNS_RE.fullmatch, names) if m is not None}
+    return sorted(pid for pid in pids if pid != me and alive(pid))
+
+
 def remove_stale(echo: Callable[[str], None]) -> list[str]:
     """Removes the namespaces of labs whose irqlab is gone (their processes first), saying so
-    in one line."""
-    stale = stale_netns(list_netns())
+    in one line; refuses, in one line, to start beside another lab that runs (the sysctls it
+    sets are the host's, one value for both)."""
+    names = list_netns()
+    running = other_labs(names)
+    if running:
+        raise LabError(
+            f"another irqlab lab is running (pid {', '.join(map(str, running))}): one at a "
+            "time, as the sysctls a lab sets are the host's"
+        )
+    stale = stale_netns(names)
     if stale:
         watchdog.undo(stale, [])
         pids = sorted({NETNS_RE.fullmatch(n)[1] for n in stale})  # type: ignore[index]
