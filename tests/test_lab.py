@@ -24,7 +24,15 @@ from irqlab.errors import ConfigError
 from irqlab.ops.lab import LabError, Plan, check, measured, parse_rates, parse_threaded
 from irqlab.ops.lab.load import pacing, parse_sender
 from irqlab.ops.lab.measured import counted_packets_per_poll, counts, from_trace, thread_shares
-from irqlab.ops.lab.netns import netns_names, other_labs, parse_features, stale_netns
+from irqlab.ops.lab.netns import (
+    STATE_DIR,
+    netns_names,
+    other_labs,
+    parse_features,
+    remove_stale,
+    restore_stale,
+    stale_netns,
+)
 from irqlab.ops.lab.plan import MAX_RATE_PPS
 from irqlab.ops.lab.sweep import preflight, run_lab, trace_session
 
@@ -280,6 +288,22 @@ def test_only_the_namespaces_of_a_gone_lab_are_stale():
     assert other_labs(names, alive=lambda pid: pid in (11, 12), me=11) == []
 
 
+def test_a_gone_labs_state_file_is_put_back_and_removed(tmp_path: Path):
+    (tmp_path / "lab-10.json").write_text(
+        json.dumps({"netns": [], "sysctls": [["net.core.somaxconn", "4096"]]})
+    )  # a name the restoring does not write: only the lab's own knobs are
+    (tmp_path / "lab-11.json").write_text("{}")  # the running lab's
+    (tmp_path / "lab-12.json").write_text("not json")  # damaged: dropped
+    (tmp_path / "other.json").write_text("{}")
+    said: list[str] = []
+    assert restore_stale(said.append, tmp_path, alive=lambda pid: pid == 11) == [10]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lab-11.json", "other.json"]
+    assert said == [
+        "restored what a lab that is gone (irqlab pid 10) had set: net.core.somaxconn = 4096"
+    ]
+    assert restore_stale(said.append, tmp_path / "absent") == []
+
+
 def test_ethtools_features_are_read():
     text = "Features for veth1:\ngeneric-receive-offload: on\ntx-lockless: on [fixed]\n"
     assert parse_features(text) == {"generic-receive-offload": "on", "tx-lockless": "on"}
@@ -355,6 +379,8 @@ def _assert_host_put_back(pid: int, sysctls: dict[str, str], processes: set[int]
     assert _wait_for(lambda: not _lab_netns(pid), 10.0), f"left {_lab_netns(pid)}"
     assert _wait_for(lambda: not any(_alive(p) for p in processes), 10.0), "left processes"
     assert _wait_for(lambda: _sysctls() == sysctls, 10.0), f"{_sysctls()} != {sysctls}"
+    state = STATE_DIR / f"lab-{pid}.json"
+    assert _wait_for(lambda: not state.exists(), 10.0), f"left {state}"
 
 
 @as_root
@@ -557,3 +583,39 @@ def test_a_second_lab_does_not_start_beside_a_running_one(tmp_path: Path):
             first.kill()
             first.wait()
     _assert_host_put_back(first.pid, before, set())
+
+
+@as_root
+@pytest.mark.slow
+def test_when_the_lab_and_its_watchdog_die_together_the_next_lab_puts_the_host_back(
+    tmp_path: Path,
+):
+    before = _sysctls()
+    lab = _start_lab(tmp_path / "lab", "--rates", "20k", "--threaded", "off", "--seconds", "3")
+    try:
+        assert _wait_for(lambda: _sockperfs(f"irqlab-{lab.pid}-rx"), 20.0), "no receiver"
+        state = STATE_DIR / f"lab-{lab.pid}.json"
+        (watchdog,) = [
+            int(p.name)
+            for p in Path("/proc").iterdir()
+            if p.name.isdigit() and str(state) in _cmdline(p)
+        ]
+        os.kill(watchdog, signal.SIGKILL)
+        lab.kill()
+    finally:
+        if lab.poll() is None:
+            lab.kill()
+        lab.communicate(timeout=10)
+    assert _lab_netns(lab.pid) and state.exists() and _sysctls() != before
+    said: list[str] = []
+    restore_stale(said.append)
+    remove_stale(said.append)
+    assert said[0].startswith(f"restored what a lab that is gone (irqlab pid {lab.pid}) had set: ")
+    _assert_host_put_back(lab.pid, before, set())
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""

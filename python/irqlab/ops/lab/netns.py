@@ -40,6 +40,9 @@ COMMAND_TIMEOUT_S = 10.0
 UNDO_TIMEOUT_S = 30.0
 PR_SET_PDEATHSIG = 1
 NETNS_RE = re.compile(r"irqlab-([0-9]{1,10})-(tx|rx)")
+#: Each running lab's namespaces and the sysctls' old values (``lab-PID.json``).
+STATE_DIR = Path("/run/irqlab")
+STATE_RE = re.compile(r"lab-([0-9]{1,10})\.json")
 
 
 class LabError(ConfigError):
@@ -123,6 +126,40 @@ def other_labs(
     return sorted(pid for pid in pids if pid != me and alive(pid))
 
 
+def restore_stale(
+    echo: Callable[[str], None],
+    state_dir: Path = STATE_DIR,
+    alive: Callable[[int], bool] = pid_alive,
+) -> list[int]:
+    """Puts back what a lab kept in ``state_dir`` when it and its watchdog are both gone
+    (namespaces, sysctls), saying so in one line each; the pids of those labs."""
+    done: list[int] = []
+    try:
+        entries = sorted(state_dir.iterdir())[:100]
+    except OSError:
+        return done
+    for path in entries:
+        m = STATE_RE.fullmatch(path.name)
+        if m is None or alive(int(m[1])):
+            continue
+        try:
+            state = json.loads(path.read_text())
+            netns = [n for n in state["netns"] if isinstance(n, str)]
+            sysctls = [(str(n), str(v)) for n, v in state["sysctls"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            path.unlink(missing_ok=True)
+            continue
+        watchdog.undo(netns, sysctls)
+        path.unlink(missing_ok=True)
+        done.append(int(m[1]))
+        if sysctls:
+            echo(
+                f"restored what a lab that is gone (irqlab pid {m[1]}) had set: "
+                + ", ".join(f"{n} = {v}" for n, v in sysctls)
+            )
+    return done
+
+
 def remove_stale(echo: Callable[[str], None]) -> list[str]:
     """Removes the namespaces of labs whose irqlab is gone (their processes first), saying so
     in one line; refuses, in one line, to start beside another lab that runs (the sysctls it
@@ -168,15 +205,27 @@ class Guard:
     netns: list[str] = field(default_factory=list)
     sysctls: list[tuple[str, str]] = field(default_factory=list)
     proc: subprocess.Popen[bytes] | None = None
+    #: Where the same is kept on disk, for the day irqlab and its watchdog die together: the
+    #: next lab puts the host back from it (:func:`remove_stale`).
+    state: Path | None = None
 
     def start(self) -> Guard:
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", watchdog.__file__],
+            [sys.executable, "-I", watchdog.__file__, *([str(self.state)] if self.state else [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             start_new_session=True,  # the terminal's Ctrl-C is not for it
         )
         return self
+
+    def _keep(self) -> None:
+        if self.state is None:
+            return
+        try:
+            self.state.parent.mkdir(parents=True, exist_ok=True)
+            self.state.write_text(json.dumps({"netns": self.netns, "sysctls": self.sysctls}))
+        except OSError:
+            self.state = None  # the watchdog is the guarantee; the file is a second chance
 
     def _tell(self, record: dict[str, Any]) -> None:
         pipe: IO[bytes] | None = self.proc.stdin if self.proc is not None else None
@@ -190,6 +239,7 @@ class Guard:
 
     def add_netns(self, name: str) -> None:
         self.netns.append(name)
+        self._keep()
         self._tell({"netns": name})
 
     def set_sysctl(self, name: str, value: str) -> str:
@@ -198,6 +248,7 @@ class Guard:
         old = sysctl_read(name)
         if name not in (n for n, _ in self.sysctls):
             self.sysctls.append((name, old))
+            self._keep()
             self._tell({"sysctl": name, "old": old})
         if old != value:
             sysctl_write(name, value)
@@ -218,6 +269,8 @@ class Guard:
                 proc.wait()
         # Again here: idempotent, and what the watchdog did not finish (it was killed too).
         watchdog.undo(self.netns, self.sysctls)
+        if self.state is not None:
+            self.state.unlink(missing_ok=True)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from irqlab.ops.lab.load import PACING_SAMPLE_S, Receiver, Sender, Window, pacin
 from irqlab.ops.lab.measured import counts, measured, thread_shares
 from irqlab.ops.lab.netns import (
     RX_DEV,
+    STATE_DIR,
     Guard,
     LabError,
     Topology,
@@ -35,6 +36,7 @@ from irqlab.ops.lab.netns import (
     package_of,
     pin,
     remove_stale,
+    restore_stale,
     sysctl_read,
     tasks_named,
 )
@@ -237,7 +239,8 @@ def run_lab(plan: Plan, out: Path, echo: Callable[[str], None]) -> dict[str, Any
     except OSError as e:
         raise ConfigError(f"--out {out}: cannot be made ({e.strerror or e})", "out") from None
     trace = trace_session() if plan.trace else None
-    guard = Guard().start()
+    restore_stale(echo)
+    guard = Guard(state=STATE_DIR / f"lab-{os.getpid()}.json").start()
     receiver: Receiver | None = None
     started = time.monotonic()
     try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -82,6 +83,8 @@ def undo(
 
 
 def main() -> None:
+    """Reads the lab's records until the pipe closes, then undoes them; ``argv[1]``: the lab's
+    state file, removed once done."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_IGN)
     netns: list[str] = []
@@ -100,6 +103,10 @@ def main() -> None:
         if isinstance(name, str) and isinstance(old, str) and name not in dict(sysctls):
             sysctls.append((name, old))
     undo(netns, sysctls, note=lambda text: print(f"irqlab lab: {text}", file=sys.stderr))
+    # the lab's state file: what it kept for the day both die, now done
+    if len(sys.argv) > 1 and re.fullmatch(r"lab-[0-9]{1,10}\.json", os.path.basename(sys.argv[1])):
+        with contextlib.suppress(OSError):
+            os.unlink(sys.argv[1])
 
 
 if __name__ == "__main__":
