@@ -16,6 +16,7 @@ here adds the commands of one family to it:
 - ``calibrate``: ``calibrate``;
 - ``probe``: ``probe``;
 - ``measure``: ``measure``;
+- ``lab``: ``lab``;
 - ``trace``: ``trace-info``.
 
 A command imports what it needs when it runs, so that ``--help`` and the quick commands load
@@ -27,6 +28,7 @@ from __future__ import annotations
 from irqlab.cli import (  # noqa: F401
     analytic,
     calibrate,
+    lab,
     measure,
     probe,
     reproduce,
