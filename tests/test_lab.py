@@ -180,6 +180,7 @@ def test_a_points_figures_from_its_readings_as_by_hand():
         "sent_pps": 150_000.0,
         "app_pps": 140_000.0,
         "socket_drop_ratio": 20_000 / 300_000,
+        "ring_drop_ratio": 0.0,
         "net_rx_share": {"0": 0.35, "1": 0.01},
         "ksoftirqd_share": {"0": 0.015, "1": 0.0},
         "napi_thread_share": None,
@@ -227,6 +228,7 @@ def test_datagrams_the_veth_dropped_were_sent_all_the_same():
     before["tx_dev"]["tx_dropped"], after["tx_dev"]["tx_dropped"] = 7, 40_007
     m = measured(SUMMARY, before, after, 1.0, threaded=True)
     assert m["sent_pps"] == 100_000 and m["app_pps"] == 60_000 and m["socket_drop_ratio"] == 0
+    assert m["ring_drop_ratio"] == pytest.approx(0.4)
     c = counts(before, after)
     assert c["sent"] == 100_000 and c["veth_tx_dropped"] == 40_000
 

@@ -78,6 +78,8 @@ QUANTITIES: tuple[Quantity, ...] = (
              floor_absolute=0.01),
     Quantity("socket_drop_ratio", "socket_drop_ratio", "socket drop ratio", absolute=0.05,
              floor_absolute=0.005),
+    Quantity("ring_drop_ratio", "ring_drop_ratio", "veth ring drop ratio", absolute=0.05,
+             floor_absolute=0.005),
 )  # fmt: skip
 
 #: The costs fitted by default: (key, min, max, log).

@@ -56,6 +56,11 @@ DERIVED: dict[str, tuple[str, str, str]] = {
         "packets.offered",
         "packets dropped at a full socket receive buffer, of those offered",
     ),
+    "ring_drop_ratio": (
+        "packets.dropped_nic",
+        "packets.offered",
+        "packets dropped at a full Rx ring (a veth's 256 entries), of those offered",
+    ),
 }
 
 

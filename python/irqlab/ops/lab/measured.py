@@ -10,6 +10,8 @@ point was traced.
   application) over the window;
 - ``socket_drop_ratio``: its ``RcvbufErrors`` (the full socket's drops) over the datagrams
   sent;
+- ``ring_drop_ratio``: the sending veth's ``tx_dropped`` (the receiving end's 256-entry ring
+  was full) over the datagrams sent;
 - ``net_rx_share``: each CPU's softirq time in ``/proc/stat`` over the window (all softirqs;
   NET_RX's own during the load). Without ``CONFIG_IRQ_TIME_ACCOUNTING`` it is sampled at each
   tick, and ksoftirqd's softirq work counts in it too;
@@ -113,6 +115,10 @@ def measured(
         "sent_pps": sent / window_s,
         "app_pps": received / window_s,
         "socket_drop_ratio": drops / sent if sent else 0.0,
+        "ring_drop_ratio": _delta(before.get("tx_dev", {}), after.get("tx_dev", {}), "tx_dropped")
+        / sent
+        if sent
+        else 0.0,
         "net_rx_share": net_rx_share,
         "ksoftirqd_share": dict(sorted(ksoftirqd.items(), key=lambda kv: int(kv[0]))),
         "napi_thread_share": napi_ns / window_ns if threaded and napi_ns is not None else None,
