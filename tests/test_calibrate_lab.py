@@ -156,7 +156,8 @@ def test_the_lab_host_is_a_veth_pair_with_a_sender_and_the_app(tmp_path: Path) -
     assert (s["sender.core"], s["app.0.core"]) == (0, 1)
     assert s["kernel.hz"] == 250
     assert s["kernel.netdev_budget"] == 300
-    assert s["socket.rcvbuf_bytes"] == 4_194_304
+    assert s["socket.rcvbuf_bytes"] == 2 * 4_194_304  # SO_RCVBUF's request, doubled
+    assert s["socket.truesize_bytes"] == 832  # a 64-byte datagram's skb
     assert "socket.busy_read_us" not in s  # 0: off, as the default
 
 
