@@ -5,7 +5,7 @@ One bpftrace script attaches to the receive path's tracepoints and keeps only ma
 ends: no event crosses to user space. What it records:
 
 - ``hardirq_ns``: each hard IRQ's handler time (``irq:irq_handler_entry`` → ``_exit``), by
-  IRQ, with the IRQ's name;
+  IRQ, with the IRQ's name (from /proc/interrupts);
 - ``net_rx``: per CPU, each NET_RX softirq's duration (``irq:softirq_entry`` → ``_exit``,
   ``vec`` 3), its total, the delay from its raise (``irq:softirq_raise``) to its run, and how
   many runs were in ksoftirqd (the current task is ``ksoftirqd/N``) or inline (at the end of
@@ -62,6 +62,9 @@ STOP_TIMEOUT_S = 15.0
 #: What bpftrace may print at all: the maps are a few kB; more is a fault, cut there.
 MAX_OUTPUT_BYTES = 16 << 20
 
+#: Set in bpftrace's environment, it says this on stderr once every probe is attached (its
+#: own test suite's signal; bpftrace 0.12 and later).
+ATTACHED_NOTICE = "__BPFTRACE_NOTIFY_PROBES_ATTACHED"
 #: The probes, in the order of the script (bpftrace loads their programs in that order).
 PROBES = (
     "irq:irq_handler_entry",
@@ -118,7 +121,7 @@ def script(cpus: Sequence[int] | None = None, app_comm: str | None = None) -> st
     run = f'args->next_comm == "{app}"' if app else "0"
     return f"""\
 tracepoint:irq:irq_handler_entry {where()}{{
-  @irq_start[cpu] = nsecs; @irq_name[args->irq] = str(args->name);
+  @irq_start[cpu] = nsecs;
 }}
 tracepoint:irq:irq_handler_exit {where("@irq_start[cpu]")}{{
   @hardirq_ns[args->irq] = hist(nsecs - @irq_start[cpu]); delete(@irq_start[cpu]);
@@ -256,10 +259,13 @@ def _sorted(d: dict[str, Any]) -> dict[str, Any]:
     return {k: d[k] for k in sorted(d, key=order)}
 
 
-def distributions(maps: dict[str, Any], app_comm: str | None = None) -> dict[str, Any]:
-    """The maps :func:`parse_output` read, in distributions.json's form (docs/measure.md)."""
+def distributions(
+    maps: dict[str, Any], app_comm: str | None = None, irq_names: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The maps :func:`parse_output` read, in distributions.json's form (docs/measure.md).
+    Each IRQ's name is ``irq_names``' (/proc/interrupts), else an ``@irq_name`` map's."""
     names = maps.get("@irq_name", {})
-    names = names if isinstance(names, dict) else {}
+    names = {**(names if isinstance(names, dict) else {}), **(irq_names or {})}
     hardirq = {
         irq: {"name": names.get(irq), **histogram(h, "ns")}
         for irq, h in _by_key(maps.get("@hardirq_ns")).items()
@@ -410,6 +416,18 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+def _irq_names() -> dict[str, str]:
+    """Each IRQ's name as /proc/interrupts gives it (its handlers' names): the probes do not
+    copy it, which would cost a string copy per interrupt."""
+    from irqlab.ops.probe.parsers import parse_interrupts
+
+    try:
+        text = Path("/proc/interrupts").read_text()
+    except OSError:
+        return {}
+    return {str(irq): name for irq, name in parse_interrupts(text).names.items()}
+
+
 def _mounted(path: str) -> bool:
     try:
         mounts = Path("/proc/self/mounts").read_text()
@@ -496,7 +514,7 @@ class TraceSession:
                 stderr=subprocess.PIPE,
                 start_new_session=True,
                 preexec_fn=_die_with_parent,
-                env={**os.environ, "LC_ALL": "C"},
+                env={**os.environ, "LC_ALL": "C", ATTACHED_NOTICE: "1"},
             )
             self._wait_attached()
         except BaseException:
@@ -531,14 +549,31 @@ class TraceSession:
             self._old_sysctl = None
             self._stats = "not available (no BPF run-time statistics)"
 
+    def _attached(self) -> bool:
+        """bpftrace's probes are all attached: it said so on stderr (``ATTACHED_NOTICE``),
+        or, where it does not, it announced them (``attached_probes``, which it prints
+        *before* attaching) and holds a program and a perf event for each."""
+        assert self.proc is not None
+        if ATTACHED_NOTICE.encode() in self._err:
+            return True
+        if b'"attached_probes"' not in self._out:
+            return False
+        if len(read_prog_stats(self.proc.pid)) < len(PROBES):
+            return False
+        try:
+            links = [os.readlink(p) for p in Path(f"/proc/{self.proc.pid}/fd").iterdir()]
+        except OSError:
+            return False
+        return sum(link == "anon_inode:[perf_event]" for link in links) >= len(PROBES)
+
     def _wait_attached(self) -> None:
-        """Reads bpftrace's output until it says its probes are attached."""
+        """Reads bpftrace's output until its probes are attached (:meth:`_attached`)."""
         assert self.proc is not None and self.proc.stdout and self.proc.stderr
         deadline = time.monotonic() + self.start_timeout_s
         with selectors.DefaultSelector() as sel:
             sel.register(self.proc.stdout, selectors.EVENT_READ, self._out)
             sel.register(self.proc.stderr, selectors.EVENT_READ, self._err)
-            while b'"attached_probes"' not in self._out:
+            while not self._attached():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TraceError(
@@ -546,7 +581,7 @@ class TraceSession:
                     )
                 if not sel.get_map():
                     break
-                for key, _ in sel.select(min(left, 0.5)):
+                for key, _ in sel.select(min(left, 0.05)):
                     chunk = os.read(key.fd, 1 << 16)
                     if chunk:
                         key.data.extend(chunk)
@@ -554,7 +589,7 @@ class TraceSession:
                         sel.unregister(key.fileobj)
                 if len(self._out) + len(self._err) > MAX_OUTPUT_BYTES:
                     raise TraceError("bpftrace printed too much before attaching")
-        if b'"attached_probes"' not in self._out:
+        if not self._attached():
             self.proc.wait(timeout=STOP_TIMEOUT_S)
             raise TraceError(
                 f"bpftrace failed (exit {self.proc.returncode}): "
@@ -581,7 +616,7 @@ class TraceSession:
         self._err.extend(err[:MAX_OUTPUT_BYTES])
         text = self._out.decode(errors="replace")
         maps = parse_output(text)
-        result = distributions(maps, self.app_comm)
+        result = distributions(maps, self.app_comm, _irq_names())
         result["window_s"] = window
         result["cpus"] = self.cpus
         result["tool"] = self.version()
