@@ -55,21 +55,26 @@ as_root = pytest.mark.skipif(not ROOT, reason="tracepoints need root (CI runs as
 
 def test_the_recorded_output_gives_every_distribution():
     maps = parse_output(SAMPLE.read_text())
-    d = distributions(maps, app_comm="python3")
-    napi = d["napi_poll"]["(no_device)"]  # loopback's packets go through the backlog's NAPI
-    assert (napi["polls"], napi["packets"], napi["full_budget"]) == (20000, 20000, 0)
-    assert napi["packets_per_poll"]["buckets"] == {"1": 20000}
-    assert napi["packets_per_poll"]["mean"] == 1.0
+    d = distributions(maps, app_comm="python3", irq_names={"36": "virtio1-req.0"})
+    lo = d["napi_poll"]["(no_device)"]  # loopback's packets go through the backlog's NAPI
+    assert (lo["polls"], lo["packets"], lo["full_budget"]) == (20000, 20000, 0)
+    assert lo["packets_per_poll"]["buckets"] == {"1": 20000}
+    assert lo["packets_per_poll"]["mean"] == 1.0
+    veth = d["napi_poll"]["veth1"]
+    assert (veth["polls"], veth["packets"]) == (29651, 29668)
+    assert veth["packets_per_poll"]["buckets"] == {"1": 29650, "16": 1}  # empty ones left out
+    assert veth["packets_per_poll"]["mean"] == 29668 / 29651  # exact: from the sum
     cpu1 = d["net_rx"]["1"]
-    assert cpu1["runs"] == {"inline": 20000, "ksoftirqd": 0}
+    assert cpu1["runs"] == {"inline": 20001, "ksoftirqd": 0}
     duration = cpu1["duration_ns"]
-    assert duration["count"] == 20000 and duration["sum"] == 46220847
-    assert duration["mean"] == 46220847 / 20000
-    assert 2048 <= duration["p50"] < 4096  # 19,951 of the 20,000 runs are in [2048, 4095]
-    assert cpu1["raise_to_run_ns"]["count"] == 20000
+    assert duration["count"] == 19261 + 498 + 13 + 207 + 15 + 7
+    assert duration["sum"] == 40365320 and duration["mean"] == 40365320 / 20001
+    assert duration["p50"] == pytest.approx(1024 + 1024 * (0.5 * 20001) / 19261)
+    assert cpu1["raise_to_run_ns"]["count"] == 20001  # each run was raised
     assert d["hardirq_ns"]["36"]["name"] == "virtio1-req.0"
-    assert list(d["hardirq_ns"]) == ["31", "36", "42"]  # by IRQ number
-    assert d["app_wakeup_us"]["count"] == 8
+    assert d["hardirq_ns"]["41"]["name"] is None
+    assert list(d["hardirq_ns"]) == ["36", "41", "42"]  # by IRQ number
+    assert d["app_wakeup_us"]["count"] == 1
     assert d["app_comm"] == "python3"
 
 
@@ -77,14 +82,19 @@ def test_lines_that_are_not_maps_are_skipped():
     text = (
         '{"type": "attached_probes", "data": {"probes": 9}}\n\n'
         "Attaching 9 probes...\n"
-        '{"type": "map", "data": {"@net_rx_runs": {"0,inline": 5, "0,ksoftirqd": 7}}}\n'
+        '{"type": "map", "data": {"@net_rx_ksoftirqd": {"0": 7}}}\n'
+        '{"type": "hist", "data": {"@net_rx_ns": '
+        '{"0": [{"min": 1024, "max": 2047, "count": 12}]}}}\n'
         '{"type": "map", "data": \n'
     )
     maps = parse_output(text)
-    assert maps == {"@net_rx_runs": {"0,inline": 5, "0,ksoftirqd": 7}}
+    assert maps == {
+        "@net_rx_ksoftirqd": {"0": 7},
+        "@net_rx_ns": {"0": [{"min": 1024, "max": 2047, "count": 12}]},
+    }
     d = distributions(maps)
     assert d["net_rx"]["0"]["runs"] == {"inline": 5, "ksoftirqd": 7}
-    assert d["net_rx"]["0"]["duration_ns"]["count"] == 0
+    assert d["net_rx"]["0"]["raise_to_run_ns"]["count"] == 0
     assert d["app_wakeup_us"] is None  # no app named
 
 
@@ -503,3 +513,25 @@ def test_killing_the_measuring_process_leaves_no_bpftrace_and_no_program():
         if not mounted_before and _tracefs_mounted():
             # the killed process could not unmount what it mounted (docs/measure.md)
             subprocess.run(["umount", "/sys/kernel/tracing"], check=False)
+
+
+@pytest.mark.slow
+@as_root
+def test_the_command_records_the_tracepoints_by_default_as_root(tmp_path):
+    mounted_before = _tracefs_mounted()
+    before = _bpftrace_pids()
+    out = tmp_path / "b"
+    r = CliRunner().invoke(
+        main, ["measure", "--seconds", "0.5", "--app-comm", "python3", "-o", str(out)]
+    )
+    assert r.exit_code == 0, r.output
+    assert "only the counters" not in r.output
+    assert "probes' cost:" in r.output
+    b = load_bundle(out)
+    assert b.manifest["tracing"] == TRACED
+    assert b.manifest["tracing_reason"].startswith("root and bpftrace")
+    assert b.distributions is not None and b.distributions["app_comm"] == "python3"
+    assert list(b.distributions["overhead"]["probes"]) == list(PROBES)
+    assert b.summary["traced"] == summarize_trace(b.distributions)
+    assert _tracefs_mounted() == mounted_before
+    assert _bpftrace_pids() <= before  # ours is gone (another may run meanwhile)
