@@ -534,4 +534,13 @@ def test_the_command_records_the_tracepoints_by_default_as_root(tmp_path):
     assert list(b.distributions["overhead"]["probes"]) == list(PROBES)
     assert b.summary["traced"] == summarize_trace(b.distributions)
     assert _tracefs_mounted() == mounted_before
-    assert _bpftrace_pids() <= before  # ours is gone (another may run meanwhile)
+    assert not [p for p in _bpftrace_pids() - before if _parent(p) == os.getpid()]
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    m = re.search(r"^PPid:\s+(\d+)$", status, re.MULTILINE)
+    return int(m[1]) if m else None
