@@ -81,7 +81,8 @@ def measure(
     """
     from irqlab.ops.measure import TraceSession, check_seconds, record, write_bundle
     from irqlab.ops.measure.tracing import check_app_comm
-    from irqlab.ops.probe import Host
+    from irqlab.ops.probe import Host, interfaces
+    from irqlab.scenario import show_key
 
     check_seconds(seconds)
     check_app_comm(app_comm)
@@ -91,6 +92,11 @@ def measure(
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: not a directory", None)
     host = Host(root)
+    if iface is not None and iface not in interfaces(host):
+        found = ", ".join(interfaces(host)[:16]) or "none"
+        raise ConfigError(
+            f"--iface {show_key(iface)}: no such interface; interfaces found: {found}", "iface"
+        )
     if host.recorded:
         untraced = "a recorded host (--root): tracepoints are the running kernel's"
     else:
