@@ -252,6 +252,31 @@ def test_leaving_the_context_by_an_exception_kills_bpftrace(tmp_path, as_if_root
     assert pid is not None and _gone(pid)
 
 
+def test_a_missed_sigint_is_sent_again(tmp_path, as_if_root):
+    misses_one = ANSWERS.replace(
+        "signal.signal(signal.SIGINT, stop)",
+        "signal.signal(signal.SIGINT, lambda s, f: signal.signal(signal.SIGINT, stop))",
+    )
+    with TraceSession(bpftrace=_stand_in(tmp_path, misses_one)) as t:
+        t.start()
+        started = time.monotonic()
+        d = t.stop()
+    assert d["napi_poll"]["(no_device)"]["polls"] == 20000
+    assert time.monotonic() - started < 5
+
+
+def test_bpftrace_that_never_stops_is_killed_with_one_line(tmp_path, as_if_root, monkeypatch):
+    monkeypatch.setattr(tracing_mod, "STOP_TIMEOUT_S", 2.0)
+    deaf = ANSWERS.replace(
+        "signal.signal(signal.SIGINT, stop)", "signal.signal(signal.SIGINT, signal.SIG_IGN)"
+    )
+    with TraceSession(bpftrace=_stand_in(tmp_path, deaf)) as t:
+        t.start()
+        with pytest.raises(TraceError, match=r"did not print its maps within 2 s"):
+            t.stop()
+        assert t.proc is not None and t.proc.returncode is not None
+
+
 def test_bpftrace_that_fails_is_one_line_with_its_error(tmp_path, as_if_root):
     fails = _stand_in(
         tmp_path,

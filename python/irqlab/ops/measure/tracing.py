@@ -606,16 +606,7 @@ class TraceSession:
         window = time.monotonic() - self._t0
         progs = read_prog_stats(self.proc.pid)
         cpu1 = _cpu_seconds(self.proc.pid)
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            out, err = self.proc.communicate(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            self._kill()
-            raise TraceError(
-                f"bpftrace did not print its maps within {STOP_TIMEOUT_S:g} s"
-            ) from None
-        self._out.extend(out[:MAX_OUTPUT_BYTES])
-        self._err.extend(err[:MAX_OUTPUT_BYTES])
+        self._drain_after_sigint()
         text = self._out.decode(errors="replace")
         maps = parse_output(text)
         result = distributions(maps, self.app_comm, _irq_names())
@@ -631,6 +622,34 @@ class TraceSession:
             bpftrace_cpu_s=None if cpu1 is None or self._cpu0 is None else cpu1 - self._cpu0,
         )
         return result
+
+    def _drain_after_sigint(self) -> None:
+        """Sends bpftrace SIGINT and reads what it prints until it ends. bpftrace (0.17 here)
+        now and then misses a SIGINT and polls on: while it has printed nothing, the signal is
+        sent again each second; bounded by ``STOP_TIMEOUT_S``."""
+        assert self.proc is not None and self.proc.stdout and self.proc.stderr
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        printed = len(self._out)
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.proc.stdout, selectors.EVENT_READ, self._out)
+            sel.register(self.proc.stderr, selectors.EVENT_READ, self._err)
+            while sel.get_map():
+                if len(self._out) == printed:
+                    self.proc.send_signal(signal.SIGINT)
+                left = deadline - time.monotonic()
+                if left <= 0 or len(self._out) + len(self._err) > MAX_OUTPUT_BYTES:
+                    self._kill()
+                    raise TraceError(f"bpftrace did not print its maps within {STOP_TIMEOUT_S:g} s")
+                for key, _ in sel.select(min(left, 1.0)):
+                    chunk = os.read(key.fd, 1 << 16)
+                    if chunk:
+                        key.data.extend(chunk)
+                    else:
+                        sel.unregister(key.fileobj)
+        try:
+            self.proc.wait(timeout=max(deadline - time.monotonic(), 1.0))
+        except subprocess.TimeoutExpired:
+            self._kill()
 
     def version(self) -> str:
         """``bpftrace vX.Y.Z``, as it says."""
