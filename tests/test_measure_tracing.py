@@ -358,6 +358,21 @@ def test_a_damaged_distributions_file_is_one_line_naming_it(tmp_path, text, expe
     assert expected in str(e.value) and "\n" not in str(e.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{", "settings.json: not JSON"),
+        ('{"iface": "eth0"}', "settings.json: no driver, settings, scenario"),
+    ],
+)
+def test_a_damaged_settings_file_is_one_line_naming_it(tmp_path, text, expected):
+    shutil.copytree(BUNDLE, tmp_path / "b")
+    (tmp_path / "b" / "settings.json").write_text(text)
+    with pytest.raises(BundleError) as e:
+        load_bundle(tmp_path / "b")
+    assert expected in str(e.value) and "\n" not in str(e.value)
+
+
 def test_the_bundle_is_written_and_read_back_with_its_new_files(tmp_path):
     b = load_bundle(BUNDLE)
     write_bundle(b, tmp_path / "b")
@@ -404,6 +419,22 @@ def test_without_bpftrace_the_counters_are_recorded_and_one_line_says_why(tmp_pa
 
 
 # -- as root, on this kernel -----------------------------------------------------------------
+
+
+@as_root
+def test_the_statistics_switch_is_put_back(monkeypatch):
+    sysctl = Path("/proc/sys/kernel/bpf_stats_enabled")
+    old = sysctl.read_text()
+    t = TraceSession()
+    t._enable_stats()  # the BPF_ENABLE_STATS descriptor: the switch is left alone
+    assert "BPF_ENABLE_STATS" in t._stats and sysctl.read_text() == old
+    t.close()
+    monkeypatch.setattr(tracing_mod, "_enable_stats_fd", lambda: None)  # an older kernel
+    t = TraceSession()
+    t._enable_stats()
+    assert "kernel.bpf_stats_enabled" in t._stats and sysctl.read_text().strip() == "1"
+    t.close()
+    assert sysctl.read_text() == old
 
 
 def _tracefs_mounted() -> bool:
