@@ -445,3 +445,13 @@ def test_an_unknown_interface_is_one_line_before_the_window(tmp_path: Path):
     assert len(r.output.strip().splitlines()) == 1
     assert "--iface nope0: no such interface" in r.output
     assert not (tmp_path / "b").exists()
+
+
+def test_a_bundle_written_over_a_traced_one_leaves_none_of_its_files(tmp_path: Path):
+    traced = load_bundle(Path(__file__).parent / "data" / "measure" / "loopback-bundle")
+    write_bundle(traced, tmp_path / "b")
+    untraced = record(Host(PROBE_TREE), 0.1, sleep=lambda s: None, settings=False)
+    write_bundle(untraced, tmp_path / "b")
+    again = load_bundle(tmp_path / "b")
+    assert again.distributions is None and again.settings is None
+    assert again == untraced

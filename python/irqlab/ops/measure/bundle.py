@@ -229,11 +229,16 @@ def record(
 
 
 def write_bundle(bundle: Bundle, out: Path) -> None:
-    """Writes ``bundle`` into the directory ``out`` (made if absent)."""
+    """Writes ``bundle`` into the directory ``out`` (made if absent), replacing an earlier
+    bundle's files there, the optional ones it does not have removed."""
     try:
         out.mkdir(parents=True, exist_ok=True)
-        for name, data in bundle.files().items():
+        files = bundle.files()
+        for name, data in files.items():
             (out / name).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        for name in OPTIONAL_FILES:  # an earlier bundle's, which this one does not have
+            if name not in files:
+                (out / name).unlink(missing_ok=True)
     except OSError as e:
         raise ConfigError(f"{out}: cannot write the bundle ({e.strerror or e})", None) from None
 
