@@ -547,7 +547,10 @@ def _programs_held(prog_ids: set[int]) -> set[int]:
 @as_root
 def test_killing_the_measuring_process_leaves_no_bpftrace_and_no_program():
     mounted_before = _tracefs_mounted()
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "python")}
+    import irqlab
+
+    # the child imports the irqlab these tests import (the work tree's, or the installed one)
+    env = {**os.environ, "PYTHONPATH": str(Path(irqlab.__file__).parents[1])}
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD], stdout=subprocess.PIPE, text=True, env=env
     )

@@ -649,7 +649,8 @@ class TraceSession:
         try:
             self.proc.wait(timeout=max(deadline - time.monotonic(), 1.0))
         except subprocess.TimeoutExpired:
-            self._kill()
+            pass
+        self._kill()  # reaps it, or kills it if it lingers; closes the pipes
 
     def version(self) -> str:
         """``bpftrace vX.Y.Z``, as it says."""
