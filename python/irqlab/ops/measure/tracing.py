@@ -646,10 +646,8 @@ class TraceSession:
                         key.data.extend(chunk)
                     else:
                         sel.unregister(key.fileobj)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=max(deadline - time.monotonic(), 1.0))
-        except subprocess.TimeoutExpired:
-            pass
         self._kill()  # reaps it, or kills it if it lingers; closes the pipes
 
     def version(self) -> str:
