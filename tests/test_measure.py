@@ -407,3 +407,51 @@ def test_without_root_one_line_says_only_the_counters_are_recorded(tree, tmp_pat
     lines = [line for line in r.output.splitlines() if "counters" in line]
     assert lines == ["only the counters are recorded: not root (tracepoints need root)"]
     assert load_bundle(out).manifest["tracing_reason"] == "not root (tracepoints need root)"
+
+
+# -- the host's settings ---------------------------------------------------------------------
+
+PROBE_TREE = Path(__file__).parent / "data" / "probe" / "virtio_net"
+
+
+def test_the_bundle_keeps_the_settings_as_probe_reads_them(tmp_path: Path):
+    bundle = record(Host(PROBE_TREE), 0.1, sleep=lambda s: None)
+    settings = bundle.settings
+    assert settings is not None and settings["driver"] == "virtio_net"
+    assert bundle.manifest["driver"] == "virtio_net"
+    assert bundle.manifest["iface"] == settings["iface"]
+    assert bundle.manifest["settings"] == "settings.json"
+    assert settings["settings"]["nic.queues"]["value"] >= 1
+    assert settings["settings"]["nic.queues"]["source"]  # where it was read
+    assert "[nic]" in settings["scenario"]  # the file irqlab probe writes
+    write_bundle(bundle, tmp_path / "b")
+    assert (tmp_path / "b" / "settings.json").exists()
+    assert load_bundle(tmp_path / "b") == bundle
+
+
+def test_a_host_without_interfaces_has_no_settings_and_says_why(tree: Path):
+    bundle = _window(tree)
+    assert bundle.settings is None and bundle.manifest["settings"] is None
+    assert "no network interfaces" in bundle.manifest["settings_reason"]
+
+
+def test_an_unknown_interface_is_one_line_before_the_window(tmp_path: Path):
+    r = CliRunner().invoke(
+        main,
+        ["measure", "--root", str(PROBE_TREE), "--iface", "nope0", "--seconds", "0.1",
+         "-o", str(tmp_path / "b")],
+    )  # fmt: skip
+    assert r.exit_code == 2
+    assert len(r.output.strip().splitlines()) == 1
+    assert "--iface nope0: no such interface" in r.output
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_bundle_written_over_a_traced_one_leaves_none_of_its_files(tmp_path: Path):
+    traced = load_bundle(Path(__file__).parent / "data" / "measure" / "loopback-bundle")
+    write_bundle(traced, tmp_path / "b")
+    untraced = record(Host(PROBE_TREE), 0.1, sleep=lambda s: None, settings=False)
+    write_bundle(untraced, tmp_path / "b")
+    again = load_bundle(tmp_path / "b")
+    assert again.distributions is None and again.settings is None
+    assert again == untraced

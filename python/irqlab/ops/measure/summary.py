@@ -87,3 +87,46 @@ def summarize(
         d = _delta(before.get("udp", {}).get(name), value, f"Udp {name}", warnings)
         udp[f"{name}_per_s"] = _rate(d, window_s)
     return {"window_s": window_s, "cpus": cpus, "irqs": irqs, "udp": udp, "warnings": warnings}
+
+
+def summarize_trace(d: dict[str, Any]) -> dict[str, Any]:
+    """The tracepoints' headline numbers (distributions.json has the whole histograms): per
+    CPU, NET_RX runs per second, their mean and p99 duration, the share of the window spent
+    in them and the share of runs in ksoftirqd; per NAPI device, polls per second and the
+    mean packets per poll; the app's wake-up delay; and what the probes cost."""
+    window = d.get("window_s") or 0.0
+    cpus = {}
+    for cpu, e in d.get("net_rx", {}).items():
+        runs = e["runs"]
+        n = runs.get("inline", 0) + runs.get("ksoftirqd", 0)
+        dur = e["duration_ns"]
+        cpus[cpu] = {
+            "net_rx_runs_per_s": n / window if window > 0 else None,
+            "net_rx_mean_ns": dur.get("mean"),
+            "net_rx_p99_ns": dur.get("p99"),
+            "net_rx_share": dur["sum"] / (window * 1e9) if window > 0 and "sum" in dur else None,
+            "ksoftirqd_runs_share": runs.get("ksoftirqd", 0) / n if n else None,
+            "raise_to_run_p99_ns": e["raise_to_run_ns"].get("p99"),
+        }
+    napi = {
+        dev: {
+            "polls_per_s": e["polls"] / window if window > 0 else None,
+            "packets_per_poll": e["packets"] / e["polls"] if e["polls"] else None,
+            "full_budget_share": e["full_budget"] / e["polls"] if e["polls"] else None,
+        }
+        for dev, e in d.get("napi_poll", {}).items()
+    }
+    wake = d.get("app_wakeup_us")
+    over = d.get("overhead", {})
+    return {
+        "window_s": window,
+        "net_rx": cpus,
+        "napi_poll": napi,
+        "app_wakeup_us": None
+        if wake is None
+        else {k: wake.get(k) for k in ("count", "mean", "p50", "p99")},
+        "probes_ns_per_event": {
+            name: p.get("ns_per_event") for name, p in over.get("probes", {}).items()
+        },
+        "probes_cpu_share": over.get("cpu_share"),
+    }
