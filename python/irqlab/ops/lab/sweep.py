@@ -45,6 +45,10 @@ from irqlab.ops.lab.plan import SETTLE_S, Plan, Point, sender_run_s
 FORMAT = "irqlab-lab"
 FORMAT_VERSION = 1
 PROGRAMS = ("sockperf", "ip", "ethtool", "taskset", "sh")
+#: The receiving application's name, whose wake-up delay the tracing records.
+RECEIVER_COMM = "sockperf"
+#: Why a point without --trace records no tracepoints (bundle's manifest).
+UNTRACED = "irqlab lab without --trace: counters only"
 
 
 def trace_session() -> Any:
@@ -180,14 +184,17 @@ def _measure_point(
         sender_pid = sender.start()
         time.sleep(SETTLE_S)
         window = Window(sender_pid, threads["receiver"], {**threads, "sender": sender_pid})
-        distributions = None
+        host = Host(Path("/"))
         if trace is not None:
-            with trace(cpus=None, app_comm="sockperf") as session:
-                session.start()
-                bundle = record(Host(Path("/")), plan.seconds, sleep=window.sleep)
-                distributions = session.stop()
+            with trace(cpus=None, app_comm=RECEIVER_COMM) as session:
+                bundle = record(
+                    host, plan.seconds, sleep=window.sleep, trace=session, settings=False
+                )
         else:
-            bundle = record(Host(Path("/")), plan.seconds, sleep=window.sleep)
+            bundle = record(
+                host, plan.seconds, sleep=window.sleep, settings=False, untraced=UNTRACED
+            )
+        distributions = bundle.distributions
         if window.stopped is not None:
             raise window.stopped
         totals = sender.finish()
