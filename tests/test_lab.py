@@ -614,3 +614,19 @@ def _cmdline(proc: Path) -> str:
         return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+@pytest.mark.parametrize("hz", [100, 250, 300, 1000])
+@pytest.mark.parametrize("rate", [20_000, 50_000, 100_000, 333_333])
+def test_a_rate_off_the_ticks_multiples_is_sampled_at_every_phase_of_its_sends(rate, hz):
+    from irqlab.ops.lab.plan import off_tick
+
+    moved = off_tick(rate, hz)
+    assert abs(moved - rate) < hz  # less than one tick rate away
+    # 3 s of ticks: the send's phase at each spreads over the cycle, no gap wider than 2 %
+    phases = sorted((k * moved / hz) % 1.0 for k in range(3 * hz))
+    gaps = [b - a for a, b in zip(phases, phases[1:], strict=False)]
+    assert max([*gaps, 1 - phases[-1] + phases[0]]) < 0.02
+    # as given, a multiple of the tick rate is sampled at one phase only
+    if rate % hz == 0:
+        assert len({round((k * rate / hz) % 1.0, 9) for k in range(3 * hz)}) == 1

@@ -94,6 +94,7 @@ FREE: tuple[tuple[str, float, float, bool], ...] = (
     ("platform.poll_ns", 0.0, 5_000.0, False),
     ("app.0.cost_ns", 100.0, 30_000.0, True),
     ("platform.task_wakeup_ns", 0.0, 10_000.0, False),
+    ("platform.ctx_switch_ns", 0.0, 10_000.0, False),
 )
 
 
@@ -250,6 +251,7 @@ def lab_scenario(lab: Lab) -> dict[str, Any]:
     thread pacing UDP at a constant rate on its core, the app reading the socket on its own;
     threaded NAPI is a point's key."""
     rcvbuf = lab.settings.get("rcvbuf_bytes")
+    kept = lab.settings.get("rcvbuf_kernel_bytes")
     out: dict[str, Any] = {
         "scheme": "napi",
         "run.duration_ms": 200,
@@ -270,7 +272,9 @@ def lab_scenario(lab: Lab) -> dict[str, Any]:
     budget = lab.settings.get("netdev_budget")
     if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0:
         out["kernel.netdev_budget"] = budget
-    if isinstance(rcvbuf, int) and not isinstance(rcvbuf, bool) and rcvbuf > 0:
+    if isinstance(kept, int) and not isinstance(kept, bool) and kept > 0:
+        out["socket.rcvbuf_bytes"] = kept  # as the kernel keeps it
+    elif isinstance(rcvbuf, int) and not isinstance(rcvbuf, bool) and rcvbuf > 0:
         out["socket.rcvbuf_bytes"] = 2 * rcvbuf  # SO_RCVBUF's request, doubled by the kernel
     if lab.size_bytes <= SMALL_PAYLOAD:
         out["socket.truesize_bytes"] = SMALL_TRUESIZE

@@ -96,6 +96,13 @@ def summary_table(lab: dict[str, Any]) -> Any:
     show_default=True,
     help="Refuse a sweep estimated to take longer.",
 )
+@click.option(
+    "--exact-rates",
+    is_flag=True,
+    help="Send at the rates as given; by default each is moved by less than the tick rate "
+    "(HZ) so that the tick-sampled softirq time in /proc/stat does not alias with the "
+    "sends' period (docs/lab.md).",
+)
 @out_option("The lab's directory (default: lab): lab.json and points/NAME/.", metavar="DIR",
             file_okay=False)  # fmt: skip
 @user_errors
@@ -113,6 +120,7 @@ def lab(
     busy_read: int,
     trace: bool,
     max_minutes: float,
+    exact_rates: bool,
     out: Path | None,
 ) -> None:
     """Measure this kernel's receive path: a paced UDP load between two network namespaces.
@@ -132,9 +140,11 @@ def lab(
     """
     from irqlab.ops.lab import Plan, check, parse_rates, parse_threaded, run_lab
 
+    asked = parse_rates(rates)
+    sent = asked if exact_rates else _off_tick(asked)
     plan = check(
         Plan(
-            rates_pps=parse_rates(rates),
+            rates_pps=sent,
             threaded=parse_threaded(threaded),
             repeats=repeats,
             seconds=seconds,
@@ -150,6 +160,10 @@ def lab(
         )
     )
     out = Path("lab") if out is None else out
+    if sent != asked:
+        moved = ", ".join(f"{a:g}→{b:g}" for a, b in zip(asked, sent, strict=True) if a != b)
+        click.echo(f"lab: rates moved off the tick's multiples (--exact-rates: not): {moved}",
+                   err=True)  # fmt: skip
     click.echo(
         f"lab: {len(plan.points())} points, about {plan.estimate_s():.0f} s; writing {out}",
         err=True,
@@ -176,3 +190,13 @@ def lab(
             "holds it back)"
         )
     click.echo(f"wrote {out / 'lab.json'} in {result['wall_s']:.0f} s")
+
+
+def _off_tick(rates: tuple[float, ...]) -> tuple[float, ...]:
+    """The rates moved off the tick's multiples at this kernel's HZ (as given when HZ is
+    unknown)."""
+    from irqlab.ops.lab.plan import off_tick
+    from irqlab.ops.measure.bundle import host_hz
+
+    hz = host_hz()
+    return rates if hz is None else tuple(float(off_tick(r, hz)) for r in rates)

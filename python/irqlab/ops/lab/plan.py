@@ -88,6 +88,31 @@ class Plan:
         return SETUP_S + len(self.points()) * (sender_run_s(self.seconds) + POINT_OVERHEAD_S)
 
 
+#: The fraction of a send per tick a nudged rate advances by: the golden ratio's, whose
+#: multiples fill [0, 1) most evenly, so that successive ticks sample every phase of the send.
+TICK_PHASE = 0.6180339887
+
+
+def off_tick(rate_pps: float, hz: int) -> float:
+    """``rate_pps`` moved by less than one tick rate to where a tick falls at a new phase of
+    the send period each time: rate/HZ with the fraction :data:`TICK_PHASE`.
+
+    /proc/stat charges each CPU's whole tick to what it was doing when the tick came (the
+    kernel samples; without CONFIG_IRQ_TIME_ACCOUNTING softirq time is only sampled), and a
+    paced sender is periodic: at 20000/s and HZ=250 a tick comes every 80 sends, always at
+    the same point of the send's cycle, so that the softirq share read is 0 % or 100 % of
+    what is there, or anything between as the phase drifts. Off the tick's multiples the
+    samples spread evenly over the cycle: the rate's excess over a multiple of HZ is the
+    integer nearest TICK_PHASE·HZ that shares no factor with HZ, so that HZ ticks visit HZ
+    distinct phases."""
+    target = round(TICK_PHASE * hz)
+    excess = min(
+        (e for e in range(1, hz) if math.gcd(e, hz) == 1),
+        key=lambda e: (abs(e - target), e),
+    )
+    return math.floor(rate_pps / hz) * hz + excess
+
+
 def sender_run_s(seconds: float) -> int:
     """The sender's run (``sockperf -t``, whole seconds) that holds a window of ``seconds``
     after the settling and ends after it."""

@@ -108,6 +108,13 @@ def _hz_of(host: Host, release: str | None) -> tuple[int | None, str | None]:
     return (s.value, s.source) if s is not None else (None, None)
 
 
+def host_hz(host: Host | None = None) -> int | None:
+    """This host's tick rate (CONFIG_HZ), None when its kernel configuration does not say."""
+    host = Host(Path("/")) if host is None else host
+    release = host.read("/proc/sys/kernel/osrelease")
+    return _hz_of(host, release.strip() if release else None)[0]
+
+
 def tracing_reason(why: str | None = None) -> str:
     """Why this window records no tracepoints, in one line: not root, else ``why``."""
     if os.geteuid() != 0:
