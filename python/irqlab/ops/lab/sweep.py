@@ -180,26 +180,29 @@ def _measure_point(
     sender = Sender(
         topology, plan.sender_core, plan.size_bytes, point.rate_pps, sender_run_s(plan.seconds)
     )
-    try:
+    with contextlib.ExitStack() as stack:
+        session = None
+        if trace is not None:
+            # attached before the sender starts: bpftrace takes seconds to attach, and the
+            # sender's run is timed for the window alone
+            session = stack.enter_context(trace(cpus=None, app_comm=RECEIVER_COMM))
+            session.start()
+        stack.callback(sender.stop)
         sender_pid = sender.start()
         time.sleep(SETTLE_S)
         window = Window(sender_pid, threads["receiver"], {**threads, "sender": sender_pid})
-        host = Host(Path("/"))
-        if trace is not None:
-            with trace(cpus=None, app_comm=RECEIVER_COMM) as session:
-                bundle = record(
-                    host, plan.seconds, sleep=window.sleep, trace=session, settings=False
-                )
-        else:
-            bundle = record(
-                host, plan.seconds, sleep=window.sleep, settings=False, untraced=UNTRACED
-            )
+        bundle = record(
+            Host(Path("/")),
+            plan.seconds,
+            sleep=window.sleep,
+            trace=session,
+            settings=False,
+            untraced=UNTRACED,
+        )
         distributions = bundle.distributions
         if window.stopped is not None:
             raise window.stopped
         totals = sender.finish()
-    finally:
-        sender.stop()
     where = out / "points" / point.name
     write_bundle(bundle, where)
     _dump(where / "lab_window.json", {

@@ -167,15 +167,17 @@ def record(
     """Reads every counter, waits ``seconds`` (Ctrl-C ends the window early, and the bundle
     covers the shorter window), reads them again, and summarizes the window.
 
-    With ``trace`` (a :class:`TraceSession` the caller's ``with`` closes), its tracepoints
-    cover the window too; if tracing fails the counters are still recorded and the manifest
-    says why (``untraced`` says why when no ``trace`` is given). ``settings``: also read the
-    host's settings for ``iface`` as ``irqlab probe`` does."""
+    With ``trace`` (a :class:`TraceSession` the caller's ``with`` closes, started here unless
+    the caller started it earlier), its tracepoints cover the window too; if tracing fails
+    the counters are still recorded and the manifest says why (``untraced`` says why when no
+    ``trace`` is given). ``settings``: also read the host's settings for ``iface`` as
+    ``irqlab probe`` does."""
     check_seconds(seconds)
     reason = tracing_reason(untraced)
     if trace is not None:
         try:
-            trace.start()
+            if not trace.started:
+                trace.start()
             reason = f"root and {trace.version()}: tracepoints aggregated in the kernel"
         except TraceError as e:
             reason, trace = str(e), None

@@ -498,6 +498,11 @@ class TraceSession:
     def pid(self) -> int | None:
         return None if self.proc is None else self.proc.pid
 
+    @property
+    def started(self) -> bool:
+        """Whether :meth:`start` has been called (a session starts once)."""
+        return self.proc is not None
+
     def start(self) -> None:
         """Starts bpftrace and returns once its probes are attached."""
         if self.proc is not None:
