@@ -237,3 +237,90 @@ def test_a_prediction_is_met_within_its_goal_or_the_spread_of_the_runs() -> None
     assert out["c"]["difference"] == pytest.approx(0.10)
     ppp = next(q for q in QUANTITIES if q.key == "packets_per_poll")
     assert ppp.goal(5.0) == pytest.approx(1.0)  # 20 % of the measured mean
+
+
+def _manifest(folder: Path, point: str, **fields: Any) -> None:
+    (folder / "points" / point / "manifest.json").write_text(json.dumps(fields))
+
+
+def test_a_point_recorded_on_another_kernel_or_hz_is_refused(tmp_path: Path) -> None:
+    _sweep(tmp_path)
+    _manifest(tmp_path, "off-r20000-0", kernel="6.18.0", hz=1000)
+    with pytest.raises(LabError, match=r"recorded with hz 1000, the lab's is 250") as e:
+        load_lab(tmp_path)
+    assert "point 1 (off-r20000-0)" in str(e.value) and "\n" not in str(e.value)
+    _manifest(tmp_path, "off-r20000-0", kernel="5.15.0", hz=250)
+    with pytest.raises(LabError, match=r"recorded with kernel 5.15.0, the lab's is 6.18.0"):
+        load_lab(tmp_path)
+    (tmp_path / "points" / "off-r20000-0" / "manifest.json").write_text("{")
+    with pytest.raises(LabError, match=r"manifest.json is unreadable"):
+        load_lab(tmp_path)
+
+
+# --- a recorded lab, end to end without root -------------------------------------------------
+
+RECORDED = Path(__file__).resolve().parent / "data" / "lab-small"
+
+
+def test_a_recorded_lab_is_fitted_predicted_compared_and_reported(tmp_path: Path) -> None:
+    # tests/data/lab-small: four rates of a lab on Linux 6.18 (2 vCPUs, HZ=250), threaded
+    # NAPI off and on, two runs each; fitted at 20153 and 400153/s, the others predicted
+    from click.testing import CliRunner
+
+    from irqlab.cli import main
+
+    out = tmp_path / "cal"
+    args = ["calibrate", str(RECORDED), "-o", str(out), "--executor", "inline"]
+    r = CliRunner().invoke(main, [*args, "--max-evaluations", "8"])
+    assert r.exit_code == 0, r.output
+    assert "predicted rates against the lab" in r.output
+    written = ("lab-targets.toml", "lab-plan.json", "lab-comparison.json", "calibration.json")
+    for name in (*written, "lab_predicted_vs_measured.png", "lab-fitted.toml"):
+        assert (out / name).is_file(), name
+    data = json.loads((out / "lab-comparison.json").read_text())
+    rows = data["rows"]
+    fitted = {r["rate_pps"] for r in rows if r["role"] == "target"}
+    predicted = {r["rate_pps"] for r in rows if r["role"] == "validation"}
+    assert fitted == {20153.0, 400153.0} and predicted == {100153.0, 200153.0}
+    for row in rows:
+        assert len(row["runs"]) == 2  # both runs kept, their range the spread
+        assert row["spread"] == pytest.approx(max(row["runs"]) - min(row["runs"]))
+        assert row["tolerance"] >= row["spread"] and row["tolerance"] >= row["goal"]
+        assert row["met"] == (abs(row["predicted"] - row["measured"]) <= row["tolerance"])
+    # every quantity the lab measured is compared, in both modes where it has it
+    labels = {(r["quantity"], r["threaded"]) for r in rows}
+    assert ("packets_per_poll", False) in labels and ("napi_thread_share", True) in labels
+    assert ("app_pps", True) in labels and ("net_rx_share", False) in labels
+    # the targets file stands alone: irqlab calibrate runs it again from the journal
+    again = CliRunner().invoke(
+        main, ["calibrate", str(out / "lab-targets.toml"), "-o", str(out), "--executor",
+               "inline", "--max-evaluations", "8"],
+    )  # fmt: skip
+    assert again.exit_code == 0 and "(0 runs made," in again.output
+    # the page: the lab's section with its figure and table
+    r = CliRunner().invoke(main, ["report", str(out)])
+    assert r.exit_code == 0, r.output
+    html = (out / "report.html").read_text()
+    assert "predicted against measured at every rate" in html
+    assert html.count("data:image/png") >= 2
+
+
+def test_fit_rates_must_be_the_labs(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from irqlab.cli import main
+
+    r = CliRunner().invoke(
+        main, ["calibrate", str(RECORDED), "-o", str(tmp_path / "c"), "--fit-rates", "20kpps"]
+    )
+    assert r.exit_code == 2
+    assert r.output.strip() == (
+        "irqlab: error: --fit-rates: '20kpps' is not a rate (give packets/s, e.g. "
+        "20153,150153 or 20k)"
+    )
+    r = CliRunner().invoke(
+        main, ["calibrate", str(RECORDED), "-o", str(tmp_path / "c"), "--fit-rates", "20k"]
+    )
+    assert r.exit_code == 2 and "20000 is not a rate of the lab (20153, 100153" in r.output
+    r = CliRunner().invoke(main, ["calibrate", str(RECORDED.parent / "no-lab")])
+    assert r.exit_code == 2 and r.output.count("\n") == 1 and "Traceback" not in r.output

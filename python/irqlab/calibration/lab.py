@@ -216,11 +216,11 @@ def load_lab(path: str | Path) -> Lab:
     if not points:
         raise _lab_error(shown, "no points: the sweep measured nothing")
     for i, raw in enumerate(points):
-        lab.points.append(_point(raw, i, shown, folder))
+        lab.points.append(_point(raw, i, shown, folder, lab))
     return lab
 
 
-def _point(raw: Any, i: int, shown: str, folder: Path) -> LabPoint:
+def _point(raw: Any, i: int, shown: str, folder: Path, lab: Lab) -> LabPoint:
     where = f"{shown}: point {i + 1}"
     if not isinstance(raw, dict):
         raise _lab_error(where, "expected a JSON object")
@@ -235,8 +235,8 @@ def _point(raw: Any, i: int, shown: str, folder: Path) -> LabPoint:
         if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
             raise _lab_error(where, f"measured.{q} = {value!r}: expected a number ≥ 0")
     bundle = raw.get("bundle")
-    if isinstance(bundle, str) and not (folder / bundle / "manifest.json").is_file():
-        raise _lab_error(where, f"its bundle {bundle}/manifest.json is missing: a partial lab?")
+    if isinstance(bundle, str):
+        _same_host(folder / bundle / "manifest.json", where, lab)
     return LabPoint(
         name=name,
         threaded=bool(_field(raw, "threaded", bool, where)),
@@ -244,6 +244,30 @@ def _point(raw: Any, i: int, shown: str, folder: Path) -> LabPoint:
         repeat=int(raw.get("repeat", 0)),
         measured=measured,
     )
+
+
+def _same_host(manifest: Path, where: str, lab: Lab) -> None:
+    """A point's bundle is there and was recorded on the lab's kernel at its HZ; else one
+    line naming the point and what differs."""
+    bundle = manifest.parent.relative_to(manifest.parents[2])
+    try:
+        tree = json.loads(manifest.read_text())
+    except FileNotFoundError:
+        missing = f"its bundle {bundle}/manifest.json is missing: a partial lab?"
+        raise _lab_error(where, missing) from None
+    except (OSError, json.JSONDecodeError) as e:
+        unreadable = f"its bundle {bundle}/manifest.json is unreadable ({e})"
+        raise _lab_error(where, unreadable) from None
+    if not isinstance(tree, dict):
+        raise _lab_error(where, f"its bundle {bundle}/manifest.json is not a manifest")
+    for key, want in (("kernel", lab.kernel), ("hz", lab.hz)):
+        got = tree.get(key)
+        if want is not None and got is not None and got != want:
+            raise _lab_error(
+                where,
+                f"its bundle was recorded with {key} {got}, the lab's is {want}: points of "
+                "different hosts or kernels do not make one lab",
+            )
 
 
 def lab_scenario(lab: Lab) -> dict[str, Any]:

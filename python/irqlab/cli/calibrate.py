@@ -179,16 +179,20 @@ def calibrate(
 
 
 def _rates(text: str | None) -> list[float] | None:
-    """--fit-rates as numbers; a bad entry is one line naming it."""
+    """--fit-rates as numbers (k and M allowed, as `irqlab lab --rates`); a bad entry is one
+    line naming it."""
     if text is None:
         return None
     out = []
     for part in text.split(","):
+        word = part.strip().replace("_", "")
+        scale = {"k": 1e3, "K": 1e3, "M": 1e6}.get(word[-1:], 1.0)
         try:
-            out.append(float(part.strip().replace("_", "")))
+            out.append(float(word[:-1] if scale != 1.0 else word) * scale)
         except ValueError:
             raise ConfigError(
-                f"--fit-rates: {part.strip()!r} is not a rate (give packets/s, e.g. 20000,150000)",
+                f"--fit-rates: {part.strip()!r} is not a rate (give packets/s, e.g. "
+                "20153,150153 or 20k)",
                 "fit_rates",
             ) from None
     return out
