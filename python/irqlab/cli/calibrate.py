@@ -113,6 +113,7 @@ def calibrate(
     pair, the sending thread, the app), its costs are fitted at half of the lab's rates
     and the other rates are predicted (docs/calibrate.md, "From a lab"). It also writes
       lab-targets.toml                 the targets file made from the lab
+      lab-host.toml                    the lab's host as a scenario file (run, tune)
       lab-comparison.json              every rate: measured (each run), predicted ± s.e.,
                                        the tolerance and whether it is met
       lab_predicted_vs_measured.png    one panel per quantity against the rate
@@ -124,14 +125,15 @@ def calibrate(
 
     lab = None
     if targets.is_dir() or targets.name == "lab.json":
-        from irqlab.calibration.lab import lab_targets, load_lab
+        from irqlab.calibration.lab import lab_scenario, lab_targets, load_lab
 
         lab = load_lab(targets)
         tree, plan = lab_targets(lab, fit=_rates(fit_rates))
+        host = lab_scenario(lab)
         target = Path(os.path.normpath(out or Path("results") / f"calibrate-{lab.path.name}"))
         own_folder(target, "calibration", "--out")
         writable_folder(target, "--out")
-        targets = _write_lab_targets(tree, plan, target)
+        targets = _write_lab_targets(tree, plan, host, target)
     elif fit_rates is not None:
         raise ConfigError("--fit-rates: only with a lab's folder as TARGETS", "fit_rates")
     spec = parse_targets(targets)
@@ -198,8 +200,12 @@ def _rates(text: str | None) -> list[float] | None:
     return out
 
 
-def _write_lab_targets(tree: dict[str, Any], plan: list[dict[str, Any]], out: Path) -> Path:
-    """The lab's targets file and its plan, written into the results folder; the file's path."""
+def _write_lab_targets(
+    tree: dict[str, Any], plan: list[dict[str, Any]], host: dict[str, Any], out: Path
+) -> Path:
+    """The lab's targets file, its plan and its host as a scenario file (lab-host.toml, for
+    run and tune with the fitted preset), written into the results folder; the targets
+    file's path."""
     import json
 
     from irqlab import toml_writer
@@ -210,4 +216,6 @@ def _write_lab_targets(tree: dict[str, Any], plan: list[dict[str, Any]], out: Pa
     header = "# Targets made by irqlab calibrate from a lab's folder (docs/calibrate.md)\n"
     write_atomic(path, header + toml_writer.document(tree), "--out")
     write_atomic(out / "lab-plan.json", json.dumps(plan, indent=1) + "\n", "--out")
+    note = "# The lab's host (irqlab calibrate); its fitted costs: --set @lab-fitted.toml\n"
+    write_atomic(out / "lab-host.toml", note + toml_writer.scenario(host), "--out")
     return path
