@@ -539,6 +539,11 @@ def test_a_traced_point_takes_its_polls_and_wakeups_from_the_tracing(tmp_path: P
     written = json.loads((tmp_path / "lab" / point["bundle"] / "distributions.json").read_text())
     assert written["napi_poll"]["veth1"]["packets"] > 0
     assert "overhead" in written
+    # what tracing costs the load: the top rate once more, untraced, beside the traced run
+    (cost,) = lab["tracing_overhead"]
+    assert cost["threaded"] is True and cost["rate_pps"] == 20_000.0
+    assert cost["untraced"]["sent_pps"] > 0 and cost["traced"]["sent_pps"] > 0
+    assert (tmp_path / "lab" / cost["untraced_bundle"] / "manifest.json").is_file()
     _assert_host_put_back(os.getpid(), before, set())
     assert _tracefs_mounted() == mounted
     assert subprocess.run(["pgrep", "-x", "bpftrace"], capture_output=True).returncode == 1

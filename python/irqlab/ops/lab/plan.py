@@ -85,7 +85,8 @@ class Plan:
 
     def estimate_s(self) -> float:
         """The sweep's wall time, setup and removal included."""
-        return SETUP_S + len(self.points()) * (sender_run_s(self.seconds) + POINT_OVERHEAD_S)
+        points = len(self.points()) + (len(self.threaded) if self.trace else 0)
+        return SETUP_S + points * (sender_run_s(self.seconds) + POINT_OVERHEAD_S)
 
 
 #: The fraction of a send per tick a nudged rate advances by: the golden ratio's, whose

@@ -171,6 +171,7 @@ def _measure_point(
     threads: dict[str, int],
     out: Path,
     trace: Any,
+    name: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """One point: the sender started and settled, the window recorded, the sender's totals
     read; its entry of ``lab.json`` and its bundle's manifest."""
@@ -203,7 +204,8 @@ def _measure_point(
         if window.stopped is not None:
             raise window.stopped
         totals = sender.finish()
-    where = out / "points" / point.name
+    name = name or point.name
+    where = out / "points" / name
     write_bundle(bundle, where)
     _dump(where / "lab_window.json", {
         "window_s": window.window_s,
@@ -214,11 +216,11 @@ def _measure_point(
     if distributions is not None:
         _dump(where / "distributions.json", distributions)
     entry = {
-        "name": point.name,
+        "name": name,
         "threaded": point.threaded,
         "rate_pps": point.rate_pps,
         "repeat": point.repeat,
-        "bundle": f"points/{point.name}",
+        "bundle": f"points/{name}",
         "measured": measured(
             bundle.summary,
             window.before,
@@ -237,6 +239,41 @@ def _measure_point(
         "pacing": pacing(window.samples, point.rate_pps),
     }
     return entry, bundle.manifest
+
+
+def _tracing_cost(
+    plan: Plan,
+    threaded: bool,
+    topology: Topology,
+    threads: dict[str, int],
+    out: Path,
+    points: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """What tracing costs the load: the top rate measured once more without tracing, beside
+    its traced first run (the sender's and the app's packets/s with and without the probes)."""
+    top = max(plan.rates_pps)
+    point = Point(threaded, top, 0)
+    name = f"untraced-{point.name}"
+    entry, _ = _measure_point(plan, point, topology, threads, out, None, name=name)
+    traced = next(p for p in points if p["name"] == point.name)
+    return {
+        "threaded": threaded,
+        "rate_pps": top,
+        "untraced": {k: entry["measured"][k] for k in ("sent_pps", "app_pps")},
+        "traced": {k: traced["measured"][k] for k in ("sent_pps", "app_pps")},
+        "untraced_bundle": entry["bundle"],
+    }
+
+
+def tracing_cost_line(cost: dict[str, Any]) -> str:
+    """The tracing's cost in one line: packets/s without and with the probes."""
+    u, t = cost["untraced"], cost["traced"]
+    mode = "threaded" if cost["threaded"] else "softirq"
+    return (
+        f"tracing's cost ({mode}, asked {cost['rate_pps']:,.0f}/s): sent {u['sent_pps']:,.0f}/s "
+        f"untraced, {t['sent_pps']:,.0f}/s traced; received {u['app_pps']:,.0f}/s and "
+        f"{t['app_pps']:,.0f}/s"
+    )
 
 
 def run_lab(plan: Plan, out: Path, echo: Callable[[str], None]) -> dict[str, Any]:
@@ -309,6 +346,11 @@ def run_lab(plan: Plan, out: Path, echo: Callable[[str], None]) -> dict[str, Any
                 lab["wall_s"] = time.monotonic() - started
                 _dump(out / "lab.json", lab)
                 echo(progress_line(point, entry["measured"], entry["counts"]))
+            if trace is not None:
+                cost = _tracing_cost(plan, threaded, topology, threads, out, lab["points"])
+                lab.setdefault("tracing_overhead", []).append(cost)
+                _dump(out / "lab.json", lab)
+                echo(tracing_cost_line(cost))
         return lab
     finally:
         if receiver is not None:
