@@ -7,6 +7,7 @@ sysctl is left."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -502,6 +503,44 @@ def test_the_lab_killed_leaves_nothing_behind(tmp_path: Path, moment: str, how: 
 
 @as_root
 @pytest.mark.slow
+def test_a_traced_lab_killed_leaves_no_tracing_behind(tmp_path: Path):
+    # SIGKILL while bpftrace traces a point: bpftrace dies with the lab (its programs and
+    # their attachments go with its file descriptors), and the watchdog removes the rest
+    before = _sysctls()
+    lab = _start_lab(
+        tmp_path / "lab", "--rates", "50k", "--threaded", "off", "--seconds", "3", "--trace"
+    )
+    try:
+
+        def tracing() -> set[int]:
+            return _pids_of("bpftrace") if _sockperfs(f"irqlab-{lab.pid}-tx") else set()
+
+        traced = _wait_for(tracing, 40.0)
+        assert traced, "no bpftrace tracing a point"
+        lab.send_signal(signal.SIGKILL)
+        lab.communicate(timeout=30)
+    finally:
+        if lab.poll() is None:
+            lab.kill()
+            lab.wait()
+    _assert_host_put_back(lab.pid, before, traced)
+    assert _wait_for(lambda: not _pids_of("bpftrace"), 10.0), "bpftrace left running"
+
+
+def _pids_of(comm: str) -> set[int]:
+    out = set()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if (d / "comm").read_text().strip() == comm:
+                    out.add(int(d.name))
+            except OSError:
+                continue
+    return out
+
+
+@as_root
+@pytest.mark.slow
 def test_namespaces_of_a_gone_lab_are_removed_in_one_line(tmp_path: Path):
     gone = subprocess.Popen(["true"])
     gone.wait()
@@ -630,7 +669,7 @@ def test_a_rate_off_the_ticks_multiples_is_sampled_at_every_phase_of_its_sends(r
     assert abs(moved - rate) < hz  # less than one tick rate away
     # 3 s of ticks: the send's phase at each spreads over the cycle, no gap wider than 2 %
     phases = sorted((k * moved / hz) % 1.0 for k in range(3 * hz))
-    gaps = [b - a for a, b in zip(phases, phases[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(phases)]
     assert max([*gaps, 1 - phases[-1] + phases[0]]) < 0.02
     # as given, a multiple of the tick rate is sampled at one phase only
     if rate % hz == 0:
