@@ -408,11 +408,21 @@ def test_a_small_sweep_writes_its_points_and_puts_the_host_back(tmp_path: Path):
     lab = _start_lab(out, "--rates", "30k,120k", "--seconds", "1", "--rcvbuf", str(rcvbuf))
     stdout, stderr = lab.communicate(timeout=120)
     assert lab.returncode == 0, stderr
-    assert stderr.startswith("lab: 4 points, about ")
+    # the rates moved off the tick's multiples, and said so
+    from irqlab.ops.lab.plan import off_tick
+    from irqlab.ops.measure.bundle import host_hz
+
+    hz = host_hz()
+    low, high = (off_tick(r, hz) if hz else r for r in (30_000, 120_000))
+    if hz:
+        assert stderr.splitlines()[0] == (
+            "lab: rates moved off the tick's multiples (--exact-rates: not): "
+            f"30000→{low}, 120000→{high}"
+        )
+    assert stderr.splitlines()[-1].startswith("lab: 4 points, about ")
+    names = [f"off-r{low}-0", f"off-r{high}-0", f"on-r{low}-0", f"on-r{high}-0"]
     lines = stdout.splitlines()
-    assert [line.split(":")[0].strip() for line in lines[:4]] == [
-        "off-r30000-0", "off-r120000-0", "on-r30000-0", "on-r120000-0",
-    ]  # fmt: skip
+    assert [line.split(":")[0].strip() for line in lines[:4]] == names
     assert "socket drops" in lines[0] and "softirq CPU0" in lines[0]
     assert any(line.startswith("sender pacing: sockperf's rate") for line in lines)
     data = json.loads((out / "lab.json").read_text())
@@ -427,9 +437,7 @@ def test_a_small_sweep_writes_its_points_and_puts_the_host_back(tmp_path: Path):
     assert data["settings"]["rcvbuf_bytes"] == rcvbuf and data["settings"]["gro"] is True
     assert data["settings"]["rcvbuf_kernel_bytes"] == 2 * rcvbuf
     assert data["settings"]["sender_tso"] is False and data["settings"]["sender_gso"] is False
-    assert [p["name"] for p in data["points"]] == [
-        "off-r30000-0", "off-r120000-0", "on-r30000-0", "on-r120000-0",
-    ]  # fmt: skip
+    assert [p["name"] for p in data["points"]] == names
     cpus = {str(c) for c in range(data["cpus"])}
     for p in data["points"]:
         m = p["measured"]
@@ -444,9 +452,9 @@ def test_a_small_sweep_writes_its_points_and_puts_the_host_back(tmp_path: Path):
         assert 0 <= m["socket_drop_ratio"] <= 1
         # light load: the sender near its rate (sockperf's own count over its run), and the
         # receiver keeps up (bounds wide enough for a VM whose cores are shared)
-        if p["rate_pps"] == 30_000:
-            assert p["sender"]["rate_pps"] == pytest.approx(30_000, rel=0.05)
-            assert m["sent_pps"] == pytest.approx(30_000, rel=0.2)
+        if p["rate_pps"] == low:
+            assert p["sender"]["rate_pps"] == pytest.approx(low, rel=0.05)
+            assert m["sent_pps"] == pytest.approx(low, rel=0.2)
             assert m["app_pps"] == pytest.approx(m["sent_pps"], rel=0.1)
         # nothing is received that was not sent: the namespaces' counters since they were made
         after = json.loads((out / p["bundle"] / "lab_window.json").read_text())["after"]
