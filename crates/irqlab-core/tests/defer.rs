@@ -69,7 +69,14 @@ fn with_skb_free_ns_0_nothing_changes() {
         .duration_ms(5.0);
     for p in [threaded(100_000.0), nic] {
         let base = p.run();
-        let mut r = p.clone().with("kernel.skb_defer_max", i(4)).run();
+        let q = p.clone().with("kernel.skb_defer_max", i(4));
+        let w = q.warnings();
+        assert!(
+            w.iter()
+                .any(|w| w.contains("kernel.skb_defer_max") && w.contains("platform.skb_free_ns")),
+            "{w:?}"
+        );
+        let mut r = q.run();
         r.scenario.clone_from(&base.scenario);
         assert_eq!(base, r, "bit for bit");
         let r = p.with("platform.skb_free_ns", f(0.0)).run();

@@ -213,6 +213,10 @@ pub fn warnings(w: &mut Warnings) {
     w.rule(&[NAPI_THREAD_CORE], !threaded, || {
         no_effect("only threaded NAPI (kernel.threaded_napi = true) runs a NAPI thread")
     });
+    let frees = w.p.f64(crate::platform::SKB_FREE_NS) > 0.0;
+    w.rule(&[SKB_DEFER_MAX], !frees, || {
+        no_effect("skb frees are modelled only with platform.skb_free_ns > 0")
+    });
     let defer = w.p.u64(NAPI_DEFER_HARD_IRQS) > 0;
     let gro = w.p.f64(GRO_FLUSH_TIMEOUT_NS) > 0.0;
     w.rule(&[NAPI_DEFER_HARD_IRQS], !gro, || {
