@@ -122,8 +122,6 @@ pub struct Kernel {
     /// The NAPI whose poll function was called last on this core (`u16::MAX`: none yet), for
     /// `platform.napi_switch_ns`.
     pub last_polled: u16,
-    /// The skbs other cores' apps read and left for this core to free (`platform.skb_free_ns`).
-    pub defer: DeferList,
     /// Length of a jiffy, ps.
     jiffy_ps: u64,
     /// `jiffies` at the last call, and when the next tick comes: time only moves forward, so
@@ -198,7 +196,6 @@ impl Kernel {
             repoll: VecDeque::with_capacity(napis),
             polling: 0,
             last_polled: u16::MAX,
-            defer: DeferList::default(),
             jiffy_ps,
             jiffies_now: 0,
             next_tick_ps: jiffy_ps,

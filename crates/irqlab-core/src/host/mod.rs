@@ -75,7 +75,7 @@
 //! | `veth` | a veth device: the peer's transmit into its ring | `Vector::rings` (`crate::nic::config::Device`) |
 //! | `sender` | the sending thread of a veth lab | `Host::sender` ([`SenderThread`]; `crate::sender`) |
 //! | `napi_thread` | threaded NAPI: the NAPI's thread | `Vector::napi_thread` |
-//! | `skb_defer` | deferred skb frees: an app's recv, the allocating core's list and its flush | `Kernel::defer` (`crate::kernel::DeferList`) |
+//! | `skb_defer` | deferred skb frees: an app's recv, the allocating core's list and its flush | `Host::defer_lists` (`crate::kernel::DeferList`) |
 //! | `polling` | Salah's polling loop (the `disable-enable`, `poll`, `napi-poll`, `hybrid` schemes) | `Vector::poll_loop` (`PollLoop`), `Vector::pending_ticks` |
 //! | `layout` | where the cores and vectors are kept (one core inline, or several) | `One`, `Many` |
 //! | `partition` | a host whose cores do not interact, run core by core | — |
@@ -237,6 +237,8 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     pub sender: Option<Box<SenderThread>>,
     /// Each vector's state for ring contention (empty when it is off).
     pub vector_costs: Vec<VectorCosts>,
+    /// Each core's list of deferred skb frees (`skb_defer`; empty when it is off).
+    pub defer_lists: Vec<crate::kernel::DeferList>,
     /// Each core's receive-load controller (empty: none).
     pub adapt: Vec<adapt::CoreAdapt>,
     pub wire: Wire,
@@ -390,6 +392,13 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 (0..s.nic.queues).map(|_| VectorCosts::default()).collect()
             } else {
                 Vec::new()
+            },
+            defer_lists: if s.platform.skb_free.is_zero() {
+                Vec::new()
+            } else {
+                (0..n_cores)
+                    .map(|_| crate::kernel::DeferList::default())
+                    .collect()
             },
             adapt: Vec::new(),
             wire: Wire::new(s.nic.link_gbps),

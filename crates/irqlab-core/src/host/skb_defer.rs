@@ -38,7 +38,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             return free;
         }
         let max = self.s.kernel.skb_defer_max;
-        match self.l.core_mut(alloc).kernel.defer.attempt(max) {
+        match self.defer_lists[alloc].attempt(max) {
             Deferred::No => free,
             Deferred::Yes => SimDuration::ZERO,
             Deferred::Kick => {
@@ -62,11 +62,11 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     #[cold]
     #[inline(never)]
     pub(super) fn skb_defer_free_flush(&mut self, c: usize, then: Work) -> bool {
-        let k = &mut self.l.core_mut(c).kernel;
-        if k.defer.skbs == 0 {
+        let list = &mut self.defer_lists[c];
+        if list.skbs == 0 {
             return false;
         }
-        let n = k.defer.flush();
+        let n = list.flush();
         let d = SimDuration(self.s.platform.skb_free.ps() * n);
         self.start_softirq_job(c, d, then);
         true
