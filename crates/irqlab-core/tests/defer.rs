@@ -191,3 +191,31 @@ fn random_costs_conserve_and_repeat_exactly() {
     conserved(&a);
     assert!(a.per_core[0].counts.softirq_runs > 0);
 }
+
+#[test]
+fn a_nics_napi_thread_frees_its_cores_list_after_each_poll() {
+    // the skbs are built by the NAPI thread's polls on core 0 and read by the app on core 1:
+    // the thread frees them after its next poll, in its own time; no NET_RX is raised
+    let p = Pairs::default()
+        .with("host.cores", i(2))
+        .with("kernel.threaded_napi", b(true))
+        .with("kernel.napi_thread_core", i(0))
+        .with("app.0.core", i(1))
+        .with("app.0.flows", list(&[0]))
+        .with("app.0.cost_ns", f(APP_NS))
+        .with("app.0.cost_dist", s("deterministic"))
+        .with("platform.irq_dist", s("deterministic"))
+        .with("platform.proto_dist", s("deterministic"))
+        .with("platform.ctx_switch_ns", f(0.0))
+        .with("traffic.kind", s("cbr"))
+        .rate_pps(50_000.0)
+        .duration_ms(10.0);
+    let (base, r) = (p.run(), on(p).run());
+    conserved(&r);
+    assert_eq!(r.counts.softirq_runs, 0);
+    let thread = |r: &Report| r.per_core[0].cpu_ps.napi_thread.expect("threaded") as f64;
+    let frees = (thread(&r) - thread(&base)) / ps(FREE_NS);
+    let consumed = r.packets.consumed as f64;
+    assert!((frees - consumed).abs() <= 1.0, "{frees} frees, {consumed}");
+    assert!(freed_by_app(&r, 1).abs() <= 1.0, "{}", freed_by_app(&r, 1));
+}
