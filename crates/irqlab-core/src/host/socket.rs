@@ -30,7 +30,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         let now = self.now;
         let truesize = self.s.socket.truesize(u32::from(pkt.size_bytes));
         self.adapt_on_enqueue(self.l.vector(v).core, a);
-        let alloc = self.alloc_core(c);
+        // `skb->alloc_cpu`, read only by deferred frees
+        let alloc = if self.skb_defer {
+            self.alloc_core(c)
+        } else {
+            0
+        };
         if self.apps[a].socket.enqueue_from(pkt, truesize, alloc) {
             self.metrics
                 .on_ring_exit(now, v, pkt.class, pkt.arrival, RingExit::Socket);
