@@ -68,6 +68,8 @@ scenarios = st.fixed_dictionaries(
         "platform.cold_packet_ns": st.one_of(st.just(0), st.floats(0, 3_000)),
         "platform.napi_switch_ns": st.one_of(st.just(0), st.floats(0, 2_000)),
         "platform.ring_contention_ns": st.one_of(st.just(0), st.floats(0, 3_000)),
+        "platform.skb_free_ns": st.one_of(st.just(0), st.floats(0, 2_000)),
+        "kernel.skb_defer_max": st.integers(0, 64),
         "kernel.napi_weight": st.integers(1, 64),
         "kernel.netdev_budget": st.integers(1, 300),
         "kernel.max_softirq_restart": st.integers(1, 10),

@@ -130,6 +130,55 @@ pub struct Kernel {
     next_tick_ps: u64,
 }
 
+/// A core's list of deferred skb frees (Linux 6.18, `net/core/skbuff.c`
+/// `skb_attempt_defer_free`; `net/core/dev.c` `skb_defer_free_flush`): the skbs this core
+/// allocated that apps on other cores have read, left for this core to free.
+#[derive(Debug, Default)]
+pub struct DeferList {
+    /// `defer_count`: the attempts since the last flush, including those that found the list
+    /// full (the kernel counts them too: `atomic_long_inc_return` comes before the check).
+    pub count: u64,
+    /// The skbs on the list.
+    pub skbs: u64,
+}
+
+/// What `skb_attempt_defer_free` did with one skb.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deferred {
+    /// The list is full (or `skb_defer_max` is 0): the reader frees it now.
+    No,
+    /// On the list.
+    Yes,
+    /// On the list, and the list passed half its capacity: an IPI raises `NET_RX` on the
+    /// allocating core (`kick_defer_list_purge`).
+    Kick,
+}
+
+impl DeferList {
+    /// `skb_attempt_defer_free` of one skb from another core, with `net.core.skb_defer_max`
+    /// = `max`: count it; the list takes it below `max`; the one that finds `max / 2` before it
+    /// kicks.
+    pub fn attempt(&mut self, max: u64) -> Deferred {
+        self.count += 1;
+        if self.count >= max {
+            return Deferred::No;
+        }
+        self.skbs += 1;
+        if self.count - 1 == max >> 1 {
+            Deferred::Kick
+        } else {
+            Deferred::Yes
+        }
+    }
+
+    /// `skb_defer_free_flush`: takes the whole list (its skbs are returned, to be freed) and
+    /// resets the count.
+    pub fn flush(&mut self) -> u64 {
+        self.count = 0;
+        std::mem::take(&mut self.skbs)
+    }
+}
+
 impl Kernel {
     /// A core's kernel with room for `napis` NAPIs on its lists.
     pub fn new(jiffy_ps: u64, napis: usize) -> Kernel {
@@ -205,6 +254,33 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_defer_list_kicks_at_its_half_and_holds_one_less_than_its_max() {
+        let mut d = DeferList::default();
+        let got: Vec<Deferred> = (0..70).map(|_| d.attempt(64)).collect();
+        // the 33rd skb finds 32 before it: the kick; the 64th finds the list full
+        assert!(got[..32].iter().all(|&x| x == Deferred::Yes));
+        assert_eq!(got[32], Deferred::Kick);
+        assert!(got[33..63].iter().all(|&x| x == Deferred::Yes));
+        assert!(got[63..].iter().all(|&x| x == Deferred::No));
+        assert_eq!((d.count, d.skbs), (70, 63));
+        assert_eq!(d.flush(), 63);
+        assert_eq!((d.count, d.skbs), (0, 0));
+        assert_eq!(d.attempt(64), Deferred::Yes);
+    }
+
+    #[test]
+    fn skb_defer_max_0_or_1_defers_nothing_and_2_never_kicks() {
+        for max in [0, 1] {
+            let mut d = DeferList::default();
+            assert!((0..5).all(|_| d.attempt(max) == Deferred::No));
+            assert_eq!(d.skbs, 0);
+        }
+        let mut d = DeferList::default();
+        let got: Vec<Deferred> = (0..3).map(|_| d.attempt(2)).collect();
+        assert_eq!(got, [Deferred::Yes, Deferred::No, Deferred::No]);
+    }
 
     #[test]
     fn requeue_puts_leftovers_first_then_newcomers_then_repolls() {

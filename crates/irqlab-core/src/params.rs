@@ -646,6 +646,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "a busy poller's protocol processing on one core overlapping its vector's interrupt handler on another core costs it this much more, once per overlap (the vector's cache lines bouncing between the cores), charged to cpu.busy_poll, ns",
     ),
     p(
+        "platform.skb_free_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "freeing one skb read by an app (napi_consume_skb): the app frees it at once if its core allocated it, else it defers the free to the allocating core's list (skb_attempt_defer_free, up to kernel.skb_defer_max), freed by that core's next net_rx_action (skb_defer_free_flush, charged to its softirq) or by the app when the list is full; an IPI raises NET_RX there when the list passes half of skb_defer_max (0: frees not modelled), ns",
+    ),
+    p(
         "kernel.napi_weight",
         int(1, 65_536),
         I(64),
@@ -734,6 +740,12 @@ pub const PARAMS: &[ParamSpec] = &[
         int(0, MAX_CORES as i128 - 1),
         I(0),
         "the core the NAPI threads are pinned to (threaded NAPI)",
+    ),
+    p(
+        "kernel.skb_defer_max",
+        int(0, 1 << 20),
+        I(64),
+        "skbs a core's list of deferred frees takes from the cores whose apps read them, before those apps free them themselves; the (skb_defer_max/2 + 1)-th raises NET_RX on it by an IPI (net.core.skb_defer_max; 0: no deferral; with platform.skb_free_ns)",
     ),
     p(
         "driver.moderation",

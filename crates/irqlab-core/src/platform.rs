@@ -44,6 +44,7 @@ keys! {
         COLD_PACKET_NS,
         NAPI_SWITCH_NS,
         RING_CONTENTION_NS,
+        SKB_FREE_NS,
         /// One iteration of a busy loop that finds nothing (read by `busypoll`).
         BUSY_ITER_NS,
     ];
@@ -89,6 +90,9 @@ pub struct PlatformConfig {
     /// A busy poller's protocol processing overlapping its vector's interrupt handler on
     /// another core costs it this much more, once per overlap (`host::busypoll`).
     pub ring_contention: SimDuration,
+    /// Freeing one skb (`napi_consume_skb`): an app that reads it frees it, or defers its free
+    /// to the core that allocated it (`host::skb_defer`). Zero: frees are not modelled.
+    pub skb_free: SimDuration,
 }
 
 /// The costs of `p`.
@@ -119,6 +123,7 @@ pub fn configure(p: &Params) -> Result<PlatformConfig, Error> {
         cold_packet: SimDuration::from_ns(p.f64(COLD_PACKET_NS)),
         napi_switch: SimDuration::from_ns(p.f64(NAPI_SWITCH_NS)),
         ring_contention: SimDuration::from_ns(p.f64(RING_CONTENTION_NS)),
+        skb_free: SimDuration::from_ns(p.f64(SKB_FREE_NS)),
     })
 }
 

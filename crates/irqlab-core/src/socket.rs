@@ -22,11 +22,13 @@ use std::collections::VecDeque;
 
 use crate::nic::Packet;
 
-/// A packet in a socket, with the truesize it is charged.
+/// A packet in a socket, with the truesize it is charged and the core that allocated its
+/// skb (`skb->alloc_cpu`).
 #[derive(Clone, Copy, Debug)]
 pub struct Queued {
     pub packet: Packet,
     pub truesize: u32,
+    pub alloc_core: u16,
 }
 
 #[derive(Debug)]
@@ -41,6 +43,8 @@ pub struct Socket {
     /// Released charge not yet returned (`forward_deficit`), and its threshold.
     deficit: u64,
     threshold: u64,
+    /// The core that allocated the skb of the packet the last `recv` took.
+    taken_alloc_core: u16,
 }
 
 impl Socket {
@@ -53,6 +57,7 @@ impl Socket {
             rcvbuf,
             deficit: 0,
             threshold: rcvbuf >> 2,
+            taken_alloc_core: 0,
         }
     }
 
@@ -79,9 +84,15 @@ impl Socket {
     }
 
     /// Queues `p` charged `truesize` bytes, or refuses it (returns false) if the buffer is
-    /// already over its limit.
+    /// already over its limit; its skb allocated on core 0.
     #[inline]
     pub fn enqueue(&mut self, packet: Packet, truesize: u64) -> bool {
+        self.enqueue_from(packet, truesize, 0)
+    }
+
+    /// [`Socket::enqueue`] of a packet whose skb core `alloc_core` allocated.
+    #[inline]
+    pub fn enqueue_from(&mut self, packet: Packet, truesize: u64, alloc_core: u16) -> bool {
         if self.rmem > self.rcvbuf {
             return false;
         }
@@ -89,8 +100,15 @@ impl Socket {
         self.queue.push_back(Queued {
             packet,
             truesize: truesize as u32,
+            alloc_core,
         });
         true
+    }
+
+    /// The core that allocated the skb of the packet the last [`Socket::dequeue`] returned.
+    #[inline]
+    pub fn taken_alloc_core(&self) -> usize {
+        usize::from(self.taken_alloc_core)
     }
 
     /// `recv`: takes the head packet; its charge joins the deficit.
@@ -100,6 +118,7 @@ impl Socket {
             self.reader = self.queue.len();
         }
         let q = self.queue.pop_front()?;
+        self.taken_alloc_core = q.alloc_core;
         self.reader -= 1;
         self.deficit += u64::from(q.truesize);
         if self.deficit >= self.threshold || self.reader == 0 {

@@ -285,20 +285,23 @@ mod together {
     }
 
     /// The costs that depend on what ran before: cold packets, NAPI switches, ring
-    /// contention (each off at times).
+    /// contention; and where an skb is freed (each off at times).
     fn history() -> impl Strategy<Value = Pairs> {
         (
             0..6i128,
             prop_oneof![Just(0.0), 0.0..3_000.0f64],
             prop_oneof![Just(0.0), 0.0..2_000.0f64],
             prop_oneof![Just(0.0), 0.0..3_000.0f64],
+            (prop_oneof![Just(0.0), 0.0..1_000.0f64], 0..70i128),
         )
-            .prop_map(|(k, cold, switch, contention)| {
+            .prop_map(|(k, cold, switch, contention, (free, defer_max))| {
                 Pairs::default()
                     .with("platform.cold_packets", i(k))
                     .with("platform.cold_packet_ns", f(cold))
                     .with("platform.napi_switch_ns", f(switch))
                     .with("platform.ring_contention_ns", f(contention))
+                    .with("platform.skb_free_ns", f(free))
+                    .with("kernel.skb_defer_max", i(defer_max))
             })
     }
 

@@ -5,6 +5,7 @@ mod busypoll;
 mod chang;
 mod common;
 mod costs;
+mod defer;
 mod model;
 mod qos;
 #[path = "rules/main.rs"]

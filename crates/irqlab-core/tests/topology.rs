@@ -1178,6 +1178,12 @@ mod conservation_and_determinism {
                         let aff: Vec<i128> = aff.iter().map(|&c| c as i128).collect();
                         p = p.with("nic.irq_affinity", list(&aff));
                     }
+                    if seed % 3 == 0 {
+                        // deferred skb frees, across cores where an app reads another's flows
+                        p = p
+                            .with("platform.skb_free_ns", f((seed % 997) as f64))
+                            .with("kernel.skb_defer_max", i(i128::from(seed % 70)));
+                    }
                     let names = [
                         "irq",
                         "softirq",

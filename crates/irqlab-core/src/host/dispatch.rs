@@ -58,6 +58,10 @@ pub enum Work {
     SenderSend,
     /// The sending thread waking a NAPI thread (`sender`).
     SenderWakeup,
+    /// `net_rx_action`'s loop head freed the core's deferred skbs (`skb_defer`).
+    NetRxFlushed,
+    /// A NAPI thread freed its core's deferred skbs after its poll (`skb_defer`).
+    NapiThreadFlushed,
 }
 
 /// Timers in the event queue, each for one vector.
@@ -91,29 +95,31 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     #[inline(always)]
     pub(super) fn work_done(&mut self, c: usize, work: Work) {
         match work {
-            Work::Isr => self.isr_done(c),                    // driver
-            Work::NetRxEntry => self.net_rx_start(c),         // kernel
-            Work::PollEntry => self.driver_poll_begin(c),     // driver
-            Work::TxClean => self.tx_clean_done(c),           // driver
-            Work::Packet => self.packet_done(c),              // driver
-            Work::Wakeup => self.driver_poll_step(c),         // driver
-            Work::Unmask => self.unmask_done(c),              // driver
-            Work::RingVisit => self.ring_visit_done(c),       // qos
-            Work::ThreadSwitch => self.thread_switched_in(c), // sched
-            Work::AppPacket => self.app_packet_done(c),       // socket
-            Work::PollTimer => self.tick_done(c),             // polling
-            Work::NapiWatchdog => self.watchdog_done(c),      // kernel
-            Work::LoopPacket => self.loop_packet_done(c),     // polling
-            Work::LoopWakeup => self.loop_wakeup_done(c),     // polling
-            Work::LoopUnmask => self.loop_unmask_done(c),     // polling
-            Work::BusySpin => self.busy_spin_done(c),         // busypoll
-            Work::BusyCheck => self.busy_check_current(c),    // busypoll
-            Work::BusyStopped => self.busy_stopped(c),        // busypoll
-            Work::EpollReturn => self.epoll_events(c),        // busypoll
-            Work::EpollEmpty => self.epoll_again(c),          // busypoll
-            Work::NapiThreadNext => self.napi_thread_next(c), // napi_thread
-            Work::SenderSend => self.sender_sent(c),          // sender
-            Work::SenderWakeup => self.sender_after_send(c),  // sender
+            Work::Isr => self.isr_done(c),                            // driver
+            Work::NetRxEntry => self.net_rx_start(c),                 // kernel
+            Work::PollEntry => self.driver_poll_begin(c),             // driver
+            Work::TxClean => self.tx_clean_done(c),                   // driver
+            Work::Packet => self.packet_done(c),                      // driver
+            Work::Wakeup => self.driver_poll_step(c),                 // driver
+            Work::Unmask => self.unmask_done(c),                      // driver
+            Work::RingVisit => self.ring_visit_done(c),               // qos
+            Work::ThreadSwitch => self.thread_switched_in(c),         // sched
+            Work::AppPacket => self.app_packet_done(c),               // socket
+            Work::PollTimer => self.tick_done(c),                     // polling
+            Work::NapiWatchdog => self.watchdog_done(c),              // kernel
+            Work::LoopPacket => self.loop_packet_done(c),             // polling
+            Work::LoopWakeup => self.loop_wakeup_done(c),             // polling
+            Work::LoopUnmask => self.loop_unmask_done(c),             // polling
+            Work::BusySpin => self.busy_spin_done(c),                 // busypoll
+            Work::BusyCheck => self.busy_check_current(c),            // busypoll
+            Work::BusyStopped => self.busy_stopped(c),                // busypoll
+            Work::EpollReturn => self.epoll_events(c),                // busypoll
+            Work::EpollEmpty => self.epoll_again(c),                  // busypoll
+            Work::NapiThreadNext => self.napi_thread_next(c),         // napi_thread
+            Work::SenderSend => self.sender_sent(c),                  // sender
+            Work::SenderWakeup => self.sender_after_send(c),          // sender
+            Work::NetRxFlushed => self.net_rx_next(c),                // kernel
+            Work::NapiThreadFlushed => self.napi_thread_bh_enable(c), // napi_thread
         }
     }
 

@@ -298,7 +298,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         if self.measuring() {
             self.metrics.vectors[v].polled_packets += 1;
         }
-        let wake = self.deliver(v, pkt);
+        let wake = self.deliver(c, v, pkt);
         if wake.is_zero() {
             self.driver_poll_step(c);
         } else {
@@ -306,22 +306,22 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
     }
 
-    /// Protocol processing of `pkt` (from vector `v`) has ended: it goes to its socket, its Tx
-    /// ring or the stack. Returns the cost of waking its app, if it woke one (charged to the
+    /// Protocol processing of `pkt` (from vector `v`, on core `c`) has ended: it goes to its
+    /// socket, its Tx ring or the stack. Returns the cost of waking its app, if it woke one (charged to the
     /// caller's context).
     #[inline(always)]
-    pub(super) fn deliver(&mut self, v: usize, pkt: Packet) -> SimDuration {
+    pub(super) fn deliver(&mut self, c: usize, v: usize, pkt: Packet) -> SimDuration {
         let now = self.now;
         if self.all_to_stack {
             self.metrics.on_stack(now, v, pkt.class, pkt.arrival);
             self.tracer.delivered(pkt.id, pkt.arrival, now);
             return SimDuration::ZERO;
         }
-        self.deliver_to_sink(v, pkt)
+        self.deliver_to_sink(c, v, pkt)
     }
 
     #[inline(never)]
-    fn deliver_to_sink(&mut self, v: usize, pkt: Packet) -> SimDuration {
+    fn deliver_to_sink(&mut self, c: usize, v: usize, pkt: Packet) -> SimDuration {
         let now = self.now;
         match self.sink_of(pkt.flow) {
             Sink::Stack => {
@@ -329,7 +329,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                     .on_ring_exit(now, v, pkt.class, pkt.arrival, RingExit::Stack);
                 self.tracer.delivered(pkt.id, pkt.arrival, now);
             }
-            Sink::App(a) => return self.socket_enqueue(v, a as usize, pkt),
+            Sink::App(a) => return self.socket_enqueue(c, v, a as usize, pkt),
             Sink::Tx => {
                 if self.l.vector_mut(v).tx.is_full() {
                     self.metrics

@@ -85,9 +85,18 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.net_rx_loop(c);
     }
 
-    /// `net_rx_action`'s loop head.
+    /// `net_rx_action`'s loop head: the core's deferred skbs freed first (`skb_defer`).
     #[inline]
     fn net_rx_loop(&mut self, c: usize) {
+        if self.skb_defer && self.skb_defer_free_flush(c, Work::NetRxFlushed) {
+            return;
+        }
+        self.net_rx_next(c);
+    }
+
+    /// `net_rx_action`'s loop, after the loop head's flush: the next NAPI, or the end.
+    #[inline]
+    pub(super) fn net_rx_next(&mut self, c: usize) {
         let k = &mut self.l.core_mut(c).kernel;
         if let Some(v) = k.local.pop_front() {
             self.napi_poll(c, v as usize);

@@ -47,6 +47,7 @@
 //! | `try_to_wake_up`, `schedule`, `cond_resched` | `sched::wake_thread`, `switch_to`, `schedule_next`, `yield_thread` |
 //! | `__udp_enqueue_schedule_skb`, `sk_data_ready` | `socket::socket_enqueue` |
 //! | `udp_recvmsg` and the app's work | `socket::app_next`, `app_take`, `app_packet_done` |
+//! | `skb_attempt_defer_free` (`skb_consume_udp`), `kick_defer_list_purge`, `skb_defer_free_flush` (`platform.skb_free_ns`) | `skb_defer::skb_attempt_defer_free`, `kick_defer_list_purge`, `skb_defer_free_flush` (the list: `crate::kernel::DeferList`) |
 //! | `napi_busy_loop` | `busypoll::busy_loop_start`, `busy_iteration`, `busy_poll_call`, `busy_check` |
 //! | `busy_poll_stop` | `busypoll::busy_leave`, `busy_stop_returned`, `busy_stopped` |
 //! | `ep_poll`, `ep_send_events`, `napi_suspend_irqs`, `napi_resume_irqs` | `busypoll::epoll_wait`, `epoll_send_events`, `after_busy_loop` |
@@ -74,6 +75,7 @@
 //! | `veth` | a veth device: the peer's transmit into its ring | `Vector::rings` (`crate::nic::config::Device`) |
 //! | `sender` | the sending thread of a veth lab | `Host::sender` ([`SenderThread`]; `crate::sender`) |
 //! | `napi_thread` | threaded NAPI: the NAPI's thread | `Vector::napi_thread` |
+//! | `skb_defer` | deferred skb frees: an app's recv, the allocating core's list and its flush | `Host::defer_lists` (`crate::kernel::DeferList`) |
 //! | `polling` | Salah's polling loop (the `disable-enable`, `poll`, `napi-poll`, `hybrid` schemes) | `Vector::poll_loop` (`PollLoop`), `Vector::pending_ticks` |
 //! | `layout` | where the cores and vectors are kept (one core inline, or several) | `One`, `Many` |
 //! | `partition` | a host whose cores do not interact, run core by core | — |
@@ -104,6 +106,7 @@ mod polling;
 mod qos;
 mod sched;
 mod sender;
+mod skb_defer;
 mod socket;
 mod tick;
 mod veth;
@@ -234,6 +237,8 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     pub sender: Option<Box<SenderThread>>,
     /// Each vector's state for ring contention (empty when it is off).
     pub vector_costs: Vec<VectorCosts>,
+    /// Each core's list of deferred skb frees (`skb_defer`; empty when it is off).
+    pub defer_lists: Vec<crate::kernel::DeferList>,
     /// Each core's receive-load controller (empty: none).
     pub adapt: Vec<adapt::CoreAdapt>,
     pub wire: Wire,
@@ -270,6 +275,8 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     veth: bool,
     /// Threaded NAPI (`napi_thread`): napi_schedule wakes the NAPI's thread.
     threaded: bool,
+    /// An app's recv frees the skb it read, or defers its free (`skb_defer`).
+    skb_defer: bool,
     pub tracer: T,
 }
 
@@ -386,6 +393,13 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             } else {
                 Vec::new()
             },
+            defer_lists: if s.platform.skb_free.is_zero() {
+                Vec::new()
+            } else {
+                (0..n_cores)
+                    .map(|_| crate::kernel::DeferList::default())
+                    .collect()
+            },
             adapt: Vec::new(),
             wire: Wire::new(s.nic.link_gbps),
             metrics: Metrics::new(s),
@@ -417,6 +431,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 || s.apps.iter().any(|a| a.io == crate::busypoll::Io::Epoll),
             veth: s.nic.device == crate::scenario::Device::Veth,
             threaded: s.kernel.threaded_napi,
+            skb_defer: !s.platform.skb_free.is_zero(),
             tracer,
         };
         for v in 0..host.l.vectors().len() {

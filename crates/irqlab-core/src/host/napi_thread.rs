@@ -11,7 +11,8 @@
 //!   slice is used and another thread waits); a poll below the weight completed the NAPI
 //!   (`napi_complete_done`), and the thread waits again.
 //!
-//! The polls' CPU time is `cpu.napi_thread`, not the softirq's.
+//! After each poll it frees its core's deferred skbs (`skb_defer`). The polls' CPU time is
+//! `cpu.napi_thread`, not the softirq's.
 
 use super::{Feed, Host, Layout, Work};
 use crate::cpu::{Category, Level};
@@ -59,15 +60,25 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.napi_poll(c, v);
     }
 
-    /// A poll returned on core `c`: true if a NAPI thread made it (it goes on there). Its
-    /// `local_bh_enable` runs the softirqs raised meanwhile, then the loop goes on.
+    /// A poll returned on core `c`: true if a NAPI thread made it (it goes on there). It frees
+    /// its core's deferred skbs (`skb_defer`); its `local_bh_enable` runs the softirqs raised
+    /// meanwhile, then the loop goes on.
     #[cold]
     #[inline(never)]
     pub(super) fn napi_thread_after_poll(&mut self, c: usize) -> bool {
-        let k = &mut self.l.core_mut(c).kernel;
-        if k.ctx != Some(SoftirqCtx::NapiThread) {
+        if self.l.core(c).kernel.ctx != Some(SoftirqCtx::NapiThread) {
             return false;
         }
+        if !(self.skb_defer && self.skb_defer_free_flush(c, Work::NapiThreadFlushed)) {
+            self.napi_thread_bh_enable(c);
+        }
+        true
+    }
+
+    /// The NAPI thread on core `c` enables bottom halves after its poll: the softirqs raised
+    /// meanwhile run, then its loop goes on.
+    pub(super) fn napi_thread_bh_enable(&mut self, c: usize) {
+        let k = &mut self.l.core_mut(c).kernel;
         k.ctx = None;
         if k.softirq_pending {
             self.handle_softirqs(c, SoftirqCtx::Inline);
@@ -82,7 +93,6 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         } else {
             self.napi_thread_next(c);
         }
-        true
     }
 
     /// The current NAPI thread of core `c` goes on with its loop.

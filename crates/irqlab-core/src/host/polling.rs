@@ -209,7 +209,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     fn deliver_head(&mut self, v: usize) -> SimDuration {
         let pkt = self.l.vector_mut(v).rings[0].release();
         self.l.vector_mut(v).poll_loop.window_delivered += 1;
-        self.deliver(v, pkt)
+        let c = self.l.vector(v).core;
+        self.deliver(c, v, pkt)
     }
 
     fn quota(&self, v: usize) -> u64 {

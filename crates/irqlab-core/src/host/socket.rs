@@ -1,7 +1,8 @@
 //! The sockets and the apps that read them (their state: `crate::socket`, [`super::App`]):
 //! protocol processing queues a packet on its app's socket or drops it there
 //! (`__udp_enqueue_schedule_skb`), `sk_data_ready` wakes the app, and the app's thread reads
-//! and handles packets in its `recv` loop (`udp_recvmsg`). epoll, busy polling and the
+//! and handles packets in its `recv` loop (`udp_recvmsg`), which frees each skb or defers its
+//! free to the core that allocated it (`skb_defer`). epoll, busy polling and the
 //! responses of request/response traffic are `busypoll`'s.
 
 use super::{Feed, Host, Layout, Work};
@@ -15,15 +16,27 @@ use crate::time::SimDuration;
 use crate::trace::Tracer;
 
 impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
-    /// Protocol processing of `pkt` (from vector `v`) queues it on app `a`'s socket, or drops
-    /// it there (the receive buffer is full). Returns the cost of waking the app, if it woke
+    /// Protocol processing of `pkt` (from vector `v`, on core `c`) queues it on app `a`'s
+    /// socket, or drops it there (the receive buffer is full). Returns the cost of waking the app, if it woke
     /// it (the waker pays, on the vector's core, in the caller's context).
     #[inline(always)]
-    pub(super) fn socket_enqueue(&mut self, v: usize, a: usize, pkt: Packet) -> SimDuration {
+    pub(super) fn socket_enqueue(
+        &mut self,
+        c: usize,
+        v: usize,
+        a: usize,
+        pkt: Packet,
+    ) -> SimDuration {
         let now = self.now;
         let truesize = self.s.socket.truesize(u32::from(pkt.size_bytes));
         self.adapt_on_enqueue(self.l.vector(v).core, a);
-        if self.apps[a].socket.enqueue(pkt, truesize) {
+        // `skb->alloc_cpu`, read only by deferred frees
+        let alloc = if self.skb_defer {
+            self.alloc_core(c)
+        } else {
+            0
+        };
+        if self.apps[a].socket.enqueue_from(pkt, truesize, alloc) {
             self.metrics
                 .on_ring_exit(now, v, pkt.class, pkt.arrival, RingExit::Socket);
             self.tracer.delivered(pkt.id, pkt.arrival, now);
@@ -70,6 +83,11 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             per_byte,
         );
         let d = self.rr_with_response_cost(c, d);
+        let d = if self.skb_defer {
+            d + self.skb_attempt_defer_free(c, a)
+        } else {
+            d
+        };
         self.start(c, Level::Thread, d, Category::App, Work::AppPacket);
     }
 

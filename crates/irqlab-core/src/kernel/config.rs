@@ -30,6 +30,9 @@ keys! {
         /// Threaded NAPI (`/sys/class/net/<dev>/threaded`), and the core its threads run on.
         THREADED_NAPI,
         NAPI_THREAD_CORE,
+        /// `net.core.skb_defer_max`: the skbs a core may hold for others to free
+        /// (`skb_attempt_defer_free`; with `platform.skb_free_ns`).
+        SKB_DEFER_MAX,
     ];
 }
 /// Software IRQ coalescing (`napi_defer_hard_irqs` with `gro_flush_timeout`).
@@ -90,6 +93,8 @@ pub struct KernelConfig {
     pub threaded_napi: bool,
     /// The core the NAPI threads are pinned to.
     pub napi_thread_core: usize,
+    /// `net.core.skb_defer_max` (0: no skb's free is deferred).
+    pub skb_defer_max: u64,
 }
 
 /// A softirq deadline no run reaches (`kernel.softirq_time_limit = false`), with room to add.
@@ -151,6 +156,7 @@ pub fn configure(p: &mut Params, cores: usize) -> Result<KernelConfig, Error> {
         sched_slice: SimDuration::from_us(slice_us),
         threaded_napi: p.bool(THREADED_NAPI),
         napi_thread_core: napi_thread_core(p, cores)?,
+        skb_defer_max: p.u64(SKB_DEFER_MAX),
     })
 }
 
@@ -206,6 +212,10 @@ pub fn warnings(w: &mut Warnings) {
     let threaded = w.p.bool(THREADED_NAPI);
     w.rule(&[NAPI_THREAD_CORE], !threaded, || {
         no_effect("only threaded NAPI (kernel.threaded_napi = true) runs a NAPI thread")
+    });
+    let frees = w.p.f64(crate::platform::SKB_FREE_NS) > 0.0;
+    w.rule(&[SKB_DEFER_MAX], !frees, || {
+        no_effect("skb frees are modelled only with platform.skb_free_ns > 0")
     });
     let defer = w.p.u64(NAPI_DEFER_HARD_IRQS) > 0;
     let gro = w.p.f64(GRO_FLUSH_TIMEOUT_NS) > 0.0;
