@@ -95,6 +95,7 @@ FREE: tuple[tuple[str, float, float, bool], ...] = (
     ("app.0.cost_ns", 100.0, 30_000.0, True),
     ("platform.task_wakeup_ns", 0.0, 10_000.0, False),
     ("platform.ctx_switch_ns", 0.0, 10_000.0, False),
+    ("platform.skb_free_ns", 10.0, 3_000.0, True),
 )
 
 
