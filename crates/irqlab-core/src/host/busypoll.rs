@@ -306,7 +306,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             .poll(c, v, self.now, work, self.l.vector(v).napi_ret);
         if self.l.vector(v).napi.in_busy_poll {
             self.count_busy_poll(work);
-            self.local_bh_enable(c, Work::BusyCheck);
+            self.local_bh_enable(c, Category::BusyPoll, Work::BusyCheck);
             return;
         }
         // `__busy_poll_stop`
@@ -330,26 +330,6 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             let b = &mut self.metrics.busy;
             b.packets += work;
             b.most_per_poll = b.most_per_poll.max(work);
-        }
-    }
-
-    /// `local_bh_enable` after a poll: softirqs raised meanwhile run now, then `then`
-    /// continues the thread.
-    fn local_bh_enable(&mut self, c: usize, then: Work) {
-        let k = &mut self.l.core_mut(c).kernel;
-        k.ctx = None;
-        if k.softirq_pending {
-            self.handle_softirqs(c, SoftirqCtx::Inline);
-            // the thread goes on once the softirq level is free
-            self.start(
-                c,
-                Level::Thread,
-                SimDuration::ZERO,
-                Category::BusyPoll,
-                then,
-            );
-        } else {
-            self.work_done(c, then);
         }
     }
 
@@ -458,7 +438,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         if !self.l.vector(v).napi.sched {
             self.napi_released(v);
         }
-        self.local_bh_enable(c, Work::BusyStopped);
+        self.local_bh_enable(c, Category::BusyPoll, Work::BusyStopped);
     }
 
     /// The loop is over: back to the app's call, or yield first.

@@ -5,7 +5,7 @@
 //! coalescing; `net/core/dev.c`).
 
 use super::{Feed, Host, Layout, Timer, Work};
-use crate::cpu::Level;
+use crate::cpu::{Category, Level};
 use crate::dist::Cost;
 use crate::kernel::SoftirqCtx;
 use crate::rng::StreamId;
@@ -52,6 +52,21 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             vec.napi.missed = true;
         }
         core.kernel.napi_schedule(&mut vec.napi, v as u16);
+    }
+
+    /// `local_bh_enable` at the end of a thread's poll (a busy poller's, a NAPI thread's):
+    /// softirqs raised meanwhile run now, then `then` continues the thread, charged to
+    /// `category`.
+    pub(super) fn local_bh_enable(&mut self, c: usize, category: Category, then: Work) {
+        let k = &mut self.l.core_mut(c).kernel;
+        k.ctx = None;
+        if k.softirq_pending {
+            self.handle_softirqs(c, SoftirqCtx::Inline);
+            // the thread goes on once the softirq level is free
+            self.start(c, Level::Thread, SimDuration::ZERO, category, then);
+        } else {
+            self.work_done(c, then);
+        }
     }
 
     pub(super) fn handle_softirqs(&mut self, c: usize, ctx: SoftirqCtx) {

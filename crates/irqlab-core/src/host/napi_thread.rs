@@ -15,10 +15,9 @@
 //! `cpu.napi_thread`, not the softirq's.
 
 use super::{Feed, Host, Layout, Work};
-use crate::cpu::{Category, Level};
+use crate::cpu::Category;
 use crate::kernel::SoftirqCtx;
 use crate::sched::{Thread, ThreadState};
-use crate::time::SimDuration;
 use crate::trace::Tracer;
 
 impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
@@ -78,21 +77,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// The NAPI thread on core `c` enables bottom halves after its poll: the softirqs raised
     /// meanwhile run, then its loop goes on.
     pub(super) fn napi_thread_bh_enable(&mut self, c: usize) {
-        let k = &mut self.l.core_mut(c).kernel;
-        k.ctx = None;
-        if k.softirq_pending {
-            self.handle_softirqs(c, SoftirqCtx::Inline);
-            // the thread goes on once the softirq level is free
-            self.start(
-                c,
-                Level::Thread,
-                SimDuration::ZERO,
-                Category::NapiThread,
-                Work::NapiThreadNext,
-            );
-        } else {
-            self.napi_thread_next(c);
-        }
+        self.local_bh_enable(c, Category::NapiThread, Work::NapiThreadNext);
     }
 
     /// The current NAPI thread of core `c` goes on with its loop.
