@@ -256,10 +256,14 @@ class Window:
 
     def read(self) -> dict[str, Any]:
         sched = {name: schedstat(pid) for name, pid in self.threads.items()}
+        # the receiving end first: a datagram is sent before it is received, so that the
+        # sending end's counts, read after, are never below the receiving end's
+        rx_udp = udp_of(self.receiver_pid)
+        rx_dev = netdev_of(self.receiver_pid, "veth1")
         return {
             "tx_udp": udp_of(self.sender_pid),
-            "rx_udp": udp_of(self.receiver_pid),
-            "rx_dev": netdev_of(self.receiver_pid, "veth1"),
+            "rx_udp": rx_udp,
+            "rx_dev": rx_dev,
             "tx_dev": netdev_of(self.sender_pid, "veth0"),
             "schedstat_ns": {name: s and s[0] for name, s in sched.items()},
             "schedwait_ns": {name: s and s[1] for name, s in sched.items()},

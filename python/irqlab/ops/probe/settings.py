@@ -348,10 +348,16 @@ _NO_COUNTERPART: tuple[tuple[str, tuple[str, ...]], ...] = (
             "platform.cold_packet_ns",
             "platform.napi_switch_ns",
             "platform.ring_contention_ns",
+            "platform.skb_free_ns",
             "epoll.batch_ns",
         ),
     ),
     ("a named set of costs: chosen, not read", ("platform.preset",)),
+    (
+        "deferred skb frees take effect only with platform.skb_free_ns, a cost no file gives "
+        "(docs/costs.md); written without it, net.core.skb_defer_max would only warn",
+        ("kernel.skb_defer_max",),
+    ),
     (
         "the kernel's code, not a setting: the defaults are today's kernel; the other values "
         "reproduce Linux 2.6.18 or a patched kernel (chang2007)",
