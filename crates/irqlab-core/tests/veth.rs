@@ -204,6 +204,12 @@ fn bad_input_is_one_line_naming_its_key() {
             "kernel.threaded_napi",
         ),
         (lab(1000.0).with("host.forward", b(true)), "host.forward"),
+        (
+            lab(1000.0)
+                .with("qos.strategy", s("ll-rr"))
+                .with("qos.rt_share", f(0.1)),
+            "qos.strategy",
+        ),
         (lab(1000.0).with("traffic.kind", s("rr")), "traffic.kind"),
     ];
     for (p, key) in cases {
@@ -211,6 +217,41 @@ fn bad_input_is_one_line_naming_its_key() {
         assert_eq!(e.key(), key, "{e}");
         assert!(!e.to_string().contains('\n'), "{e}");
     }
+}
+
+#[test]
+fn the_sending_and_napi_thread_cores_are_bounded_by_the_largest_host() {
+    // the key table's own range (0 to MAX_CORES - 1), before any check against host.cores
+    for key in ["sender.core", "kernel.napi_thread_core"] {
+        let e = threaded(1000.0).with(key, i(1024)).try_build().unwrap_err();
+        assert_eq!(e.key(), key, "{e}");
+        assert!(e.to_string().contains("1023"), "{e}");
+        let e = threaded(1000.0).with(key, i(1023)).try_build().unwrap_err();
+        assert!(
+            !e.to_string().contains("1023]"),
+            "in the range, refused as no core: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_sender_and_an_app_on_one_core_share_it_by_time_slices() {
+    // overload: the sender always has packets due and the app always has packets to read;
+    // the scheduler's slices give each a share of the core, none starves
+    let r = lab(1_000_000.0)
+        .with("app.0.core", i(0))
+        .with("app.0.cost_ns", f(2000.0))
+        .with("socket.rcvbuf_bytes", i(10_000_000))
+        .run();
+    conserved(&r);
+    let core = &r.per_core[0].cpu_ps;
+    let (sender, app) = (core.sender.unwrap_or(0), core.app);
+    let measured = r.per_core[0].cpu_ps.measured as f64;
+    assert!(
+        sender as f64 > 0.2 * measured,
+        "sender {sender} of {measured}"
+    );
+    assert!(app as f64 > 0.2 * measured, "app {app} of {measured}");
 }
 
 #[test]
