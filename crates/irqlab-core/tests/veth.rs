@@ -235,6 +235,44 @@ fn the_sending_and_napi_thread_cores_are_bounded_by_the_largest_host() {
 }
 
 #[test]
+fn a_napi_threads_full_weight_poll_is_polled_again_by_the_thread_not_the_softirq() {
+    // the thread waits behind a slow app, the ring fills: its polls use their whole weight
+    // (64), and napi_threaded_poll_loop polls again itself; nothing goes to NET_RX's list
+    let r = threaded(300_000.0)
+        .with("app.0.cost_ns", f(6000.0))
+        .with("socket.rcvbuf_bytes", i(100_000_000))
+        .run();
+    conserved(&r);
+    assert!(
+        ppp(&r) > 32.0,
+        "full-weight polls expected, {} per poll",
+        ppp(&r)
+    );
+    assert_eq!(r.counts.softirq_runs, 0);
+    assert_eq!(r.cpu_ps.softirq, 0);
+    // and when NET_RX does run on the thread's core (the skb frees the app returns to the
+    // sender's core, where the thread is too), it frees skbs and polls nothing
+    let free_ns = 300.0;
+    let r = threaded(300_000.0)
+        .with("kernel.napi_thread_core", i(0))
+        .with("app.0.cost_ns", f(1500.0))
+        .with("platform.skb_free_ns", f(free_ns))
+        .with("socket.rcvbuf_bytes", i(100_000_000))
+        .run();
+    conserved(&r);
+    assert!(
+        r.counts.softirq_runs > 0,
+        "the frees raise NET_RX on core 0"
+    );
+    let most = r.counts.softirq_runs as f64 * 200.0 + (r.packets.consumed + 64) as f64 * free_ns;
+    let softirq_ns = r.per_core[0].cpu_ps.softirq as f64 / 1e3;
+    assert!(
+        softirq_ns <= most,
+        "{softirq_ns} ns of softirq: more than frees ({most} ns)"
+    );
+}
+
+#[test]
 fn a_sender_and_an_app_on_one_core_share_it_by_time_slices() {
     // overload: the sender always has packets due and the app always has packets to read;
     // the scheduler's slices give each a share of the core, none starves
