@@ -94,6 +94,20 @@ fn the_senders_cpu_time_is_rate_times_cost_at_light_load() {
 }
 
 #[test]
+fn with_threaded_napi_at_light_load_the_sender_pays_each_wake_up_of_the_thread() {
+    // 20k/s: the thread sleeps between packets, so each transmit wakes it (task_wakeup_ns,
+    // 500 ns, on the sender's core) besides the send itself
+    let rate = 20_000.0;
+    let r = threaded(rate).run();
+    let share = r.per_core[0].cpu.sender.expect("a sender");
+    let expected = rate * (SEND_NS + 500.0) * 1e-9;
+    assert!(
+        (share - expected).abs() < 0.002,
+        "sender share {share}, expected {expected}"
+    );
+}
+
+#[test]
 fn with_threaded_napi_the_polls_are_the_threads_on_its_core_and_no_softirq_runs() {
     let r = threaded(100_000.0).run();
     assert_eq!(r.cpu_ps.softirq, 0);
