@@ -324,3 +324,9 @@ def test_fit_rates_must_be_the_labs(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "20000 is not a rate of the lab (20153, 100153" in r.output
     r = CliRunner().invoke(main, ["calibrate", str(RECORDED.parent / "no-lab")])
     assert r.exit_code == 2 and r.output.count("\n") == 1 and "Traceback" not in r.output
+
+
+def test_a_lab_of_one_rate_cannot_be_fitted_and_says_so(tmp_path: Path) -> None:
+    lab = load_lab(_lab(tmp_path, [_point(False, 20_000.0, 0), _point(True, 20_000.0, 0)]))
+    with pytest.raises(ConfigError, match="one rate only; a lab to fit needs two at least"):
+        lab_targets(lab)

@@ -401,6 +401,12 @@ def lab_targets(
     quantity, CPU, threaded, rate, spread and goal, which :func:`compare` joins to the
     calibration's rows by the entry's name."""
     rates = lab.rates
+    if len(rates) < 2:
+        raise ConfigError(
+            f"{lab.path / LAB_FILE}: one rate only; a lab to fit needs two at least (half "
+            "fitted, the rest predicted): irqlab lab --rates R1,R2,...",
+            "rates",
+        )
     chosen = list(fit) if fit is not None else fit_rates(rates)
     for r in chosen:
         if r not in rates:
