@@ -515,6 +515,7 @@ def test_a_traced_lab_killed_leaves_no_tracing_behind(tmp_path: Path):
     # SIGKILL while bpftrace traces a point: bpftrace dies with the lab (its programs and
     # their attachments go with its file descriptors), and the watchdog removes the rest
     before = _sysctls()
+    mounted = _tracefs_mounted()
     lab = _start_lab(
         tmp_path / "lab", "--rates", "50k", "--threaded", "off", "--seconds", "3", "--trace"
     )
@@ -533,6 +534,8 @@ def test_a_traced_lab_killed_leaves_no_tracing_behind(tmp_path: Path):
             lab.wait()
     _assert_host_put_back(lab.pid, before, traced)
     assert _wait_for(lambda: not _pids_of("bpftrace"), 10.0), "bpftrace left running"
+    # tracefs as it was: the lab mounted it through its watchdog, which unmounts it
+    assert _wait_for(lambda: _tracefs_mounted() == mounted, 10.0), "tracefs left mounted"
 
 
 def _pids_of(comm: str) -> set[int]:

@@ -146,10 +146,11 @@ def restore_stale(
             state = json.loads(path.read_text())
             netns = [n for n in state["netns"] if isinstance(n, str)]
             sysctls = [(str(n), str(v)) for n, v in state["sysctls"]]
+            tracefs = state.get("tracefs") is True
         except (OSError, ValueError, KeyError, TypeError):
             path.unlink(missing_ok=True)
             continue
-        watchdog.undo(netns, sysctls)
+        watchdog.undo(netns, sysctls, tracefs=tracefs)
         path.unlink(missing_ok=True)
         done.append(int(m[1]))
         if sysctls:
@@ -204,6 +205,8 @@ class Guard:
 
     netns: list[str] = field(default_factory=list)
     sysctls: list[tuple[str, str]] = field(default_factory=list)
+    #: whether the lab mounted tracefs (for its tracing), to be unmounted at the end
+    tracefs: bool = False
     proc: subprocess.Popen[bytes] | None = None
     #: Where the same is kept on disk, for the day irqlab and its watchdog die together: the
     #: next lab puts the host back from it (:func:`remove_stale`).
@@ -223,7 +226,8 @@ class Guard:
             return
         try:
             self.state.parent.mkdir(parents=True, exist_ok=True)
-            self.state.write_text(json.dumps({"netns": self.netns, "sysctls": self.sysctls}))
+            kept = {"netns": self.netns, "sysctls": self.sysctls, "tracefs": self.tracefs}
+            self.state.write_text(json.dumps(kept))
         except OSError:
             self.state = None  # the watchdog is the guarantee; the file is a second chance
 
@@ -241,6 +245,18 @@ class Guard:
         self.netns.append(name)
         self._keep()
         self._tell({"netns": name})
+
+    def mount_tracefs(self) -> None:
+        """Mounts tracefs at /sys/kernel/tracing for the tracing, when no tracing directory is
+        mounted (told to the watchdog first, which unmounts it however the lab ends)."""
+        from irqlab.ops.measure.tracing import TRACING_DIRS, mounted
+
+        if any(mounted(d) for d in TRACING_DIRS):
+            return
+        self.tracefs = True
+        self._keep()
+        self._tell({"tracefs": True})
+        run(["mount", "-t", "tracefs", "nodev", watchdog.TRACEFS])
 
     def set_sysctl(self, name: str, value: str) -> str:
         """Sets ``name`` to ``value`` (the old value told to the watchdog first); the old
@@ -268,7 +284,7 @@ class Guard:
                 proc.kill()
                 proc.wait()
         # Again here: idempotent, and what the watchdog did not finish (it was killed too).
-        watchdog.undo(self.netns, self.sysctls)
+        watchdog.undo(self.netns, self.sysctls, tracefs=self.tracefs)
         if self.state is not None:
             self.state.unlink(missing_ok=True)
 

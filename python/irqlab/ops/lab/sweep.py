@@ -291,6 +291,8 @@ def run_lab(plan: Plan, out: Path, echo: Callable[[str], None]) -> dict[str, Any
     receiver: Receiver | None = None
     started = time.monotonic()
     try:
+        if trace is not None:
+            guard.mount_tracefs()  # the watchdog unmounts it, even after SIGKILL
         guard.set_sysctl("net.core.netdev_budget", str(plan.netdev_budget))
         guard.set_sysctl("net.core.busy_read", str(plan.busy_read_us))
         # rmem_max before the namespaces: a new namespace takes the host's (read-only in it)

@@ -4,11 +4,12 @@ went (its normal end, an exception, Ctrl-C, SIGTERM, or SIGKILL, which no handle
 The lab starts it first (:class:`Guard`), in a session of its own so that the terminal's Ctrl-C
 does not reach it, and holds the write end of a pipe to it. Before the lab creates a namespace
 or changes a sysctl it tells the watchdog, one JSON line each: ``{"netns": NAME}``,
-``{"sysctl": NAME, "old": VALUE}``. When the pipe closes — the lab ended, or was killed, and the
-kernel closed its files — the watchdog undoes everything it was told (:func:`undo`): it kills
-every process in the namespaces, deletes them (which removes the veth pair and the threaded
-NAPI's thread) and writes the sysctls back, last changed first. The same :func:`undo` is the
-lab's own removal, so there is one way the host is put back.
+``{"sysctl": NAME, "old": VALUE}``, ``{"tracefs": true}`` (it mounts tracefs for its
+tracing). When the pipe closes — the lab ended, or was killed, and the kernel closed its
+files — the watchdog undoes everything it was told (:func:`undo`): it kills every process in
+the namespaces, deletes them (which removes the veth pair and the threaded NAPI's thread),
+writes the sysctls back, last changed first, and unmounts the tracefs it was told of. The
+same :func:`undo` is the lab's own removal, so there is one way the host is put back.
 
 This file imports nothing from irqlab: it runs as a script (``python -I watchdog.py``), ready
 at once and independent of the package's state.
@@ -34,6 +35,8 @@ SYSCTLS = (
     "net.core.rmem_max",
 )
 NETNS_PREFIX = "irqlab-"
+#: Where the lab mounts tracefs for its tracing when nothing is mounted there.
+TRACEFS = "/sys/kernel/tracing"
 
 
 def _run(argv: list[str]) -> str:
@@ -60,10 +63,14 @@ def kill_netns_processes(netns: str) -> int:
 
 
 def undo(
-    netns: list[str], sysctls: list[tuple[str, str]], note: Callable[[str], None] | None = None
+    netns: list[str],
+    sysctls: list[tuple[str, str]],
+    note: Callable[[str], None] | None = None,
+    tracefs: bool = False,
 ) -> None:
     """Kills the processes of each namespace, deletes the namespaces, writes the sysctls back
-    (the last changed first). Idempotent: what is already gone is skipped."""
+    (the last changed first), unmounts tracefs if the lab mounted it. Idempotent: what is
+    already gone is skipped."""
     for name in netns:
         if not name.startswith(NETNS_PREFIX):
             continue
@@ -80,6 +87,8 @@ def undo(
         except OSError as e:
             if note is not None:
                 note(f"could not restore {name} = {old}: {e.strerror or e}")
+    if tracefs:
+        _run(["umount", TRACEFS])
 
 
 def main() -> None:
@@ -89,6 +98,7 @@ def main() -> None:
         signal.signal(sig, signal.SIG_IGN)
     netns: list[str] = []
     sysctls: list[tuple[str, str]] = []
+    tracefs = False
     for line in sys.stdin:  # until the lab's end of the pipe closes
         try:
             record = json.loads(line)
@@ -96,13 +106,20 @@ def main() -> None:
             continue
         if not isinstance(record, dict):
             continue
+        if record.get("tracefs") is True:
+            tracefs = True
         if isinstance(record.get("netns"), str) and record["netns"] not in netns:
             netns.append(record["netns"])
         name, old = record.get("sysctl"), record.get("old")
         # the first value told is the host's
         if isinstance(name, str) and isinstance(old, str) and name not in dict(sysctls):
             sysctls.append((name, old))
-    undo(netns, sysctls, note=lambda text: print(f"irqlab lab: {text}", file=sys.stderr))
+    undo(
+        netns,
+        sysctls,
+        note=lambda text: print(f"irqlab lab: {text}", file=sys.stderr),
+        tracefs=tracefs,
+    )
     # the lab's state file: what it kept for the day both die, now done
     if len(sys.argv) > 1 and re.fullmatch(r"lab-[0-9]{1,10}\.json", os.path.basename(sys.argv[1])):
         with contextlib.suppress(OSError):

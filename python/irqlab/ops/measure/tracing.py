@@ -430,7 +430,8 @@ def _irq_names() -> dict[str, str]:
     return {str(irq): name for irq, name in parse_interrupts(text).names.items()}
 
 
-def _mounted(path: str) -> bool:
+def mounted(path: str) -> bool:
+    """Whether tracefs (or debugfs) is mounted at ``path``."""
     try:
         mounts = Path("/proc/self/mounts").read_text()
     except OSError:
@@ -532,7 +533,7 @@ class TraceSession:
         self._cpu0 = _cpu_seconds(self.proc.pid)
 
     def _mount(self) -> None:
-        if any(_mounted(d) for d in TRACING_DIRS):
+        if any(mounted(d) for d in TRACING_DIRS):
             return
         r = subprocess.run(
             ["mount", "-t", "tracefs", "nodev", TRACEFS], capture_output=True, text=True
