@@ -557,10 +557,12 @@ def comparison_figure(rows: Sequence[Mapping[str, Any]], title: str) -> Any:
     return fig
 
 
-def comparison_text(rows: Sequence[Mapping[str, Any]]) -> str:
+def comparison_text(rows: Sequence[Mapping[str, Any]], against: str = "the lab") -> str:
     """Per quantity: how many predicted (not fitted) points meet their tolerance, and the worst."""
-    lines = ["predicted rates against the lab (tolerance: the goal, or the repeats' spread):"]
+    lines = [f"predicted rates against {against} (tolerance: the goal, or the repeats' spread):"]
     valid = [r for r in rows if r["role"] == "validation"]
+    if not valid:
+        lines.append("  nothing predicted: every rate was fitted (measure at more loads)")
     for label in dict.fromkeys(r["label"] for r in valid):
         part = [r for r in valid if r["label"] == label]
         met = sum(1 for r in part if r["met"])
@@ -578,24 +580,35 @@ def write_comparison(
 ) -> tuple[str, list[str]]:
     """Joins the calibration's rows to the lab's plan (``out``/lab-plan.json), writes
     lab-comparison.json and the figure; returns the summary text and the files written."""
+    title = f"the lab on {lab.kernel or 'this kernel'}: measured against predicted"
+    meta = {"lab": str(lab.path), "kernel": lab.kernel, "hz": lab.hz}
+    return write_plan_comparison(out, rows, "lab", title, meta, "the lab")
+
+
+def write_plan_comparison(
+    out: Path,
+    rows: Sequence[Mapping[str, Any]],
+    prefix: str,
+    title: str,
+    meta: Mapping[str, Any],
+    against: str,
+) -> tuple[str, list[str]]:
+    """Joins the calibration's rows to the plan (``out``/PREFIX-plan.json), writes
+    PREFIX-comparison.json and PREFIX_predicted_vs_measured.png; returns the summary text and
+    the files written."""
     from irqlab.files import write_atomic
 
-    plan = json.loads((out / "lab-plan.json").read_text())
+    plan = json.loads((out / f"{prefix}-plan.json").read_text())
     table = compare(plan, rows)
-    data = {
-        "kind": "lab-comparison",
-        "lab": str(lab.path),
-        "kernel": lab.kernel,
-        "hz": lab.hz,
-        "rows": table,
-    }
-    write_atomic(out / "lab-comparison.json", json.dumps(data, indent=1) + "\n", "--out")
-    title = f"the lab on {lab.kernel or 'this kernel'}: measured against predicted"
+    data = {"kind": f"{prefix}-comparison", **meta, "rows": table}
+    name = f"{prefix}-comparison.json"
+    write_atomic(out / name, json.dumps(data, indent=1) + "\n", "--out")
     fig = comparison_figure(table, title)
+    figure = f"{prefix}_predicted_vs_measured.png"
     try:
-        fig.savefig(out / "lab_predicted_vs_measured.png", dpi=110)
+        fig.savefig(out / figure, dpi=110)
     except OSError as e:
         raise ConfigError(
             f"--out {out}: cannot write the figure ({e.strerror or e})", "out"
         ) from None
-    return comparison_text(table), ["lab-comparison.json", "lab_predicted_vs_measured.png"]
+    return comparison_text(table, against), [name, figure]

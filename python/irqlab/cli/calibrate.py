@@ -54,7 +54,7 @@ Example:
   irqlab report results/calibrate-beifuss2016
 """
 )
-@click.argument("targets", type=click.Path(path_type=Path))
+@click.argument("targets", nargs=-1, required=True, type=click.Path(path_type=Path))
 @out_option(
     "Results folder (created; default: calibrate.out in the file, else "
     "results/calibrate-NAME). A rerun into it resumes from the runs it holds.",
@@ -74,20 +74,29 @@ Example:
     help="With a lab's folder: the rates fitted (at most half of the lab's; default: half "
     "of them, spread over the range with both ends); the others are predicted.",
 )
+@click.option(
+    "--scenario",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="With measurement bundles: the host's scenario (irqlab probe IFACE -o FILE); "
+    "default: the one probe wrote into the first bundle (settings.json).",
+)
 @pool_options
 @progress_option
 @user_errors
 def calibrate(
-    targets: Path,
+    targets: tuple[Path, ...],
     out: Path | None,
     max_evaluations: int | None,
     fit_rates: str | None,
+    scenario: Path | None,
     executor: str,
     workers: int | None,
     scheduler: str | None,
     progress: bool | None,
 ) -> None:
-    """Fit the free parameters of a TARGETS file (or a lab's folder) to its measured values.
+    """Fit the free parameters of a TARGETS file (or a lab's folder, or measurement
+    bundles) to its measured values.
 
     Every candidate runs every target's scenario point at the same seeds (common random
     numbers); scipy's bounded least squares ('trf') moves the free parameters to minimise
@@ -117,27 +126,64 @@ def calibrate(
       lab-comparison.json              every rate: measured (each run), predicted ± s.e.,
                                        the tolerance and whether it is met
       lab_predicted_vs_measured.png    one panel per quantity against the rate
+
+    \b
+    TARGETS may be one or more bundles `irqlab measure` wrote on a host under load
+    (docs/calibrate.md, "From measurement bundles"): the host's probed scenario (--scenario,
+    else the first bundle's) is fitted at half of the bundles' rates (the interface's
+    received packets/s) and predicts the others: per-CPU softirq share, IRQs/s per queue,
+    packets per poll (traced bundles), the app's rate and socket drops (with an app). A
+    bundle of another kernel, driver or HZ than the scenario is a warning. It also writes
+    bundle-targets.toml, bundle-host.toml, bundle-comparison.json and
+    bundle_predicted_vs_measured.png, as with a lab.
     """
     from irqlab.calibration import calibrate as run_calibration
     from irqlab.calibration import parse_targets, summary_text
+    from irqlab.calibration.bundle import is_bundle
     from irqlab.experiments import progress_bar
     from irqlab.files import own_folder, writable_folder
 
     lab = None
-    if targets.is_dir() or targets.name == "lab.json":
+    bundles = None
+    paths = targets
+    first = paths[0]
+    if len(paths) > 1 or is_bundle(first):
+        from irqlab.calibration.bundle import bundle_targets, load_bundles
+
+        for p in paths:
+            if not is_bundle(p):
+                raise ConfigError(
+                    f"{p}: not a measurement bundle (irqlab measure -o DIR); with several "
+                    "TARGETS each is a bundle",
+                    "targets",
+                )
+        if fit_rates is not None:
+            raise ConfigError("--fit-rates: only with a lab's folder as TARGETS", "fit_rates")
+        bundles = load_bundles(paths, scenario)
+        tree, plan = bundle_targets(bundles)
+        name = paths[0].name if len(paths) == 1 else f"{paths[0].name}-and-{len(paths) - 1}"
+        target = Path(os.path.normpath(out or Path("results") / f"calibrate-{name}"))
+        own_folder(target, "calibration", "--out")
+        writable_folder(target, "--out")
+        file = _write_bundle_targets(tree, plan, bundles.scenario_text, target)
+    elif scenario is not None:
+        raise ConfigError("--scenario: only with measurement bundles as TARGETS", "scenario")
+    elif first.is_dir() or first.name == "lab.json":
         from irqlab.calibration.lab import lab_scenario, lab_targets, load_lab
 
-        lab = load_lab(targets)
+        lab = load_lab(first)
         tree, plan = lab_targets(lab, fit=_rates(fit_rates))
         host = lab_scenario(lab)
         target = Path(os.path.normpath(out or Path("results") / f"calibrate-{lab.path.name}"))
         own_folder(target, "calibration", "--out")
         writable_folder(target, "--out")
-        targets = _write_lab_targets(tree, plan, host, target)
+        file = _write_lab_targets(tree, plan, host, target)
     elif fit_rates is not None:
         raise ConfigError("--fit-rates: only with a lab's folder as TARGETS", "fit_rates")
-    spec = parse_targets(targets)
-    if lab is None:
+    else:
+        file = first
+    spec = parse_targets(file)
+    if lab is None and bundles is None:
         target = Path(
             os.path.normpath(out or spec.out or Path("results") / f"calibrate-{spec.name}")
         )
@@ -177,6 +223,22 @@ def calibrate(
         text, files = write_comparison(target, result.rows, lab)
         click.echo(text, nl=False)
         result.files += files
+    if bundles is not None:
+        from irqlab.calibration.lab import write_plan_comparison
+
+        kernel = bundles.host.kernel or "the host"
+        meta = {
+            "bundles": [str(b.path) for b in bundles.bundles],
+            "scenario": bundles.scenario_source,
+            "kernel": bundles.host.kernel,
+            "hz": bundles.host.hz,
+        }
+        text, files = write_plan_comparison(
+            target, result.rows, "bundle", f"{kernel}: measured against predicted", meta,
+            "the bundles",
+        )  # fmt: skip
+        click.echo(text, nl=False)
+        result.files += files
     click.echo(f"wrote {target}/{', '.join(result.files)}")
 
 
@@ -198,6 +260,25 @@ def _rates(text: str | None) -> list[float] | None:
                 "fit_rates",
             ) from None
     return out
+
+
+def _write_bundle_targets(
+    tree: dict[str, Any], plan: list[dict[str, Any]], scenario: str, out: Path
+) -> Path:
+    """The bundles' targets file, its plan and the host's scenario (bundle-host.toml, its
+    base), written into the results folder; the targets file's path."""
+    import json
+
+    from irqlab import toml_writer
+    from irqlab.files import write_atomic
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "bundle-targets.toml"
+    header = "# Targets made by irqlab calibrate from measurement bundles (docs/calibrate.md)\n"
+    write_atomic(path, header + toml_writer.document(tree), "--out")
+    write_atomic(out / "bundle-plan.json", json.dumps(plan, indent=1) + "\n", "--out")
+    write_atomic(out / "bundle-host.toml", scenario, "--out")
+    return path
 
 
 def _write_lab_targets(

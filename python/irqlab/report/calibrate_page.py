@@ -137,8 +137,9 @@ def page(path: Path, title: str | None) -> Page:
     res = Section("residuals", "Residuals")
     res.items.append(_residuals_table(residuals))
     sections = [verdict, table, figs]
-    if (path / "lab-comparison.json").is_file():
-        sections.append(_lab_section(path))
+    for prefix in ("lab", "bundle"):
+        if (path / f"{prefix}-comparison.json").is_file():
+            sections.append(_lab_section(path, prefix))
     sections.append(res)
 
     preset = Section("preset", "The fitted preset")
@@ -230,9 +231,10 @@ def _residuals_table(residuals: Any) -> Table:
     )
 
 
-def _lab_section(path: Path) -> Section:
-    """A lab's rates: predicted against measured at each, with the tolerance and the verdict."""
-    where = path / "lab-comparison.json"
+def _lab_section(path: Path, prefix: str = "lab") -> Section:
+    """A lab's rates (or measurement bundles'): predicted against measured at each, with the
+    tolerance and the verdict."""
+    where = path / f"{prefix}-comparison.json"
     data = read_json(where)
     rows = data.get("rows") if isinstance(data, Mapping) else None
     if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
@@ -243,18 +245,20 @@ def _lab_section(path: Path) -> Section:
         missing = [k for k in needed if k not in r]
         if missing:
             raise ConfigError(f"{where}: a row lacks {', '.join(missing)} (damaged?)", None)
-    section = Section("lab", "The lab: predicted against measured at every rate")
+    what = "The lab" if prefix == "lab" else "The measurement bundles"
+    section = Section(prefix, f"{what}: predicted against measured at every rate")
     valid = [r for r in rows if r["role"] == "validation"]
     met = sum(1 for r in valid if r["met"])
+    repeated = "the repeated lab runs" if prefix == "lab" else "repeated measurements"
     section.p(
         f"Measured on {data.get('kernel') or 'the local kernel'}; fitted at the filled points, "
         f"predicted at the hollow ones: {met} of {len(valid)} predictions within their "
-        "tolerance (the goal, or the spread of the repeated lab runs where that is wider). "
+        f"tolerance (the goal, or the spread of {repeated} where that is wider). "
         "Bars: the runs' range; bands: ±2 standard errors of the prediction over the seeds."
     )
-    figure = path / "lab_predicted_vs_measured.png"
+    figure = path / f"{prefix}_predicted_vs_measured.png"
     if figure.is_file():
-        section.items.append(Figures([png(figure, "lab", "lab: predicted vs measured")]))
+        section.items.append(Figures([png(figure, prefix, f"{prefix}: predicted vs measured")]))
     head = ["quantity", "NAPI", "rate /s", "role", "measured", "runs' range", "predicted",
             "± s.e.", "tolerance", "met"]  # fmt: skip
     body = []
@@ -274,5 +278,6 @@ def _lab_section(path: Path) -> Section:
                 Cell("yes" if r["met"] else "NO"),
             ]
         )
-    section.items.append(Table("lab-rates", "The lab's rates", head, body))
+    title = "The lab's rates" if prefix == "lab" else "The bundles' rates"
+    section.items.append(Table(f"{prefix}-rates", title, head, body))
     return section

@@ -173,6 +173,9 @@ def record(
     ``trace`` is given). ``settings``: also read the host's settings for ``iface`` as
     ``irqlab probe`` does."""
     check_seconds(seconds)
+    # the settings first, outside the window: they name the interface whose counters it reads
+    probed, probed_from = host_settings(host, iface) if settings else (None, "not asked for")
+    counted = probed["iface"] if probed else iface
     reason = tracing_reason(untraced)
     if trace is not None:
         try:
@@ -186,7 +189,7 @@ def record(
     hz, hz_source = _hz_of(host, kernel)
     user_hz = os.sysconf("SC_CLK_TCK")
     start_wall = now()
-    before = snapshot(host)
+    before = snapshot(host, counted)
     start = clock()
     interrupted = False
     try:
@@ -194,7 +197,7 @@ def record(
     except KeyboardInterrupt:
         interrupted = True
     window = clock() - start
-    after = snapshot(host)
+    after = snapshot(host, counted)
     end_wall = now()
     distributions = None
     if trace is not None:
@@ -208,7 +211,6 @@ def record(
         summary["warnings"].append("the window was empty: no rates")
     if distributions is not None:
         summary["traced"] = summarize_trace(distributions)
-    probed, probed_from = host_settings(host, iface) if settings else (None, "not asked for")
     missing = {**before["missing"], **after["missing"]}
     manifest: dict[str, Any] = {
         "format": FORMAT,

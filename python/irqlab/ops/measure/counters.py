@@ -24,6 +24,11 @@ FILES = {
     "stat": "/proc/stat",
 }
 
+#: The interface's counters a snapshot reads when it names one
+#: (``/sys/class/net/IFACE/statistics``).
+IFACE_COUNTERS = ("rx_packets", "rx_bytes", "rx_dropped", "rx_missed_errors")
+_IFACE_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
+
 #: /proc/stat's columns of a cpu line, in order (jiffies of USER_HZ).
 STAT_FIELDS = (
     "user",
@@ -120,11 +125,20 @@ def _keyed(d: dict[int, Any]) -> dict[str, Any]:
     return {str(k): v for k, v in sorted(d.items())}
 
 
-def snapshot(host: Host) -> dict[str, Any]:
+def snapshot(host: Host, iface: str | None = None) -> dict[str, Any]:
     """One reading of every counter of :data:`FILES` through ``host``, as JSON-ready data
     (CPUs and IRQs keyed by their number as text); a file that cannot be read is named in
-    ``missing`` with the reason."""
+    ``missing`` with the reason. With ``iface``, also its receive counters
+    (:data:`IFACE_COUNTERS`) under ``"iface"``, those that could be read."""
     snap: dict[str, Any] = {"missing": {}}
+    if iface is not None and _IFACE_NAME.match(iface):
+        counters: dict[str, Any] = {"name": iface}
+        for name in IFACE_COUNTERS:
+            text = host.read(f"/sys/class/net/{iface}/statistics/{name}")
+            if text is not None and text.strip().isdigit():
+                counters[name] = int(text.strip())
+        if len(counters) > 1:
+            snap["iface"] = counters
     for key, name in FILES.items():
         limit = limits.MAX_TABLE_BYTES if key == "interrupts" else limits.MAX_FILE_BYTES
         text = host.read(name, limit=limit)

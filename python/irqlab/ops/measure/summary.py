@@ -36,7 +36,8 @@ def summarize(
     """Per CPU: NET_RX and NET_TX softirqs/s, packets processed/s, drops and time_squeeze
     (counts in the window), and the shares of the window spent in softirq, hard IRQ and idle
     (jiffies of ``user_hz`` over the window); per IRQ: its rate in total and per CPU; UDP's
-    counters per second. ``warnings``: each counter left out, and why."""
+    counters per second; with the interface's counters in both snapshots, its receive rates
+    (``iface``). ``warnings``: each counter left out, and why."""
     warnings: list[str] = []
     cpus = []
     for cpu in sorted(_cpus(before) & _cpus(after), key=int):
@@ -86,7 +87,16 @@ def summarize(
     for name, value in after.get("udp", {}).items():
         d = _delta(before.get("udp", {}).get(name), value, f"Udp {name}", warnings)
         udp[f"{name}_per_s"] = _rate(d, window_s)
-    return {"window_s": window_s, "cpus": cpus, "irqs": irqs, "udp": udp, "warnings": warnings}
+    out = {"window_s": window_s, "cpus": cpus, "irqs": irqs, "udp": udp, "warnings": warnings}
+    i0, i1 = before.get("iface"), after.get("iface")
+    if isinstance(i0, dict) and isinstance(i1, dict) and i0.get("name") == i1.get("name"):
+        iface: dict[str, Any] = {"name": i1["name"]}
+        for name, value in i1.items():
+            if name != "name":
+                d = _delta(i0.get(name), value, f"{i1['name']} {name}", warnings)
+                iface[f"{name}_per_s"] = _rate(d, window_s)
+        out["iface"] = iface
+    return out
 
 
 def summarize_trace(d: dict[str, Any]) -> dict[str, Any]:
