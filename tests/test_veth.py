@@ -75,3 +75,36 @@ def test_bad_input_is_one_line_naming_the_key() -> None:
         assert r.exit_code == 2, r.output
         assert key in r.output and "Traceback" not in r.output
         assert len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_the_report_predicts_the_two_distributions_the_lab_traces() -> None:
+    # packets per poll in bpftrace's log2 buckets, keyed by their smallest count as the lab's
+    # measured packets_per_poll_hist; and the app's wake-up delay (sched_wakeup → sched_switch)
+    r = run_cli()
+    assert r["packets_per_poll_hist"] == {"1": r["counts"]["polls"]}  # a packet a send
+    assert r["per_queue"][0]["packets_per_poll_hist"] == r["packets_per_poll_hist"]
+    app = r["per_app"][0]
+    assert app["wakeup_delay_us"]["max"] == 0.0  # alone on core 1: switched in at once
+    assert app["wakeups"] == app["consumed"]  # each packet woke it
+    # the NAPI thread beside the app on core 1: the app's switch waits for the thread, which
+    # pays the wake-up (platform.task_wakeup_ns = 500) and sleeps
+    r = run_cli("--set", "kernel.threaded_napi=true", "--set", "kernel.napi_thread_core=1")
+    assert r["per_app"][0]["wakeup_delay_us"]["p50"] == 0.5
+    # past what the thread keeps up with, polls of several packets
+    r = run_cli(
+        "--set",
+        "kernel.threaded_napi=true",
+        "--set",
+        "kernel.napi_thread_core=1",
+        "--set",
+        "traffic.rate_pps=250000",
+    )
+    hist = r["packets_per_poll_hist"]
+    lows = [int(k) for k in hist]
+    assert lows == sorted(lows) and all(k == 0 or k & (k - 1) == 0 for k in lows)
+    assert max(lows) >= 2, hist
+    assert abs(sum(hist.values()) - r["counts"]["polls"]) <= 1
+    # a sweep's row leaves the histograms out and keeps the delays
+    flat = irqlab.report.flatten_report(r)
+    assert not any("packets_per_poll_hist" in k for k in flat)
+    assert flat["per_app.0.wakeup_delay_us.p99"] == r["per_app"][0]["wakeup_delay_us"]["p99"]

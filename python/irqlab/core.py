@@ -207,6 +207,8 @@ class QueueReport(PathReport):
     irq_per_s: float
     polls_per_s: float
     packets_per_poll: float | None
+    #: this vector's polls by their packets (as the report's ``packets_per_poll_hist``)
+    packets_per_poll_hist: NotRequired[dict[str, int]]
     counts: VectorCounts
 
 
@@ -236,6 +238,11 @@ class AppReport(TypedDict):
     consumed_pps: float
     goodput_bps: float
     app_latency_us: Latency
+    #: wake-up (a packet for the sleeping app) → the start of its switch in, as
+    #: ``sched:sched_wakeup`` → ``sched:sched_switch``; the switch's own cost left out
+    wakeup_delay_us: Latency
+    #: the wake-ups ``wakeup_delay_us`` counts
+    wakeups: int
 
 
 class ReplayReport(TypedDict):
@@ -299,6 +306,10 @@ class InterruptSection(TypedDict):
     irq_per_s: float
     polls_per_s: float
     packets_per_poll: float | None
+    #: calls of the driver's poll function by their packets, in bpftrace's log2 buckets keyed
+    #: by their smallest count ("0", "1", "2", "4", …; only those that counted); absent for the
+    #: schemes of Salah's polling loop
+    packets_per_poll_hist: NotRequired[dict[str, int]]
     counts: Counts
 
 

@@ -234,6 +234,24 @@ impl Tally for AppStats {
     }
 }
 
+/// Log2 buckets of the packets-per-poll histogram ([`ppp_bucket`]). Bucket 17 holds the
+/// largest NAPI weight (`kernel.napi_weight` ≤ 65536) and busy-poll budget (≤ 65535); the top
+/// bucket takes everything from 2^30 up.
+pub const PPP_BUCKETS: usize = 32;
+
+/// The bucket of a poll that processed `work` packets, as bpftrace's `hist()` has it: bucket 0
+/// holds 0, bucket 1 holds 1, bucket k ≥ 2 holds [2^(k−1), 2^k − 1] (the bit length of
+/// `work`), clamped to the top bucket.
+#[inline(always)]
+pub fn ppp_bucket(work: u64) -> usize {
+    ((u64::BITS - work.leading_zeros()) as usize).min(PPP_BUCKETS - 1)
+}
+
+/// The smallest packet count of bucket `k` (the key bpftrace prints for it).
+pub fn ppp_bucket_lower(k: usize) -> u64 {
+    if k == 0 { 0 } else { 1 << (k - 1) }
+}
+
 /// Event counts of one queue vector.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct VectorCounts {
@@ -244,6 +262,50 @@ pub struct VectorCounts {
     pub mode_switches: u64,
     pub moderation_writes: u64,
     pub tx_cleaned: u64,
+    /// Calls of the driver's poll function that returned in the window, by the packets each
+    /// processed ([`ppp_bucket`]); reported as `packets_per_poll_hist`.
+    #[serde(skip)]
+    pub ppp_hist: [u64; PPP_BUCKETS],
+}
+
+/// Polls by the packets each processed, in log2 buckets ([`ppp_bucket`]). Serialised as
+/// bpftrace prints a `hist()`: a map from each bucket's smallest count ("0", "1", "2", "4",
+/// …) to its polls, in ascending order, only the buckets that counted.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PollHist(pub [u64; PPP_BUCKETS]);
+
+impl PollHist {
+    /// Adds `other`'s counts.
+    fn add(&mut self, other: &[u64; PPP_BUCKETS]) {
+        for (x, y) in self.0.iter_mut().zip(other) {
+            *x += y;
+        }
+    }
+
+    /// The polls counted.
+    pub fn polls(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    /// `(smallest count of the bucket, polls)` of the buckets that counted, in order.
+    pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.0
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(k, &n)| (ppp_bucket_lower(k), n))
+    }
+}
+
+impl Serialize for PollHist {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = ser.serialize_map(Some(self.buckets().count()))?;
+        for (lower, n) in self.buckets() {
+            map.serialize_entry(&lower.to_string(), &n)?;
+        }
+        map.end()
+    }
 }
 
 /// Event counts of one core.
@@ -278,6 +340,8 @@ pub struct Metrics {
     pub path: Vec<PathStats>,
     /// Per (app, class).
     pub app: Vec<AppStats>,
+    /// Per app: its wake-up delays ([`Metrics::on_app_switched_in`]).
+    pub wakeup: Vec<LatencyStats>,
     pub vectors: Vec<VectorCounts>,
     pub cores: Vec<CoreCounts>,
     /// Accepted into a ring before the window opened; left the ring, and left the host, before.
@@ -361,6 +425,7 @@ impl Metrics {
             app: (0..s.apps.len() * classes)
                 .map(|_| AppStats::default())
                 .collect(),
+            wakeup: (0..s.apps.len()).map(|_| LatencyStats::default()).collect(),
             vectors: vec![VectorCounts::default(); queues],
             cores: vec![CoreCounts::default(); s.host.cores],
             accepted_before: 0,
@@ -391,6 +456,7 @@ impl Metrics {
             for class in 0..k {
                 self.app[a * k + class] = std::mem::take(&mut part.app[local * k + class]);
             }
+            self.wakeup[a] = std::mem::take(&mut part.wakeup[local]);
         }
         self.cores[core] = std::mem::take(&mut part.cores[0]);
         self.accepted_before += part.accepted_before;
@@ -533,6 +599,27 @@ impl Metrics {
         a.latency.record((now - arrival).ps());
     }
 
+    /// The driver's poll function of `vector` returned at `now`, having processed `work`
+    /// packets (`napi:napi_poll`'s `work`). A poll belongs to the window it returns in, as the
+    /// tracepoint, which fires when it returns: `polls` counts it when it starts, so a poll
+    /// that straddles the window's opening is counted here only, and one still running at the
+    /// end in `polls` only (at most one of each per vector).
+    #[inline(always)]
+    pub fn on_poll_done(&mut self, now: SimTime, vector: usize, work: u64) {
+        if self.measuring(now) {
+            self.vectors[vector].ppp_hist[ppp_bucket(work)] += 1;
+        }
+    }
+
+    /// App `app`, woken from sleep, has been switched in at `now`: its wake-up delay is
+    /// `delay_ps` (see [`AppReport::wakeup_delay_us`]).
+    #[inline]
+    pub fn on_app_switched_in(&mut self, now: SimTime, app: usize, delay_ps: u64) {
+        if self.measuring(now) {
+            self.wakeup[app].record(delay_ps);
+        }
+    }
+
     /// The driver cleaned the Tx descriptor of a transmitted packet.
     #[inline]
     pub fn on_transmitted(&mut self, now: SimTime, vector: usize, class: u16) {
@@ -571,6 +658,7 @@ impl Metrics {
             irq_per_s: interrupts.irq_per_s,
             polls_per_s: interrupts.polls_per_s,
             packets_per_poll: interrupts.packets_per_poll,
+            packets_per_poll_hist: interrupts.packets_per_poll_hist,
             cycles_per_packet: cpu.cycles_per_packet,
             load_latency_product: cpu.load_latency_product,
             counts: interrupts.counts,
@@ -625,6 +713,7 @@ struct InterruptSection {
     irq_per_s: f64,
     polls_per_s: f64,
     packets_per_poll: Option<f64>,
+    packets_per_poll_hist: Option<PollHist>,
     counts: Counts,
 }
 
@@ -813,6 +902,17 @@ impl<'a> Sections<'a> {
         }
     }
 
+    /// Polls by packets, if the scheme's polls are calls of the driver's poll function.
+    fn poll_hist<'v>(&self, vectors: impl Iterator<Item = &'v VectorCounts>) -> Option<PollHist> {
+        (!self.s.scheme.uses_poll_loop()).then(|| {
+            let mut h = PollHist::default();
+            for v in vectors {
+                h.add(&v.ppp_hist);
+            }
+            h
+        })
+    }
+
     fn interrupts(&self) -> InterruptSection {
         let mut vc = VectorCounts::default();
         for v in &self.m.vectors {
@@ -835,6 +935,7 @@ impl<'a> Sections<'a> {
             irq_per_s: self.rate(vc.irqs),
             polls_per_s: self.rate(vc.polls),
             packets_per_poll: per_poll(vc.polled_packets, vc.polls),
+            packets_per_poll_hist: self.poll_hist(self.m.vectors.iter()),
             counts: Counts {
                 irqs: vc.irqs,
                 polls: vc.polls,
@@ -942,6 +1043,7 @@ impl<'a> Sections<'a> {
                     irq_per_s: self.rate(v.irqs),
                     polls_per_s: self.rate(v.polls),
                     packets_per_poll: per_poll(v.polled_packets, v.polls),
+                    packets_per_poll_hist: self.poll_hist(std::iter::once(v)),
                     counts: v.clone(),
                 }
             })
@@ -985,6 +1087,8 @@ impl<'a> Sections<'a> {
                     consumed_pps: self.rate(a.consumed),
                     goodput_bps: self.rate(a.ip_bytes),
                     app_latency_us: a.latency.report(),
+                    wakeup_delay_us: self.m.wakeup[i].report(),
+                    wakeups: self.m.wakeup[i].n,
                 }
             })
             .collect()
@@ -1253,6 +1357,9 @@ pub struct QueueReport {
     pub irq_per_s: f64,
     pub polls_per_s: f64,
     pub packets_per_poll: Option<f64>,
+    /// This vector's polls by the packets each processed (as the report's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packets_per_poll_hist: Option<PollHist>,
     pub counts: VectorCounts,
 }
 
@@ -1282,6 +1389,17 @@ pub struct AppReport {
     /// Bytes per second at IP length the app finished.
     pub goodput_bps: f64,
     pub app_latency_us: Latency,
+    /// Wake-up delay: from the wake-up of the sleeping app (a packet queued on its socket,
+    /// `try_to_wake_up`) to the start of its context switch in (where the kernel's
+    /// `sched:sched_switch` tracepoint fires), for each wake-up whose switch completed in the
+    /// window. The model's switch is a thread-level job of `platform.ctx_switch_ns` that
+    /// interrupts and softirqs may preempt, so the delay is its completion less the wake-up
+    /// less its drawn cost: the wait for the core (a thread running on, softirq work on the
+    /// core) and any preemption of the switch itself. The switch's own cost is not in it, as
+    /// the tracepoint leaves it out.
+    pub wakeup_delay_us: Latency,
+    /// The wake-ups whose delay `wakeup_delay_us` counts.
+    pub wakeups: u64,
 }
 
 /// The result of one run.
@@ -1308,6 +1426,13 @@ pub struct Report {
     pub irq_per_s: f64,
     pub polls_per_s: f64,
     pub packets_per_poll: Option<f64>,
+    /// Calls of the driver's poll function by the packets each processed, in bpftrace's log2
+    /// buckets ([`PollHist`]): the softirq's, NAPI threads' and busy loops' polls that
+    /// returned in the window, empty polls in "0". Absent for the schemes of Salah's polling
+    /// loop (`disable-enable`, `poll`, `napi-poll`, `hybrid`), whose polls are not calls of
+    /// the driver's poll function.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packets_per_poll_hist: Option<PollHist>,
     /// Busy CPU cycles per delivered packet (Emmerich et al. `c_pkt = l·f_CPU / r`).
     pub cycles_per_packet: Option<f64>,
     /// `P_ll = c_pkt · t`: cycles per packet times mean latency (cycles·µs).
@@ -1462,6 +1587,47 @@ mod tests {
             [r.mean, r.p50, r.p90, r.p99, r.p999, r.min, r.max],
             [Some(3.0); 7]
         );
+    }
+
+    #[test]
+    fn a_polls_bucket_is_bpftraces_log2_bucket() {
+        // (work, bucket, the bucket's smallest count)
+        for (work, k, lower) in [
+            (0, 0, 0),
+            (1, 1, 1),
+            (2, 2, 2),
+            (3, 2, 2),
+            (4, 3, 4),
+            (7, 3, 4),
+            (8, 4, 8),
+            (63, 6, 32),
+            (64, 7, 64),
+            (65, 7, 64),
+            (65_535, 16, 32_768),
+            (65_536, 17, 65_536),
+        ] {
+            assert_eq!(ppp_bucket(work), k, "work {work}");
+            assert_eq!(ppp_bucket_lower(k), lower, "bucket {k}");
+        }
+        // every bucket below the top holds [lower, next lower − 1]; the top one the rest
+        for k in 0..PPP_BUCKETS - 1 {
+            let (lo, hi) = (ppp_bucket_lower(k), ppp_bucket_lower(k + 1) - 1);
+            assert_eq!((ppp_bucket(lo), ppp_bucket(hi)), (k, k), "bucket {k}");
+        }
+        assert_eq!(ppp_bucket(1 << 30), PPP_BUCKETS - 1);
+        assert_eq!(ppp_bucket(u64::MAX), PPP_BUCKETS - 1);
+    }
+
+    #[test]
+    fn a_poll_histogram_is_a_map_of_the_buckets_that_counted_in_ascending_order() {
+        let mut h = PollHist::default();
+        for work in [0, 1, 1, 5, 64, 6, 300] {
+            h.0[ppp_bucket(work)] += 1;
+        }
+        assert_eq!(h.polls(), 7);
+        let json = serde_json::to_string(&h).unwrap();
+        assert_eq!(json, r#"{"0":1,"1":2,"4":2,"64":1,"256":1}"#);
+        assert_eq!(serde_json::to_string(&PollHist::default()).unwrap(), "{}");
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod chang;
 mod common;
 mod costs;
 mod defer;
+mod distributions;
 mod model;
 mod qos;
 #[path = "rules/main.rs"]

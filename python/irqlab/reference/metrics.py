@@ -49,6 +49,8 @@ class Metrics:
         self.irqs = self.polls = self.polled_packets = 0
         self.softirq_runs = self.ksoftirqd_wakeups = self.time_squeeze = 0
         self.latencies_ps: list[int] = []
+        # polls that returned in the window, by bpftrace's log2 bucket of their packets
+        self.poll_buckets: dict[int, int] = {}
 
     def measuring(self, t: int) -> bool:
         return t >= self.warmup
@@ -60,6 +62,17 @@ class Metrics:
                 self.dropped_nic += 1
         elif accepted:
             self.accepted_before += 1
+
+    def on_poll_done(self, now: int, work: int) -> None:
+        """The driver's poll function returned at ``now`` having processed ``work`` packets:
+        bucket 0 holds 0, bucket k ≥ 1 holds [2^(k-1), 2^k - 1] (``work``'s bit length)."""
+        if self.measuring(now):
+            k = work.bit_length()
+            self.poll_buckets[k] = self.poll_buckets.get(k, 0) + 1
+
+    def poll_hist(self) -> dict[str, int]:
+        """The histogram as the core reports it: each bucket's smallest count, as text."""
+        return {str(0 if k == 0 else 1 << (k - 1)): n for k, n in sorted(self.poll_buckets.items())}
 
     def on_delivery(self, now: int, arrival: int) -> None:
         if not self.measuring(now):
@@ -148,6 +161,7 @@ class Metrics:
             "packets_per_poll": (
                 float(self.polled_packets) / float(self.polls) if self.polls else None
             ),
+            "packets_per_poll_hist": self.poll_hist(),
             "cycles_per_packet": cycles,
             "load_latency_product": (
                 cycles * mean_us if cycles is not None and mean_us is not None else None
@@ -236,6 +250,7 @@ def with_topology(report: dict[str, Any], cfg: Config, in_poll: int) -> dict[str
             **path,
             "in_tx_ring": 0,
             **rates,
+            "packets_per_poll_hist": dict(r["packets_per_poll_hist"]),
             "counts": {
                 k: c[k] for k in (*polling, "mode_switches", "moderation_writes", "tx_cleaned")
             },

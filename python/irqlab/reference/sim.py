@@ -350,6 +350,7 @@ class Sim:
 
     def driver_poll_done(self) -> None:
         napi = self.kernel.napi
+        self.metrics.on_poll_done(self.now, napi.work)
         if napi.work < self.cfg.napi_weight:
             napi.sched = False
             if self.cfg.scheme == "napi":

@@ -30,6 +30,10 @@ ENTRY_LABELS: dict[str, tuple[str, ...]] = {
     "per_app": ("app", "core", "flows"),
 }
 
+#: Distributions in a report (a map from a bucket to its count, only the buckets that
+#: counted): they are no scalars of a table's row, so a flattened report leaves them out.
+DISTRIBUTIONS = frozenset({"packets_per_poll_hist"})
+
 #: A numeric component of a flattened name: an index into a list (``per_core.3.…``).
 _INDEX = re.compile(r"(?<=\.)(0|[1-9][0-9]*)(?=\.|$)")
 _LABEL = re.compile(r"^(?P<list>per_[a-z_]+)\.(0|[1-9][0-9]*)\.(?P<field>[a-z_]+)$")
@@ -107,11 +111,14 @@ def flatten_report(report: Report | Mapping[str, Any], prefix: str = "") -> dict
 
     ``{"latency_us": {"p99": 1.0}}`` → ``{"latency_us.p99": 1.0}``; a list of entries becomes
     numbered names (``per_core.0.cpu.busy``; an empty one, none); a list of scalars its
-    canonical text (``"[0, 1]"``, :func:`encode_list`).
+    canonical text (``"[0, 1]"``, :func:`encode_list`). The distributions
+    (``packets_per_poll_hist``: :data:`DISTRIBUTIONS`) are left out.
     """
     out: dict[str, Any] = {}
     for k, v in report.items():
         name = f"{prefix}{k}"
+        if k in DISTRIBUTIONS:
+            continue
         if isinstance(v, Mapping):
             out.update(flatten_report(v, f"{name}."))
         elif isinstance(v, list | tuple):

@@ -304,6 +304,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         };
         self.tracer
             .poll(c, v, self.now, work, self.l.vector(v).napi_ret);
+        self.metrics.on_poll_done(self.now, v, work);
         if self.l.vector(v).napi.in_busy_poll {
             self.count_busy_poll(work);
             self.local_bh_enable(c, Category::BusyPoll, Work::BusyCheck);

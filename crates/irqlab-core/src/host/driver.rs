@@ -370,6 +370,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         };
         self.tracer
             .poll(c, v, self.now, work, self.l.vector_mut(v).napi_ret);
+        self.metrics.on_poll_done(self.now, v, work);
         if complete {
             let napi = &mut self.l.vector_mut(v).napi;
             napi.sched = false;

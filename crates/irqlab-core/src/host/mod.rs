@@ -215,6 +215,10 @@ pub struct App {
     pub session: Option<crate::host::busypoll::Session>,
     /// Ready events left of the last `epoll_wait`.
     pub epoll_left: u64,
+    /// When it was last woken from sleep, until its switch in completes (its wake-up delay).
+    pub woken_at: Option<SimTime>,
+    /// The cost drawn for its last switch in.
+    pub switch_cost: SimDuration,
 }
 
 /// The state of one run; `L` keeps its cores and vectors, `F` brings its packets.
@@ -370,6 +374,8 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 napi_id: None,
                 session: None,
                 epoll_left: 0,
+                woken_at: None,
+                switch_cost: SimDuration::ZERO,
             })
             .collect();
         let contention = !p.ring_contention.is_zero() && s.host.cores > 1 && s.busy.any();

@@ -22,6 +22,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// waits its turn in the run queue.
     pub(super) fn wake_thread(&mut self, c: usize, t: Thread) {
         debug_assert_eq!(*self.state_mut(c, t), ThreadState::Sleeping);
+        if let Thread::App(a) = t {
+            self.apps[a as usize].woken_at = Some(self.now);
+        }
         if self.l.core_mut(c).threads.current.is_none() {
             self.switch_to(c, t);
         } else {
@@ -43,7 +46,10 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         let d = self.draw_or_zero(c, self.s.platform.ctx_switch, StreamId::CtxSwitchCost);
         let cat = match t {
             Thread::Ksoftirqd => Category::Ksoftirqd,
-            Thread::App(_) => Category::App,
+            Thread::App(a) => {
+                self.apps[a as usize].switch_cost = d;
+                Category::App
+            }
             Thread::NapiThread(_) => Category::NapiThread,
             Thread::Sender => Category::Sender,
         };
@@ -90,9 +96,29 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         rq.slice_start_ps = start;
         match rq.current.expect("a current thread") {
             Thread::Ksoftirqd => self.ksoftirqd_loop(c),
-            Thread::App(a) => self.app_next(c, a as usize),
+            Thread::App(a) => {
+                self.app_woken(a as usize);
+                self.app_next(c, a as usize)
+            }
             Thread::NapiThread(v) => self.napi_thread_loop(c, v as usize),
             Thread::Sender => self.sender_next(c),
+        }
+    }
+
+    /// App `a`'s switch in completed: if a wake-up brought it here (not a return from the run
+    /// queue after its slice), its wake-up delay is the time from the wake-up to the start of
+    /// the switch, the switch's own cost left out (as `sched_switch` fires before it).
+    fn app_woken(&mut self, a: usize) {
+        let app = &mut self.apps[a];
+        if let Some(woken) = app.woken_at.take() {
+            let took = self.now - woken;
+            debug_assert!(
+                took >= app.switch_cost,
+                "app {a}: switched in {took:?} after its wake-up, its switch costs {:?}",
+                app.switch_cost
+            );
+            let delay = took.ps().saturating_sub(app.switch_cost.ps());
+            self.metrics.on_app_switched_in(self.now, a, delay);
         }
     }
 }
