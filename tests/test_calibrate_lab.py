@@ -330,3 +330,96 @@ def test_a_lab_of_one_rate_cannot_be_fitted_and_says_so(tmp_path: Path) -> None:
     lab = load_lab(_lab(tmp_path, [_point(False, 20_000.0, 0), _point(True, 20_000.0, 0)]))
     with pytest.raises(ConfigError, match="one rate only; a lab to fit needs two at least"):
         lab_targets(lab)
+
+
+def _traced(threaded: bool, rate: float, repeat: int, sent: float, hist: dict[str, int],
+            wake: dict[str, float]) -> dict[str, Any]:  # fmt: skip
+    return _point(threaded, rate, repeat, sent_pps=sent, packets_per_poll_hist=hist,
+                  app_wakeup_us=wake)  # fmt: skip
+
+
+def test_traced_points_sum_their_repeats_histograms_and_flag_a_throttled_sender(
+    tmp_path: Path,
+) -> None:
+    from irqlab.calibration.distributions import THROTTLED, traced_points
+
+    wake = {"mean": 4.0, "p50": 3.0, "p99": 10.0}
+    lab = load_lab(
+        _lab(
+            tmp_path,
+            [
+                _traced(True, 100_000.0, 0, 100_000.0, {"1": 30, "2": 10}, wake),
+                _traced(True, 100_000.0, 1, 99_000.0, {"1": 10, "4": 10}, wake),
+                _traced(False, 400_000.0, 0, 200_000.0, {"1": 50}, wake),
+                _point(False, 20_000.0, 0),  # untraced: no distribution
+            ],
+            repeats=2,
+        )
+    )
+    points = traced_points(lab)
+    assert [(p.threaded, p.rate_pps) for p in points] == [(False, 400_000.0), (True, 100_000.0)]
+    off, on = points
+    assert on.hist == {1: 40, 2: 10, 4: 10} and len(on.wakeup) == 2
+    assert on.sent_pps == 99_500.0 and not on.throttled
+    assert off.throttled and off.sent_pps < THROTTLED * off.rate_pps
+
+
+def test_total_variation_is_zero_for_the_same_shares_and_one_for_disjoint() -> None:
+    from irqlab.calibration.distributions import fractions, total_variation
+
+    p = fractions({1: 30, 2: 10})
+    assert p == {1: 0.75, 2: 0.25}
+    assert total_variation(p, fractions({1: 3, 2: 1})) == 0.0
+    assert total_variation(p, fractions({8: 5})) == 1.0
+    assert total_variation(p, {1: 0.5, 2: 0.5}) == pytest.approx(0.25)
+
+
+def test_distributions_are_predicted_at_the_rate_the_traced_sender_achieved(
+    tmp_path: Path,
+) -> None:
+    from irqlab.calibration.distributions import predict_distributions
+
+    wake = {"mean": 4.0, "p50": 3.0, "p99": 10.0}
+    lab = load_lab(_lab(tmp_path, [_traced(True, 400_000.0, 0, 220_000.0, {"1": 3, "2": 1}, wake)]))
+    seen: list[tuple[dict[str, Any], int]] = []
+
+    def run(scenario: dict[str, Any], seed: int) -> dict[str, Any]:
+        seen.append((scenario, seed))
+        return {
+            "packets_per_poll_hist": {"1": 1, "2": 1},
+            "per_app": [{"wakeup_delay_us": {"mean": 2.0 * seed, "p50": 1.0, "p99": 6.0}}],
+        }
+
+    rows = predict_distributions(lab, {"platform.proto_ns": 1234.0}, [1, 2], run)
+    assert [s for _, s in seen] == [1, 2]
+    scenario = seen[0][0]
+    assert scenario["traffic.rate_pps"] == 220_000.0  # the achieved rate, not the 400k asked
+    assert scenario["kernel.threaded_napi"] is True and scenario["kernel.napi_thread_core"] == 1
+    assert scenario["platform.proto_ns"] == 1234.0 and scenario["nic.device"] == "veth"
+    (row,) = rows
+    ppp = row["packets_per_poll"]
+    assert ppp["measured"] == {"1": 0.75, "2": 0.25} and ppp["predicted"] == {"1": 0.5, "2": 0.5}
+    assert ppp["total_variation"] == pytest.approx(0.25) and ppp["polls_predicted"] == 4
+    assert row["wakeup_us"]["predicted"] == {"mean": 3.0, "p50": 1.0, "p99": 6.0}
+    assert row["wakeup_us"]["measured"] == wake and row["throttled"]
+
+
+def test_a_points_traced_twin_gives_its_distributions_and_is_checked(tmp_path: Path) -> None:
+    from irqlab.calibration.distributions import traced_points
+
+    point = _point(True, 100_000.0, 0)
+    twin = {"packets_per_poll_hist": {"1": 5, "2": 5}, "sent_pps": 90_000.0,
+            "app_wakeup_us": {"mean": 4.0, "p50": 3.0, "p99": 9.0}}  # fmt: skip
+    point["traced"] = {"bundle": "points/traced-x", "measured": twin}
+    folder = _lab(tmp_path, [point])
+    (folder / "points" / "traced-x").mkdir(parents=True)
+    (folder / "points" / "traced-x" / "manifest.json").write_text('{"kernel": "6.18.0"}')
+    (tp,) = traced_points(load_lab(folder))
+    assert tp.hist == {1: 5, 2: 5} and tp.sent_pps == 90_000.0  # the twin's, not the point's
+    (folder / "points" / "traced-x" / "manifest.json").write_text('{"kernel": "5.10.0"}')
+    with pytest.raises(LabError, match=r"traced: its bundle was recorded with kernel 5\.10\.0"):
+        load_lab(folder)
+    point["traced"] = {"bundle": "points/traced-x"}
+    _lab(tmp_path, [point])
+    with pytest.raises(LabError, match="'traced' has no table 'measured'"):
+        load_lab(folder)

@@ -573,27 +573,39 @@ def test_namespaces_of_a_gone_lab_are_removed_in_one_line(tmp_path: Path):
 
 @as_root
 @pytest.mark.slow
-def test_a_traced_point_takes_its_polls_and_wakeups_from_the_tracing(tmp_path: Path):
-    # the real tracing (bpftrace): the receiving veth's polls and sockperf's wake-ups, and
-    # afterwards no bpftrace left and tracefs as it was
+def test_a_traced_lab_measures_each_point_untraced_and_then_traced(tmp_path: Path):
+    # the real tracing (bpftrace): each point's untraced window (what the calibration fits),
+    # then its traced twin with the receiving veth's polls and sockperf's wake-ups; afterwards
+    # no bpftrace left and tracefs as it was
     mounted = _tracefs_mounted()
     before = _sysctls()
     plan = check(Plan(rates_pps=(20_000.0,), threaded=(True,), seconds=1.0, trace=True))
     lab = run_lab(plan, tmp_path / "lab", lambda line: None)
     (point,) = lab["points"]
-    m = point["measured"]
+    untraced = json.loads((tmp_path / "lab" / point["bundle"] / "manifest.json").read_text())
+    assert untraced["tracing"].startswith("not recorded")
+    assert point["measured"]["packets_per_poll_hist"] is None  # threaded, untraced: no polls
+    m = point["traced"]["measured"]
     assert m["packets_per_poll"] is not None and m["packets_per_poll"] >= 1.0
     hist = m["packets_per_poll_hist"]
     assert hist and sum(hist.values()) > 0
     assert m["app_wakeup_us"] is not None and m["app_wakeup_us"]["mean"] > 0
-    written = json.loads((tmp_path / "lab" / point["bundle"] / "distributions.json").read_text())
+    traced = tmp_path / "lab" / point["traced"]["bundle"]
+    written = json.loads((traced / "distributions.json").read_text())
     assert written["napi_poll"]["veth1"]["packets"] > 0
     assert "overhead" in written
-    # what tracing costs the load: the top rate once more, untraced, beside the traced run
+    # what tracing costs the load: the top rate's untraced run beside its traced twin
     (cost,) = lab["tracing_overhead"]
     assert cost["threaded"] is True and cost["rate_pps"] == 20_000.0
     assert cost["untraced"]["sent_pps"] > 0 and cost["traced"]["sent_pps"] > 0
-    assert (tmp_path / "lab" / cost["untraced_bundle"] / "manifest.json").is_file()
+    assert cost["untraced_bundle"] == point["bundle"]
+    assert cost["traced_bundle"] == point["traced"]["bundle"]
+    # the calibration finds the twin's distributions
+    from irqlab.calibration.distributions import traced_points
+    from irqlab.calibration.lab import load_lab
+
+    (tp,) = traced_points(load_lab(tmp_path / "lab"))
+    assert sum(tp.hist.values()) == sum(hist.values()) and len(tp.wakeup) == 1
     _assert_host_put_back(os.getpid(), before, set())
     assert _tracefs_mounted() == mounted
     assert subprocess.run(["pgrep", "-x", "bpftrace"], capture_output=True).returncode == 1
@@ -685,3 +697,25 @@ def test_a_rate_off_the_ticks_multiples_is_sampled_at_every_phase_of_its_sends(r
     # as given, a multiple of the tick rate is sampled at one phase only
     if rate % hz == 0:
         assert len({round((k * rate / hz) % 1.0, 9) for k in range(3 * hz)}) == 1
+
+
+def test_tracing_cost_is_the_top_rates_first_run_beside_its_traced_twin():
+    from irqlab.ops.lab.sweep import tracing_cost
+
+    def entry(threaded: bool, rate: float, repeat: int, sent: float) -> dict[str, Any]:
+        return {
+            "threaded": threaded, "rate_pps": rate, "repeat": repeat,
+            "bundle": f"points/{rate:g}-{repeat}",
+            "measured": {"sent_pps": sent, "app_pps": sent},
+            "traced": {"bundle": f"points/traced-{rate:g}-{repeat}",
+                       "measured": {"sent_pps": sent / 2, "app_pps": sent / 2}},
+        }  # fmt: skip
+
+    points = [entry(False, 1e5, 0, 1e5), entry(False, 4e5, 0, 2e5), entry(False, 4e5, 1, 3e5)]
+    cost = tracing_cost(points, False)
+    assert cost is not None
+    assert cost["rate_pps"] == 4e5 and cost["untraced"]["sent_pps"] == 2e5
+    assert cost["traced"]["sent_pps"] == 1e5 and cost["traced_bundle"] == "points/traced-400000-0"
+    assert tracing_cost(points, True) is None  # no threaded point
+    del points[1]["traced"], points[2]["traced"]
+    assert tracing_cost(points, False)["rate_pps"] == 1e5  # type: ignore[index]

@@ -112,6 +112,8 @@ class LabPoint:
     rate_pps: float
     repeat: int
     measured: dict[str, Any]
+    #: the point's traced twin (``irqlab lab --trace``): its bundle and what it measured
+    traced: dict[str, Any] | None = None
 
 
 @dataclass
@@ -244,7 +246,21 @@ def _point(raw: Any, i: int, shown: str, folder: Path, lab: Lab) -> LabPoint:
         rate_pps=rate,
         repeat=int(raw.get("repeat", 0)),
         measured=measured,
+        traced=_traced(raw.get("traced"), where, folder, lab),
     )
+
+
+def _traced(raw: Any, where: str, folder: Path, lab: Lab) -> dict[str, Any] | None:
+    """A point's traced twin, checked like the point: its bundle there and of the lab's host,
+    its measured values a table."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("measured"), dict):
+        raise _lab_error(where, "'traced' has no table 'measured' (damaged?)")
+    bundle = raw.get("bundle")
+    if isinstance(bundle, str):
+        _same_host(folder / bundle / "manifest.json", f"{where} traced", lab)
+    return raw
 
 
 def _same_host(manifest: Path, where: str, lab: Lab) -> None:

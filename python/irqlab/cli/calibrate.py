@@ -126,6 +126,9 @@ def calibrate(
       lab-comparison.json              every rate: measured (each run), predicted ± s.e.,
                                        the tolerance and whether it is met
       lab_predicted_vs_measured.png    one panel per quantity against the rate
+      lab-distributions.json           at the lab's traced points: packets per poll
+      lab_packets_per_poll.png         (log2 buckets) and the app's wake-up delay,
+                                       measured and predicted (evidence, no goal)
 
     \b
     TARGETS may be one or more bundles `irqlab measure` wrote on a host under load
@@ -221,6 +224,11 @@ def calibrate(
         from irqlab.calibration.lab import write_comparison
 
         text, files = write_comparison(target, result.rows, lab)
+        click.echo(text, nl=False)
+        result.files += files
+        from irqlab.calibration.distributions import write_distributions
+
+        text, files = write_distributions(target, lab, result.values, spec.seeds)
         click.echo(text, nl=False)
         result.files += files
     if bundles is not None:

@@ -140,6 +140,8 @@ def page(path: Path, title: str | None) -> Page:
     for prefix in ("lab", "bundle"):
         if (path / f"{prefix}-comparison.json").is_file():
             sections.append(_lab_section(path, prefix))
+    if (path / "lab-distributions.json").is_file():
+        sections.append(_distributions_section(path))
     sections.append(res)
 
     preset = Section("preset", "The fitted preset")
@@ -280,4 +282,59 @@ def _lab_section(path: Path, prefix: str = "lab") -> Section:
         )
     title = "The lab's rates" if prefix == "lab" else "The bundles' rates"
     section.items.append(Table(f"{prefix}-rates", title, head, body))
+    return section
+
+
+def _distributions_section(path: Path) -> Section:
+    """The lab's traced points: packets per poll and the app's wake-up delay, measured and
+    predicted."""
+    where = path / "lab-distributions.json"
+    data = read_json(where)
+    rows = data.get("rows") if isinstance(data, Mapping) else None
+    if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
+        raise ConfigError(f"{where}: no list of rows (damaged?)", None)
+    for r in rows:
+        missing = [k for k in ("threaded", "rate_pps", "sent_pps", "throttled",
+                               "packets_per_poll", "wakeup_us") if k not in r]  # fmt: skip
+        if missing:
+            raise ConfigError(f"{where}: a row lacks {', '.join(missing)} (damaged?)", None)
+    section = Section("lab-distributions", "The lab's distributions: measured and predicted")
+    section.p(
+        "At the lab's traced points, the fitted model run at the rate the traced sender "
+        "achieved: each log2 bucket's share of the polls (bars: measured; hatched: predicted) "
+        "and their total variation distance (½ Σ |p − q|: 0 the same, 1 disjoint), and the "
+        "app's wake-up delay (sched_wakeup → sched_switch; the model's leaves the switch's own "
+        "cost out, as the tracepoint does). No goal is set for these: evidence. A traced "
+        "point is not the untraced load the fit used: the probes cost the kernel time the "
+        "model does not charge, and a point where they held the sender back is marked."
+    )
+    figure = path / "lab_packets_per_poll.png"
+    if figure.is_file():
+        section.items.append(
+            Figures([png(figure, "lab-ppp", "lab: packets per poll, measured and predicted")])
+        )
+    head = ["NAPI", "rate /s", "sent /s", "ppp distance", "wake-up mean µs (m / p)",
+            "wake-up p99 µs (m / p)", "note"]  # fmt: skip
+    body = []
+    for r in rows:
+        tv = r["packets_per_poll"].get("total_variation")
+        m, p = r["wakeup_us"].get("measured"), r["wakeup_us"].get("predicted")
+
+        def pair(key: str, m: Any = m, p: Any = p) -> Cell:
+            a = page_number(m[key]) if isinstance(m, Mapping) else "—"
+            b = page_number(p[key]) if isinstance(p, Mapping) else "—"
+            return Cell(f"{a} / {b}")
+
+        body.append(
+            [
+                Cell("threaded" if r["threaded"] else "softirq"),
+                value_cell(r["rate_pps"]),
+                value_cell(r["sent_pps"]),
+                Cell("—" if tv is None else f"{tv:.2f}"),
+                pair("mean"),
+                pair("p99"),
+                Cell("tracing held the sender back" if r["throttled"] else ""),
+            ]
+        )
+    section.items.append(Table("lab-distributions", "The lab's traced points", head, body))
     return section

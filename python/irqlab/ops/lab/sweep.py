@@ -48,7 +48,7 @@ PROGRAMS = ("sockperf", "ip", "ethtool", "taskset", "sh")
 #: The receiving application's name, whose wake-up delay the tracing records.
 RECEIVER_COMM = "sockperf"
 #: Why a point without --trace records no tracepoints (bundle's manifest).
-UNTRACED = "irqlab lab without --trace: counters only"
+UNTRACED = "irqlab lab: counters only (with --trace the point runs once more, traced)"
 
 
 def trace_session() -> Any:
@@ -241,27 +241,37 @@ def _measure_point(
     return entry, bundle.manifest
 
 
-def _tracing_cost(
+def _traced_run(
     plan: Plan,
-    threaded: bool,
+    point: Point,
     topology: Topology,
     threads: dict[str, int],
     out: Path,
-    points: list[dict[str, Any]],
+    trace: Any,
 ) -> dict[str, Any]:
-    """What tracing costs the load: the top rate measured once more without tracing, beside
-    its traced first run (the sender's and the app's packets/s with and without the probes)."""
-    top = max(plan.rates_pps)
-    point = Point(threaded, top, 0)
-    name = f"untraced-{point.name}"
-    entry, _ = _measure_point(plan, point, topology, threads, out, None, name=name)
-    traced = next(p for p in points if p["name"] == point.name)
+    """The point once more, traced: its bundle and what it measured (the distributions only
+    tracing shows, at the load the probes leave)."""
+    name = f"traced-{point.name}"
+    entry, _ = _measure_point(plan, point, topology, threads, out, trace, name=name)
+    return {"bundle": entry["bundle"], "measured": entry["measured"], "counts": entry["counts"]}
+
+
+def tracing_cost(points: list[dict[str, Any]], threaded: bool) -> dict[str, Any] | None:
+    """What tracing costs the load: at the mode's top rate, the sender's and the app's
+    packets/s untraced and traced (None without a traced run there)."""
+    mine = [p for p in points if p["threaded"] == threaded and "traced" in p]
+    if not mine:
+        return None
+    rate = max(p["rate_pps"] for p in mine)
+    top = next(p for p in mine if p["rate_pps"] == rate)  # its first run
+    keys = ("sent_pps", "app_pps")
     return {
         "threaded": threaded,
-        "rate_pps": top,
-        "untraced": {k: entry["measured"][k] for k in ("sent_pps", "app_pps")},
-        "traced": {k: traced["measured"][k] for k in ("sent_pps", "app_pps")},
-        "untraced_bundle": entry["bundle"],
+        "rate_pps": top["rate_pps"],
+        "untraced": {k: top["measured"][k] for k in keys},
+        "traced": {k: top["traced"]["measured"][k] for k in keys},
+        "untraced_bundle": top["bundle"],
+        "traced_bundle": top["traced"]["bundle"],
     }
 
 
@@ -339,7 +349,9 @@ def run_lab(plan: Plan, out: Path, echo: Callable[[str], None]) -> dict[str, Any
             threads |= {comm: pid for pid, comm in napi.items()}
             threads["receiver"] = receiver_pid
             for point in (p for p in plan.points() if p.threaded == threaded):
-                entry, manifest = _measure_point(plan, point, topology, threads, out, trace)
+                entry, manifest = _measure_point(plan, point, topology, threads, out, None)
+                if trace is not None:
+                    entry["traced"] = _traced_run(plan, point, topology, threads, out, trace)
                 lab["hz"] = manifest.get("hz")
                 lab["cpus"] = manifest.get("cpus") or lab["cpus"]
                 lab["kernel"] = manifest.get("kernel") or lab["kernel"]
@@ -348,8 +360,11 @@ def run_lab(plan: Plan, out: Path, echo: Callable[[str], None]) -> dict[str, Any
                 lab["wall_s"] = time.monotonic() - started
                 _dump(out / "lab.json", lab)
                 echo(progress_line(point, entry["measured"], entry["counts"]))
-            if trace is not None:
-                cost = _tracing_cost(plan, threaded, topology, threads, out, lab["points"])
+                if "traced" in entry:
+                    t = entry["traced"]
+                    echo("  traced: " + progress_line(point, t["measured"], t["counts"]).strip())
+            cost = tracing_cost(lab["points"], threaded)
+            if cost is not None:
                 lab.setdefault("tracing_overhead", []).append(cost)
                 _dump(out / "lab.json", lab)
                 echo(tracing_cost_line(cost))
