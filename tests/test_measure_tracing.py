@@ -8,6 +8,7 @@ process killed with SIGKILL leaving no bpftrace and no program behind."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -16,7 +17,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -569,9 +572,8 @@ def test_killing_the_measuring_process_leaves_no_bpftrace_and_no_program():
         if child.poll() is None:
             child.kill()
             child.wait()
-        if not mounted_before and _tracefs_mounted():
-            # the killed process could not unmount what it mounted (docs/measure.md)
-            subprocess.run(["umount", "/sys/kernel/tracing"], check=False)
+    # tracefs as it was: mounted, where it had to be, through a watchdog that unmounts it
+    assert _wait_for(lambda: _tracefs_mounted() == mounted_before, 10.0), "tracefs left mounted"
 
 
 @pytest.mark.slow
@@ -603,3 +605,168 @@ def _parent(pid: int) -> int | None:
         return None
     m = re.search(r"^PPid:\s+(\d+)$", status, re.MULTILINE)
     return int(m[1]) if m else None
+
+
+# -- `irqlab measure` stopped at any moment puts the host back -------------------------------
+
+
+def _wait_for(ok: Callable[[], Any], within_s: float) -> Any:
+    """``ok()`` once it is true, polled until ``within_s`` has passed (then its last value)."""
+    deadline = time.monotonic() + within_s
+    while not (found := ok()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
+def _running(pid: int) -> bool:
+    """``pid`` exists and has not ended (a zombie, ended and not yet reaped, has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def _children(pid: int) -> dict[int, str]:
+    """The processes whose parent is ``pid``: each one's command line."""
+    found = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and _parent(int(d.name)) == pid:
+            with contextlib.suppress(OSError):
+                found[int(d.name)] = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    return found
+
+
+def _perf_events(pid: int) -> int:
+    """How many perf events ``pid`` holds: bpftrace holds one per attached tracepoint."""
+    try:
+        links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+    except OSError:
+        return 0
+    return links.count("anon_inode:[perf_event]")
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+@pytest.fixture
+def tracefs_unmounted():
+    """No tracing directory mounted, as on a host that does not mount tracefs at boot (the
+    case where ``measure`` mounts it); the mounts as they were put back afterwards."""
+    dirs = ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
+    was = [d for d in dirs if tracing_mod.mounted(d)]
+    for d in reversed(was):
+        subprocess.run(["umount", d], check=True, timeout=10)
+    try:
+        assert not any(tracing_mod.mounted(d) for d in dirs)
+        yield
+    finally:
+        for d in dirs:
+            if d in was and not tracing_mod.mounted(d):
+                subprocess.run(["mount", "-t", "tracefs", "nodev", d], check=False, timeout=10)
+            elif d not in was and tracing_mod.mounted(d):
+                subprocess.run(["umount", d], check=False, timeout=10)
+
+
+def _start_measure(out: Path, path: str | None = None) -> subprocess.Popen[str]:
+    import irqlab
+
+    # the irqlab these tests import (the work tree's, or the installed one)
+    env = {**os.environ, "PYTHONPATH": str(Path(irqlab.__file__).parents[1])}
+    if path is not None:
+        env["PATH"] = f"{path}:{env.get('PATH', '')}"
+    return subprocess.Popen(
+        [sys.executable, "-m", "irqlab", "measure", "--seconds", "5", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def _stop_measure(measure: subprocess.Popen[str], how: int, attached: bool) -> tuple[str, set[int]]:
+    """Waits until ``measure``'s bpftrace runs (and, if ``attached``, has attached its probes
+    and the window is under way) with tracefs mounted through its watchdog, sends ``how``,
+    and returns its stderr once it has ended and the processes it had started."""
+    try:
+
+        def started() -> dict[int, str]:
+            children = _children(measure.pid)
+            tracer = [p for p in children if _comm(p) == "bpftrace"]
+            if not tracer or (attached and _perf_events(tracer[0]) < len(PROBES)):
+                return {}
+            return children
+
+        children = _wait_for(started, 30.0)
+        assert children, "bpftrace did not start"
+        watchdogs = [p for p, cmd in children.items() if "watchdog.py" in cmd]
+        assert len(watchdogs) == 1, "tracefs not mounted through a watchdog"
+        assert _tracefs_mounted(), "measure did not mount tracefs"
+        if attached:
+            time.sleep(1.0)  # in the 5 s window
+        measure.send_signal(how)
+        _, stderr = measure.communicate(timeout=30)
+    finally:
+        if measure.poll() is None:
+            measure.kill()
+            measure.communicate()
+    return stderr, set(children)
+
+
+def _assert_put_back(started: set[int]) -> None:
+    # bpftrace died with irqlab (PR_SET_PDEATHSIG); the watchdog unmounted tracefs and ended
+    assert _wait_for(lambda: not any(map(_running, started)), 10.0), "a process left running"
+    assert _wait_for(lambda: not _tracefs_mounted(), 10.0), "tracefs left mounted"
+
+
+@pytest.mark.slow
+@as_root
+def test_a_measure_killed_while_tracing_puts_tracefs_back(tmp_path, tracefs_unmounted):
+    # SIGKILL, which irqlab cannot see: bpftrace dies with it, and the watchdog that tracefs
+    # was mounted through unmounts it
+    measure = _start_measure(tmp_path / "m")
+    _, started = _stop_measure(measure, signal.SIGKILL, attached=False)
+    assert measure.returncode == -signal.SIGKILL
+    _assert_put_back(started)
+
+
+@pytest.mark.slow
+@as_root
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
+def test_a_measure_stopped_in_its_window_writes_its_bundle_and_puts_tracefs_back(
+    tmp_path, tracefs_unmounted, how
+):
+    measure = _start_measure(tmp_path / "m")
+    stderr, started = _stop_measure(measure, how, attached=True)
+    assert measure.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    assert re.fullmatch(r"window ended early by Ctrl-C: [0-9.]+ s", stderr.splitlines()[-1])
+    b = load_bundle(tmp_path / "m")
+    assert b.manifest["interrupted"] is True and b.manifest["tracing"] == TRACED
+    _assert_put_back(started)
+
+
+@pytest.mark.slow
+@as_root
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_a_measure_stopped_while_bpftrace_attaches_says_one_line_and_puts_tracefs_back(
+    tmp_path, tracefs_unmounted, how
+):
+    # a bpftrace that never says its probes are attached: the signal comes while irqlab
+    # waits for it
+    (tmp_path / "bin").mkdir()
+    _stand_in(tmp_path / "bin", "time.sleep(60)\n")
+    measure = _start_measure(tmp_path / "m", path=str(tmp_path / "bin"))
+    stderr, started = _stop_measure(measure, how, attached=False)
+    if how == signal.SIGKILL:
+        assert measure.returncode == -signal.SIGKILL
+    else:
+        word = "interrupted" if how == signal.SIGINT else "terminated"
+        assert measure.returncode == 128 + how
+        assert stderr.splitlines() == [f"irqlab: {word}"], stderr
+    assert not (tmp_path / "m").exists()
+    _assert_put_back(started)

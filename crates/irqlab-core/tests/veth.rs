@@ -3,9 +3,10 @@
 //! `drivers/net/veth.c` (`veth_xmit`, `__veth_xdp_flush`, `veth_poll`, `VETH_RING_SIZE`) and
 //! `net/core/dev.c` (`____napi_schedule`, `napi_threaded_poll_loop`).
 
-use irqlab_core::Report;
+use irqlab_core::time::SimTime;
+use irqlab_core::{Report, Tracer, run_with};
 
-use crate::common::{Pairs, b, conserved, f, i, s};
+use crate::common::{Pairs, b, conserved, f, i, record_arrival, s};
 
 /// The sender's CPU time per packet, ns.
 const SEND_NS: f64 = 2000.0;
@@ -366,4 +367,121 @@ fn random_costs_and_poisson_sends_conserve_and_repeat_exactly() {
         let c = p.clone().with("run.seed", i(7)).run();
         assert_ne!(a.cpu_ps, c.cpu_ps, "another seed draws other costs");
     }
+}
+
+/// Each packet's entry into the veth device (`veth_xmit`): its id and time; and each delivered
+/// packet's id, with the arrival time it carried.
+#[derive(Default)]
+struct Transmits {
+    arrival_ps: Vec<u64>,
+    delivered: Vec<u64>,
+}
+
+impl Tracer for Transmits {
+    fn arrival(&mut self, id: u64, t: SimTime, _: bool) {
+        record_arrival(&mut self.arrival_ps, id, t);
+    }
+    fn delivered(&mut self, id: u64, arrival: SimTime, _: SimTime) {
+        assert_eq!(
+            Some(&arrival.ps()),
+            self.arrival_ps.get(id as usize),
+            "packet {id}: delivered with another packet's arrival"
+        );
+        self.delivered.push(id);
+    }
+}
+
+#[test]
+fn the_veth_devices_packets_are_numbered_in_the_order_they_enter_it() {
+    // the tracer sees ids 0, 1, 2, … at each transmit (record_arrival), each delivered packet
+    // carries its own, and none is delivered twice
+    for p in [
+        lab(100_000.0),
+        threaded(100_000.0),
+        lab(100_000.0).with("sender.cost_ns", f(0.0)),
+    ] {
+        let (r, t) = run_with(&p.build(), Transmits::default());
+        assert!(t.arrival_ps.len() > 1000, "{}", t.arrival_ps.len());
+        assert!(t.arrival_ps.is_sorted(), "ids follow the transmits' order");
+        let mut ids = t.delivered.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), t.delivered.len(), "a packet delivered twice");
+        assert!(r.packets.delivered > 0);
+    }
+}
+
+#[test]
+fn the_senders_count_is_the_packet_it_sends_and_those_due_behind_it() {
+    // 500k/s on a sender taking 3 µs per packet, alone on its core (the NAPI thread on core
+    // 1, its wake-ups free): from t = 0 it sends back to back, one packet every 3 µs, while
+    // one comes due every 2 µs. The run ends at 21.0005 ms, inside a send: arrivals 0 to
+    // 10,500 have come (10,501), 7,000 are sent, the 7,001st is being sent and 3,500 wait
+    let end_ps: u64 = 21_000_500_000;
+    let p = threaded(500_000.0)
+        .with("sender.cost_ns", f(3000.0))
+        .with("platform.task_wakeup_ns", f(0.0))
+        .with("run.duration_ms", f(20.0005));
+    let (r, t) = run_with(&p.build(), Transmits::default());
+    let due = end_ps / 2_000_000 + 1;
+    let sent = t.arrival_ps.len() as u64;
+    let last = *t.arrival_ps.last().expect("sends");
+    assert_eq!((due, sent, last), (10_501, 7_000, 21_000_000_000));
+    // the next send started when the last one ended and is not over at the end
+    assert!(end_ps - last < 3_000_000);
+    assert_eq!(r.packets.in_sender, Some(due - sent));
+    assert_eq!(r.packets.in_sender, Some(3_501));
+}
+
+#[test]
+fn a_transmit_that_finds_the_napi_owned_by_a_busy_poller_runs_no_softirq() {
+    // socket busy polling (50 µs) at 100k/s: the app's recv spins on the NAPI between
+    // packets, so each transmit finds it scheduled (the busy loop owns it): napi_schedule
+    // raises nothing, and the transmit's local_bh_enable has no NET_RX to run
+    let r = lab(100_000.0).with("socket.busy_read_us", i(50)).run();
+    conserved(&r);
+    assert!(r.cpu_ps.busy_poll > 0, "the app busy-polls");
+    assert!(r.counts.polls > 1000 && r.packets.dropped_nic == 0);
+    assert_eq!(r.counts.softirq_runs, 0);
+    assert_eq!(r.cpu_ps.softirq, 0);
+}
+
+/// The polls that used the whole NAPI weight (64), as they reported it.
+#[derive(Default)]
+struct FullPolls(u64);
+
+impl Tracer for FullPolls {
+    fn arrival(&mut self, _: u64, _: SimTime, _: bool) {}
+    fn delivered(&mut self, _: u64, _: SimTime, _: SimTime) {}
+    fn poll(&mut self, _: usize, _: usize, _: SimTime, _: u64, work: u64) {
+        self.0 += u64::from(work == 64);
+    }
+}
+
+#[test]
+fn a_napi_threads_full_weight_poll_is_not_left_for_net_rx_on_its_core() {
+    // overload: the NAPI thread beside the sender on core 0 waits for its turn, the ring
+    // fills, and its polls use their whole weight (64): it polls again itself, and lists
+    // nothing for net_rx_action (napi_threaded_poll_loop). NET_RX does run on core 0 (the app on core 1 defers its skb frees
+    // there), and only frees: each run costs its entry (200 ns) and at most the frees of
+    // every skb consumed (20 ns each), never a poll (200 ns, and 1 µs a packet)
+    let free_ns = 20.0;
+    let p = threaded(400_000.0)
+        .with("kernel.napi_thread_core", i(0))
+        .with("app.0.cost_ns", f(1500.0))
+        .with("platform.skb_free_ns", f(free_ns))
+        .with("socket.rcvbuf_bytes", i(100_000_000));
+    let (r, full) = run_with(&p.build(), FullPolls::default());
+    conserved(&r);
+    assert!(full.0 > 20, "{} full-weight polls", full.0);
+    assert!(
+        r.counts.softirq_runs > 20,
+        "the frees raise NET_RX on core 0"
+    );
+    let most = r.counts.softirq_runs as f64 * 200.0 + (r.packets.consumed + 64) as f64 * free_ns;
+    let softirq_ns = r.per_core[0].cpu_ps.softirq as f64 / 1e3;
+    assert!(
+        softirq_ns <= most,
+        "{softirq_ns} ns of softirq: more than its entries and frees ({most} ns)"
+    );
 }

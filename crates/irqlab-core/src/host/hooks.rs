@@ -34,10 +34,17 @@ use crate::trace::Tracer;
 impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     // ----- threaded NAPI (`napi_thread`) -------------------------------------------------------
 
-    /// Whether core `c`'s poll is a NAPI thread's.
+    /// Whether core `c`'s poll is a NAPI thread's: with threaded NAPI every poll is, as
+    /// `napi_schedule` wakes the thread instead of listing the NAPI for `NET_RX_SOFTIRQ`, and
+    /// the other pollers (busy polling, the polling loops) are refused with it
+    /// (`kernel::check_threaded`); without it none is.
     #[inline(always)]
     pub(super) fn in_napi_thread(&self, c: usize) -> bool {
-        self.threaded && self.l.core(c).kernel.ctx == Some(SoftirqCtx::NapiThread)
+        debug_assert_eq!(
+            self.threaded,
+            self.l.core(c).kernel.ctx == Some(SoftirqCtx::NapiThread)
+        );
+        self.threaded
     }
 
     /// A poll returned on core `c`: true if a NAPI thread made it, which goes on from there.

@@ -12,8 +12,8 @@ The package, by concern:
 
 - :mod:`~irqlab.ops.lab.plan` — the points, checked before anything is made, and the time;
 - :mod:`~irqlab.ops.lab.netns` — commands, the namespaces and veth, sysctls, threads, the
-  watchdog's other end;
-- :mod:`~irqlab.ops.lab.watchdog` — the process that puts the host back;
+  watchdog's other end (the watchdog, the process that puts the host back, is
+  :mod:`irqlab.ops.watchdog`, which ``irqlab measure`` uses too);
 - :mod:`~irqlab.ops.lab.load` — the sender and the receiver, the counters around a window;
 - :mod:`~irqlab.ops.lab.measured` — a point's figures from what was read;
 - :mod:`~irqlab.ops.lab.sweep` — the sweep and ``lab.json``.

@@ -1,6 +1,6 @@
-"""The lab's host side: its commands (each bounded in time, each child killed with irqlab), the
-watchdog that puts the host back (:class:`Guard`), the sysctls it changes, and the topology
-(:class:`Topology`): two network namespaces joined by a veth pair.
+"""The lab's host side: its commands (each bounded in time, each child killed with irqlab), its
+end of the watchdog that puts the host back (:class:`Guard`), the sysctls it changes, and the
+topology (:class:`Topology`): two network namespaces joined by a veth pair.
 
 ::
 
@@ -15,30 +15,24 @@ only inside the two namespaces: no packet of the lab leaves them.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import json
 import os
 import re
-import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from irqlab.errors import ConfigError
-from irqlab.ops.lab import watchdog
+from irqlab.ops import watchdog
+from irqlab.ops.watchdog import die_with_parent
 
 TX_ADDR, RX_ADDR, PREFIX_LEN = "198.18.0.1", "198.18.0.2", 30
 TX_DEV, RX_DEV = "veth0", "veth1"
 #: A setup or removal command's bound.
 COMMAND_TIMEOUT_S = 10.0
-#: How long the watchdog may take to put the host back after the lab lets go of it.
-UNDO_TIMEOUT_S = 30.0
-PR_SET_PDEATHSIG = 1
 NETNS_RE = re.compile(r"irqlab-([0-9]{1,10})-(tx|rx)")
 #: Each running lab's namespaces and the sysctls' old values (``lab-PID.json``).
 STATE_DIR = Path("/run/irqlab")
@@ -47,13 +41,6 @@ STATE_RE = re.compile(r"lab-([0-9]{1,10})\.json")
 
 class LabError(ConfigError):
     """The lab cannot run or set up on this host: one line saying what and why."""
-
-
-def die_with_parent() -> None:
-    """In a child before it runs its program: SIGKILL when irqlab's thread that started it
-    ends, however it ends (``PR_SET_PDEATHSIG``, kept across exec)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def run(argv: list[str], timeout_s: float = COMMAND_TIMEOUT_S) -> str:
@@ -197,66 +184,23 @@ def sysctl_write(name: str, value: str) -> None:
         raise LabError(f"{name} = {value}: cannot be set ({e.strerror or e})") from None
 
 
-@dataclass
-class Guard:
-    """The watchdog's other end: what the lab is about to create or change, told before it
-    does; :meth:`release` puts the host back (the watchdog does it; irqlab itself if the
-    watchdog is gone)."""
-
-    netns: list[str] = field(default_factory=list)
-    sysctls: list[tuple[str, str]] = field(default_factory=list)
-    #: whether the lab mounted tracefs (for its tracing), to be unmounted at the end
-    tracefs: bool = False
-    proc: subprocess.Popen[bytes] | None = None
-    #: Where the same is kept on disk, for the day irqlab and its watchdog die together: the
-    #: next lab puts the host back from it (:func:`remove_stale`).
-    state: Path | None = None
-
-    def start(self) -> Guard:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", watchdog.__file__, *([str(self.state)] if self.state else [])],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            start_new_session=True,  # the terminal's Ctrl-C is not for it
-        )
-        return self
-
-    def _keep(self) -> None:
-        if self.state is None:
-            return
-        try:
-            self.state.parent.mkdir(parents=True, exist_ok=True)
-            kept = {"netns": self.netns, "sysctls": self.sysctls, "tracefs": self.tracefs}
-            self.state.write_text(json.dumps(kept))
-        except OSError:
-            self.state = None  # the watchdog is the guarantee; the file is a second chance
-
-    def _tell(self, record: dict[str, Any]) -> None:
-        pipe: IO[bytes] | None = self.proc.stdin if self.proc is not None else None
-        if pipe is None:
-            return
-        try:
-            pipe.write((json.dumps(record) + "\n").encode())
-            pipe.flush()
-        except OSError:
-            pass  # the watchdog is gone: release() does the removal itself
+class Guard(watchdog.Watchdog):
+    """The watchdog's other end for the lab: the namespaces it creates and the sysctls it
+    changes, each told before it does (:class:`~irqlab.ops.watchdog.Watchdog`); ``state`` keeps
+    the same on disk for the day irqlab and its watchdog die together: the next lab puts the
+    host back from it (:func:`restore_stale`)."""
 
     def add_netns(self, name: str) -> None:
         self.netns.append(name)
         self._keep()
         self._tell({"netns": name})
 
-    def mount_tracefs(self) -> None:
-        """Mounts tracefs at /sys/kernel/tracing for the tracing, when no tracing directory is
-        mounted (told to the watchdog first, which unmounts it however the lab ends)."""
-        from irqlab.ops.measure.tracing import TRACING_DIRS, mounted
-
-        if any(mounted(d) for d in TRACING_DIRS):
-            return
-        self.tracefs = True
-        self._keep()
-        self._tell({"tracefs": True})
-        run(["mount", "-t", "tracefs", "nodev", watchdog.TRACEFS])
+    def mount_tracefs(self) -> bool:
+        """As :meth:`Watchdog.mount_tracefs`, a failure one line (:class:`LabError`)."""
+        try:
+            return super().mount_tracefs()
+        except watchdog.MountError as e:
+            raise LabError(f"mount -t tracefs nodev {watchdog.TRACEFS}: {e}") from None
 
     def set_sysctl(self, name: str, value: str) -> str:
         """Sets ``name`` to ``value`` (the old value told to the watchdog first); the old
@@ -269,24 +213,6 @@ class Guard:
         if old != value:
             sysctl_write(name, value)
         return old
-
-    def release(self) -> None:
-        """Puts the host back: every process in the namespaces killed, the namespaces deleted,
-        the sysctls written back; waits for the watchdog to have done it."""
-        proc, self.proc = self.proc, None
-        if proc is not None:
-            with contextlib.suppress(OSError):
-                if proc.stdin is not None:
-                    proc.stdin.close()
-            try:
-                proc.wait(UNDO_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        # Again here: idempotent, and what the watchdog did not finish (it was killed too).
-        watchdog.undo(self.netns, self.sysctls, tracefs=self.tracefs)
-        if self.state is not None:
-            self.state.unlink(missing_ok=True)
 
 
 @dataclass

@@ -19,7 +19,8 @@ ends: no event crosses to user space. What it records:
 A histogram is bpftrace's log2 one turned into :func:`histogram`'s form. bpftrace is started
 in its own process group, dies with the process that started it (``PR_SET_PDEATHSIG``), and is
 killed on any way out of the context (Ctrl-C, an exception); tracefs is mounted at
-``/sys/kernel/tracing`` when no tracing directory is, and unmounted afterwards.
+``/sys/kernel/tracing`` when no tracing directory is, through irqlab's watchdog
+(:mod:`irqlab.ops.watchdog`), which unmounts it however the session ends, SIGKILL included.
 
 The probes' own cost is measured, not assumed: the kernel's BPF run-time statistics
 (``BPF_ENABLE_STATS``, else ``kernel.bpf_stats_enabled``, put back afterwards) give each
@@ -46,13 +47,11 @@ from types import TracebackType
 from typing import Any
 
 from irqlab.errors import ConfigError
+from irqlab.ops.watchdog import TRACEFS, MountError, Watchdog, mounted, tracing_mounted
 
 #: The format of distributions.json.
 FORMAT = "irqlab-distributions"
 FORMAT_VERSION = 1
-TRACEFS = "/sys/kernel/tracing"
-#: Where bpftrace finds the tracepoints' formats; either one mounted is enough.
-TRACING_DIRS = (TRACEFS, "/sys/kernel/debug/tracing")
 #: NET_RX_SOFTIRQ in include/linux/interrupt.h.
 NET_RX = 3
 #: A task's name is at most 15 characters (TASK_COMM_LEN 16 with the NUL).
@@ -430,18 +429,6 @@ def _irq_names() -> dict[str, str]:
     return {str(irq): name for irq, name in parse_interrupts(text).names.items()}
 
 
-def mounted(path: str) -> bool:
-    """Whether tracefs (or debugfs) is mounted at ``path``."""
-    try:
-        mounts = Path("/proc/self/mounts").read_text()
-    except OSError:
-        return False
-    return any(
-        len(f) > 2 and f[1] == path and f[2] in ("tracefs", "debugfs")
-        for f in (line.split() for line in mounts.splitlines())
-    )
-
-
 def _first_error(stderr: str) -> str:
     """bpftrace's first line that says why it stopped (not its RLIMIT_MEMLOCK notice)."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
@@ -457,7 +444,9 @@ class TraceSession:
     returns once every probe is attached (:class:`TraceError` if bpftrace is missing, fails,
     or takes more than ``start_timeout_s``); ``stop`` returns :func:`distributions` with
     ``"window_s"``, ``"tool"`` and ``"overhead"``. Leaving the context always kills bpftrace
-    (if still running), puts the BPF statistics back, and unmounts tracefs if it mounted it.
+    (if still running), puts the BPF statistics back, and unmounts tracefs if it mounted it;
+    if the process is killed instead, bpftrace dies with it and the watchdog the session
+    mounted tracefs through unmounts it.
     """
 
     def __init__(
@@ -474,6 +463,8 @@ class TraceSession:
         self.start_timeout_s = start_timeout_s
         self.proc: subprocess.Popen[bytes] | None = None
         self.mounted = False
+        #: The watchdog tracefs was mounted through (None while it was not mounted here).
+        self.watchdog: Watchdog | None = None
         self.notes: list[str] = []
         self._stats_fd: int | None = None
         self._old_sysctl: str | None = None
@@ -533,15 +524,15 @@ class TraceSession:
         self._cpu0 = _cpu_seconds(self.proc.pid)
 
     def _mount(self) -> None:
-        if any(mounted(d) for d in TRACING_DIRS):
+        """Mounts tracefs when no tracing directory is mounted, through a watchdog that
+        unmounts it however irqlab ends (SIGKILL too)."""
+        if tracing_mounted():
             return
-        r = subprocess.run(
-            ["mount", "-t", "tracefs", "nodev", TRACEFS], capture_output=True, text=True
-        )
-        if r.returncode != 0:
-            why = (r.stderr.strip().splitlines() or ["failed"])[0]
-            raise TraceError(f"cannot mount tracefs at {TRACEFS}: {why[:200]}")
-        self.mounted = True
+        self.watchdog = Watchdog().start()
+        try:
+            self.mounted = self.watchdog.mount_tracefs()
+        except MountError as e:
+            raise TraceError(f"cannot mount tracefs at {TRACEFS}: {e}") from None
 
     def _enable_stats(self) -> None:
         self._stats_fd = _enable_stats_fd()
@@ -695,8 +686,9 @@ class TraceSession:
                 with contextlib.suppress(OSError):
                     Path("/proc/sys/kernel/bpf_stats_enabled").write_text(self._old_sysctl)
                 self._old_sysctl = None
-            if self.mounted:
-                r = subprocess.run(["umount", TRACEFS], capture_output=True, text=True)
-                if r.returncode != 0:
-                    self.notes.append(f"tracefs left mounted at {TRACEFS}: {r.stderr.strip()}")
-                self.mounted = False
+            if self.watchdog is not None:
+                self.watchdog.release()  # unmounts tracefs if mounted here
+                self.watchdog = None
+            if self.mounted and mounted(TRACEFS):
+                self.notes.append(f"tracefs left mounted at {TRACEFS}")
+            self.mounted = False
