@@ -188,6 +188,7 @@ def test_a_points_figures_from_its_readings_as_by_hand():
         "packets_per_poll": 150_000 / 120_000,
         "packets_per_poll_hist": None,
         "app_wakeup_us": None,
+        "app_wakeups_per_packet": None,
     }
     assert counts(before, after) == {
         "sent": 300_000,
@@ -220,7 +221,14 @@ def test_with_tracing_packets_per_poll_and_wakeups_come_from_the_distributions()
             },
             "lo": {"polls": 5, "packets": 5},
         },
-        "app_wakeup_us": {"unit": "us", "buckets": {"8": 3}, "mean": 12.0, "p50": 8.0, "p99": 60.0},
+        "app_wakeup_us": {
+            "unit": "us",
+            "buckets": {"8": 35},
+            "count": 35,
+            "mean": 12.0,
+            "p50": 8.0,
+            "p99": 60.0,
+        },
         "overhead": {},
     }
     before = _reading(0, 0, 0, (0, 0), 0)
@@ -229,7 +237,9 @@ def test_with_tracing_packets_per_poll_and_wakeups_come_from_the_distributions()
     # the receiving veth's polls that found work: 70 packets in 23 of the 33
     assert m["packets_per_poll"] == pytest.approx(70 / 23)
     assert m["packets_per_poll_hist"] == {"0": 10, "1": 10, "2": 5, "4": 8}
-    assert m["app_wakeup_us"] == {"mean": 12.0, "p50": 8.0, "p99": 60.0}
+    # 35 wake-ups for the veth's 70 packets: every second packet found the app asleep
+    assert m["app_wakeup_us"] == {"mean": 12.0, "p50": 8.0, "p99": 60.0, "per_packet": 0.5}
+    assert m["app_wakeups_per_packet"] == 0.5
     assert from_trace({}) == (None, None, None)
 
 

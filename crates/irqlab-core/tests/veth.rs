@@ -485,3 +485,25 @@ fn a_napi_threads_full_weight_poll_is_not_left_for_net_rx_on_its_core() {
         "{softirq_ns} ns of softirq: more than its entries and frees ({most} ns)"
     );
 }
+
+#[test]
+fn the_senders_core_spins_and_never_pays_for_leaving_idle_the_apps_core_does() {
+    // 20k/s, one packet every 50 µs: both cores are idle between packets in the model; with
+    // every idle exit costing 3 µs (wakeup_after 0), the app's core pays it for each packet's
+    // first job there, the sender's core (sockperf spins between sends) never
+    let rate = 20_000.0;
+    let base = lab(rate).run();
+    let r = lab(rate)
+        .with("platform.wakeup_ns", f(3000.0))
+        .with("platform.wakeup_after_us", f(0.0))
+        .run();
+    assert_eq!(r.per_core[0].cpu_ps, base.per_core[0].cpu_ps, "the sender's core: unchanged");
+    let extra_ps = r.per_core[1].cpu_ps.app as f64
+        - base.per_core[1].cpu_ps.app as f64;
+    let expected_ps = r.per_core[1].counts.context_switches as f64 * 3000.0 * 1e3;
+    assert!(
+        (extra_ps - expected_ps).abs() <= 0.01 * expected_ps,
+        "the app's core pays 3 µs per wake-up from idle: {extra_ps} ps vs {expected_ps} ps"
+    );
+    assert!(r.per_core[1].counts.context_switches as f64 >= 0.99 * rate * 0.02);
+}

@@ -51,6 +51,8 @@ class Quantity:
     per_cpu: bool = False
     #: measured on the NAPI thread's CPU (``{c}``: the lab's napi_thread_core)
     on_napi_core: bool = False
+    #: measured by the point's traced twin (``irqlab lab --trace``) alone
+    traced: bool = False
     #: σ of one measurement at least: relative to the value, and absolute
     floor_relative: float = 0.0
     floor_absolute: float = 0.0
@@ -85,6 +87,9 @@ QUANTITIES: tuple[Quantity, ...] = (
              floor_absolute=0.005),
     Quantity("ring_drop_ratio", "ring_drop_ratio", "veth ring drop ratio", absolute=0.05,
              floor_absolute=0.005),
+    Quantity("app_wakeups_per_packet", "app_wakeups_per_packet",
+             "app's wake-ups per packet (traced)", absolute=0.10, floor_absolute=0.02,
+             traced=True),
 )  # fmt: skip
 
 #: The costs fitted by default: (key, min, max, log).
@@ -96,6 +101,7 @@ FREE: tuple[tuple[str, float, float, bool], ...] = (
     ("platform.task_wakeup_ns", 0.0, 10_000.0, False),
     ("platform.ctx_switch_ns", 0.0, 10_000.0, False),
     ("platform.skb_free_ns", 10.0, 3_000.0, True),
+    ("platform.wakeup_ns", 0.0, 20_000.0, False),
 )
 
 
@@ -307,6 +313,9 @@ def lab_scenario(lab: Lab) -> dict[str, Any]:
         "app.0.core": lab.app_core,
         "app.0.cost_ns": 2000.0,
         "app.0.cost_dist": "deterministic",
+        # every idle exit costs platform.wakeup_ns (fitted; 0 where it costs nothing): a VM's
+        # idle vCPU halts at once (cpuidle haltpoll with guest_halt_poll_ns 0, as here)
+        "platform.wakeup_after_us": 0.0,
     }
     if lab.hz is not None:
         out["kernel.hz"] = lab.hz
@@ -390,7 +399,10 @@ def measurements(lab: Lab) -> list[Measurement]:
     groups: dict[tuple[str, int | None, bool, float], Measurement] = {}
     for p in lab.points:
         for q in QUANTITIES:
-            raw = p.measured.get(q.key)
+            if q.traced:
+                raw = p.traced["measured"].get(q.key) if p.traced is not None else None
+            else:
+                raw = p.measured.get(q.key)
             if q.per_cpu:
                 if not isinstance(raw, dict):
                     continue

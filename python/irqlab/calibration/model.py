@@ -56,6 +56,11 @@ DERIVED: dict[str, tuple[str, str, str]] = {
         "packets.offered",
         "packets dropped at a full socket receive buffer, of those offered",
     ),
+    "app_wakeups_per_packet": (
+        "per_app.0.wakeups",
+        "per_app.0.consumed",
+        "the first app's wake-ups per packet it read (a packet that finds it awake wakes none)",
+    ),
     "ring_drop_ratio": (
         "packets.dropped_nic",
         "packets.offered",

@@ -311,10 +311,13 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             .map(|(c, streams)| {
                 let vectors = topo.core_vectors[c].clone();
                 let apps_here = s.apps.iter().filter(|a| a.core == c).count();
+                // the sending thread spins between sends (sockperf's pacing): its core never
+                // enters an idle state, so it never pays for leaving one
+                let spins = s.sender.runs() && s.sender.core == c;
                 Core {
                     cpu: Cpu::new()
                         .with_wakeup(
-                            if p.wakeup.is_zero() {
+                            if p.wakeup.is_zero() || spins {
                                 SimDuration::ZERO
                             } else {
                                 p.wakeup.mean

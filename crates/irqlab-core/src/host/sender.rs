@@ -5,7 +5,8 @@
 //! are sent back to back when it runs again. Between sends it does not hold the core: a send
 //! that comes due on a core with no current thread starts at once, with no switch (the sender
 //! was spinning until then); behind another thread it waits its turn in the run queue like any
-//! thread (`sched`). A transmit that woke a NAPI thread costs the sender
+//! thread (`sched`). Its core never enters an idle state (it spins), so it never pays
+//! `platform.wakeup_ns`. A transmit that woke a NAPI thread costs the sender
 //! `platform.task_wakeup_ns`; after each send it gives way once its slice is used and another
 //! thread waits.
 

@@ -59,7 +59,8 @@ def from_trace(
 ) -> tuple[float | None, dict[str, int] | None, dict[str, float] | None]:
     """Packets per poll of the receiving ``device`` (the mean over the polls that found
     work, and the log2 histogram of all, empty polls in bucket "0") and the app's wake-up
-    delay (mean, p50, p99 in µs), from the tracing's distributions, where it has them.
+    delay (mean, p50, p99 in µs; ``per_packet``: its wake-ups per packet the device
+    received), from the tracing's distributions, where it has them.
 
     The mean leaves out the empty polls: veth's NAPI is re-polled when a transmit found it
     already scheduled (NAPI_STATE_MISSED), and that poll often finds the ring empty — a
@@ -82,6 +83,11 @@ def from_trace(
     wakeup = None
     if isinstance(wake, dict) and isinstance(wake.get("mean"), int | float):
         wakeup = {k: float(wake[k]) for k in ("mean", "p50", "p99") if k in wake}
+        packets = ppp.get("packets") if isinstance(ppp, dict) else None
+        count = wake.get("count")
+        if isinstance(packets, int | float) and packets > 0 and isinstance(count, int | float):
+            # the app's wake-ups per packet the device received, over the same window
+            wakeup["per_packet"] = float(count) / float(packets)
     return mean, hist, wakeup
 
 
@@ -136,6 +142,7 @@ def measured(
         "packets_per_poll": ppp,
         "packets_per_poll_hist": hist,
         "app_wakeup_us": wakeup,
+        "app_wakeups_per_packet": wakeup.get("per_packet") if wakeup else None,
     }
 
 
