@@ -423,3 +423,19 @@ def test_a_points_traced_twin_gives_its_distributions_and_is_checked(tmp_path: P
     _lab(tmp_path, [point])
     with pytest.raises(LabError, match="'traced' has no table 'measured'"):
         load_lab(folder)
+
+
+def test_the_apps_wake_ups_per_packet_are_predicted_at_every_rate_never_fitted(
+    tmp_path: Path,
+) -> None:
+    points = []
+    for r in RATES:
+        p = _point(False, r, 0)
+        p["traced"] = {"measured": {"app_wakeups_per_packet": 20_000.0 / r}}
+        points.append(p)
+    tree, plan = lab_targets(load_lab(_lab(tmp_path, points)))
+    metric = "app_wakeups_per_packet"
+    assert not [t for t in tree["target"] if t["metric"] == metric]
+    validated = [t for t in tree["validate"] if t["metric"] == metric]
+    assert len(validated) == len(RATES)  # the fitted rates too: evidence, not a target
+    assert {p["role"] for p in plan if p["quantity"] == metric} == {"validation"}

@@ -519,6 +519,7 @@ def test_a_sweep_file_given_to_the_python_api_names_irqlab_sweep():
         (["trace-info", "x", "--top", "-1"], ["'--top'", "x>=0"]),
         (["run"], ["Missing argument 'SCENARIO'", "usage: irqlab run [OPTIONS] SCENARIO"]),
         (["tune", str(EXAMPLE), "--out", "x"], ["Missing option '--slo'", "irqlab tune --help"]),
+        (["tune", str(EXAMPLE), "--slo", "a <= 1"], ["Missing option '-o' / '--out'"]),
         (["run", str(EXAMPLE), "--bogus"], ["No such option '--bogus'", "irqlab run --help"]),
         (["run", "a", "b"], ["unexpected extra argument (b)"]),
         (["nosuchcommand"], ["No such command 'nosuchcommand'", "irqlab --help"]),

@@ -34,7 +34,7 @@ from irqlab.ops.lab.netns import (
     restore_stale,
     stale_netns,
 )
-from irqlab.ops.lab.plan import MAX_RATE_PPS
+from irqlab.ops.lab.plan import MAX_RATE_PPS, SETUP_S
 from irqlab.ops.lab.sweep import preflight, run_lab, trace_session
 
 ROOT = os.geteuid() == 0
@@ -108,6 +108,9 @@ def test_the_default_sweep_fits_in_five_minutes_and_a_longer_one_is_refused():
         check(Plan(cpus=(0, 1), repeats=3, seconds=10))
     long = check(Plan(cpus=(0, 1), repeats=3, seconds=10, max_minutes=30))
     assert long.estimate_s() > 300
+    # traced, each point runs twice (untraced, then traced)
+    traced = check(Plan(cpus=(0, 1), trace=True, max_minutes=30))
+    assert traced.estimate_s() - SETUP_S == pytest.approx(2 * (plan.estimate_s() - SETUP_S))
 
 
 def test_the_napi_thread_goes_with_the_app_unless_told():

@@ -236,6 +236,13 @@ impl<T: Copy> Cpu<T> {
         }
     }
 
+    /// Whether the core runs nothing at `now` and has run nothing for longer than `after` (a
+    /// core idle since time zero counts from there).
+    #[inline]
+    pub fn idle_longer_than(&self, now: SimTime, after: SimDuration) -> bool {
+        self.running.is_none() && now.ps().saturating_sub(self.idle_since.ps()) > after.ps()
+    }
+
     /// When the running job finishes, in ps; `u64::MAX` if none runs.
     #[inline]
     pub fn next_completion_ps(&self) -> u64 {

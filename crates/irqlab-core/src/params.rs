@@ -592,6 +592,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "waking a sleeping app (try_to_wake_up), charged to the softirq that queued its packet, ns",
     ),
     p(
+        "platform.ipi_wakeup_ns",
+        float(0.0, COST_MAX_NS),
+        F(0.0),
+        "waking a thread on another core that has been idle longer than wakeup_after_us: the waker's reschedule IPI (a VM exit in a guest), charged to the waker besides task_wakeup_ns, ns",
+    ),
+    p(
         "platform.task_wakeup_dist",
         Kind::OneOf(DISTS),
         S("deterministic"),

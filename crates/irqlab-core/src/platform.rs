@@ -36,6 +36,7 @@ keys! {
         [TX],
         [TX_CLEAN],
         [TASK_WAKEUP],
+        IPI_WAKEUP_NS,
         RING_SWITCH_NS,
         IRQ_DELIVERY_NS,
         WRITEBACK_NS,
@@ -67,6 +68,9 @@ pub struct PlatformConfig {
     pub tx_clean: Cost,
     /// Waking a sleeping thread, charged to the waker.
     pub task_wakeup: Cost,
+    /// Waking a thread whose core has been idle longer than `wakeup_after`: the waker's
+    /// reschedule IPI to it, charged to the waker besides `task_wakeup` (zero: never).
+    pub ipi_wakeup: SimDuration,
     /// Waking the core after an idle period longer than `wakeup_after` (zero cost: never).
     pub wakeup: Cost,
     pub wakeup_after: SimDuration,
@@ -112,6 +116,7 @@ pub fn configure(p: &Params) -> Result<PlatformConfig, Error> {
         tx: cost(TX)?,
         tx_clean: cost(TX_CLEAN)?,
         task_wakeup: cost(TASK_WAKEUP)?,
+        ipi_wakeup: SimDuration::from_ns(p.f64(IPI_WAKEUP_NS)),
         // deterministic, as every cost `Cost::of_ns` builds
         wakeup: Cost::of_ns(p.f64(WAKEUP_NS)),
         wakeup_after: SimDuration::from_us(p.f64(WAKEUP_AFTER_US)),

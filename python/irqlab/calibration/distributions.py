@@ -184,7 +184,8 @@ def distributions_text(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def distributions_figure(rows: Sequence[Mapping[str, Any]], title: str) -> Any:
     """One panel per traced point: each bucket's share of the polls, measured (bars) and
-    predicted (outlined bars), on a log scale of shares."""
+    predicted (outlined bars), on a log scale of shares; "held back": tracing held the sender
+    below :data:`THROTTLED` of its rate."""
     from matplotlib.figure import Figure
 
     cols = min(4, len(rows)) or 1
@@ -207,8 +208,8 @@ def distributions_figure(rows: Sequence[Mapping[str, Any]], title: str) -> Any:
         mode = "threaded" if r["threaded"] else "softirq"
         tv = ppp["total_variation"]
         sub = "" if tv is None else f", distance {tv:.2f}"
-        flag = " (throttled by tracing)" if r["throttled"] else ""
-        ax.set_title(f"{mode}, {r['sent_pps']:.0f}/s{flag}{sub}", fontsize=9)
+        flag = " (held back)" if r["throttled"] else ""
+        ax.set_title(f"{mode}, {r['sent_pps'] / 1000:.0f}k/s{flag}{sub}", fontsize=9)
         ax.set_xlabel("packets per poll")
         ax.set_ylabel("share of polls")
         ax.legend(fontsize=6)

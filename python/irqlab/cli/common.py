@@ -288,14 +288,17 @@ def out_option(
 ) -> Callable[[F], F]:
     """-o/--out, where a command writes (``file_okay=False``: a folder; ``dir_okay=False``: a
     file); the command checks it, naming the path in one line."""
+    # a required option gets no default at all: Click 8.3+ takes an explicit None as a
+    # default given, and would let the option be left out
+    default: dict[str, Any] = {} if required else {"default": None}
     return click.option(
         "-o",
         "--out",
         type=click.Path(file_okay=file_okay, dir_okay=dir_okay, path_type=Path),
-        default=None,
         required=required,
         metavar=metavar,
         help=help,
+        **default,
     )
 
 

@@ -6,6 +6,7 @@ use super::{Feed, Host, Layout, Work};
 use crate::cpu::{Category, Level};
 use crate::rng::StreamId;
 use crate::sched::{Thread, ThreadState};
+use crate::time::SimDuration;
 use crate::trace::Tracer;
 
 impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
@@ -16,6 +17,28 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             Thread::NapiThread(v) => &mut self.l.vector_mut(v as usize).napi_thread,
             Thread::Sender => &mut self.sender.as_mut().expect("a sending thread").state,
         }
+    }
+
+    /// Whether waking a thread of core `target` from core `c` sends `target` a reschedule
+    /// IPI the waker pays (`ipi_wakeup_ns`): `target` is another core, idle for longer than
+    /// `wakeup_after_us` (a core idle for less still polls in its idle loop and needs none).
+    /// Asked before the wake-up, which ends the idle period.
+    pub(super) fn ipi_due(&self, c: usize, target: usize) -> bool {
+        let p = &self.s.platform;
+        !p.ipi_wakeup.is_zero()
+            && target != c
+            && self
+                .l
+                .core(target)
+                .cpu
+                .idle_longer_than(self.now, p.wakeup_after)
+    }
+
+    /// What a wake-up costs the waker on core `c`: `task_wakeup_ns`, and `ipi_wakeup_ns` more
+    /// with an IPI ([`Host::ipi_due`]).
+    pub(super) fn wakeup_cost(&mut self, c: usize, ipi: bool) -> SimDuration {
+        let d = self.draw_or_zero(c, self.s.platform.task_wakeup, StreamId::WakeupCost);
+        if ipi { d + self.s.platform.ipi_wakeup } else { d }
     }
 
     /// Wakes thread `t` of core `c`: it runs at once if the thread level is free, else it

@@ -89,9 +89,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             .sending
             .take()
             .expect("a packet being sent");
-        if self.veth_xmit(a) {
-            let cost = self.s.platform.task_wakeup;
-            let d = self.draw_or_zero(c, cost, StreamId::WakeupCost);
+        if let Some(ipi) = self.veth_xmit(a) {
+            let d = self.wakeup_cost(c, ipi);
             if !d.is_zero() {
                 self.start(c, Level::Thread, d, Category::Sender, Work::SenderWakeup);
                 return;

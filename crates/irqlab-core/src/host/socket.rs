@@ -44,8 +44,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             if self.apps[a].state == ThreadState::Sleeping {
                 // the waker pays, on the vector's core
                 let c = self.l.vector(v).core;
-                let cost = self.s.platform.task_wakeup;
-                let d = self.draw_or_zero(c, cost, StreamId::WakeupCost);
+                let ipi = self.ipi_due(c, self.apps[a].core);
+                let d = self.wakeup_cost(c, ipi);
                 self.wake_thread(self.apps[a].core, Thread::App(a as u16));
                 return d;
             }

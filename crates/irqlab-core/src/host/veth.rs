@@ -33,8 +33,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
 
     /// `veth_xmit` of packet `a` now, on the transmitting core: into the ring, or dropped;
     /// the NAPI scheduled; the softirq raised run at the transmit's `local_bh_enable`.
-    /// Returns whether it woke a NAPI thread (the transmitting thread pays the wake-up).
-    pub(super) fn veth_xmit(&mut self, a: Routed) -> bool {
+    /// Returns, if it woke a NAPI thread (the transmitting thread pays the wake-up), whether
+    /// the wake-up sent the thread's idle core an IPI ([`Host::ipi_due`], before the wake).
+    pub(super) fn veth_xmit(&mut self, a: Routed) -> Option<bool> {
         let id = self.next_id;
         self.next_id += 1;
         let now = self.now;
@@ -59,7 +60,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         let spinner = self.l.vector(v).spinner;
         // `__veth_xdp_flush`, called whether or not the packet was dropped
         let woke = if self.threaded {
-            self.napi_thread_schedule(v)
+            // the transmitting core: the sender's
+            let ipi = self.ipi_due(self.s.sender.core, self.s.kernel.napi_thread_core);
+            self.napi_thread_schedule(v).then_some(ipi)
         } else {
             self.napi_schedule(v);
             let c = self.l.vector(v).core;
@@ -67,7 +70,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             if k.softirq_pending && k.ctx.is_none() {
                 self.handle_softirqs(c, SoftirqCtx::Inline);
             }
-            false
+            None
         };
         self.busy_on_arrival(v, a.flow, accepted, spinner);
         woke

@@ -85,7 +85,8 @@ class Plan:
 
     def estimate_s(self) -> float:
         """The sweep's wall time, setup and removal included."""
-        points = len(self.points()) + (len(self.threaded) if self.trace else 0)
+        # with --trace each point runs twice: untraced, then traced
+        points = len(self.points()) * (2 if self.trace else 1)
         return SETUP_S + points * (sender_run_s(self.seconds) + POINT_OVERHEAD_S)
 
 
