@@ -439,3 +439,41 @@ def test_the_apps_wake_ups_per_packet_are_predicted_at_every_rate_never_fitted(
     validated = [t for t in tree["validate"] if t["metric"] == metric]
     assert len(validated) == len(RATES)  # the fitted rates too: evidence, not a target
     assert {p["role"] for p in plan if p["quantity"] == metric} == {"validation"}
+
+
+TRACED = Path(__file__).parent / "data" / "lab-traced"
+
+
+def test_a_traced_lab_gets_its_distributions_beside_the_fitted_models(tmp_path: Path) -> None:
+    # tests/data/lab-traced: three rates of a lab on Linux 6.18 (2 vCPUs), threaded NAPI off and
+    # on, each point untraced and then traced (--trace); fitted at 20153 and 250153/s
+    from click.testing import CliRunner
+
+    from irqlab.cli import main
+
+    out = tmp_path / "cal"
+    args = ["calibrate", str(TRACED), "-o", str(out), "--executor", "inline"]
+    r = CliRunner().invoke(main, [*args, "--max-evaluations", "4"])
+    assert r.exit_code == 0, r.output
+    assert "distributions at the lab's traced points (evidence, no goal)" in r.output
+    data = json.loads((out / "lab-distributions.json").read_text())
+    rows = {(row["threaded"], row["rate_pps"]): row for row in data["rows"]}
+    assert set(rows) == {(t, r) for t in (False, True) for r in (20153.0, 100153.0, 250153.0)}
+    for row in rows.values():
+        ppp = row["packets_per_poll"]
+        assert sum(ppp["measured"].values()) == pytest.approx(1.0)
+        assert sum(ppp["predicted"].values()) == pytest.approx(1.0)
+        assert 0.0 <= ppp["total_variation"] <= 1.0
+        assert row["wakeup_us"]["measured"]["mean"] > 0
+    # without threaded NAPI one packet per poll, measured and predicted
+    assert rows[(False, 20153.0)]["packets_per_poll"]["total_variation"] == 0.0
+    # the wake-ups per packet are predicted at every rate, fitted at none
+    comparison = json.loads((out / "lab-comparison.json").read_text())["rows"]
+    wakes = [c for c in comparison if c["quantity"] == "app_wakeups_per_packet"]
+    assert len(wakes) == 6 and {c["role"] for c in wakes} == {"validation"}
+    assert (out / "lab_packets_per_poll.png").stat().st_size > 10_000
+    r = CliRunner().invoke(main, ["report", str(out)])
+    assert r.exit_code == 0, r.output
+    html = (out / "report.html").read_text()
+    assert "s distributions: measured and predicted" in html  # the section's title
+    assert html.count("data:image/png") >= 3  # its figure, beside the lab's and the fit's
