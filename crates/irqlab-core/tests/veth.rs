@@ -497,9 +497,11 @@ fn the_senders_core_spins_and_never_pays_for_leaving_idle_the_apps_core_does() {
         .with("platform.wakeup_ns", f(3000.0))
         .with("platform.wakeup_after_us", f(0.0))
         .run();
-    assert_eq!(r.per_core[0].cpu_ps, base.per_core[0].cpu_ps, "the sender's core: unchanged");
-    let extra_ps = r.per_core[1].cpu_ps.app as f64
-        - base.per_core[1].cpu_ps.app as f64;
+    assert_eq!(
+        r.per_core[0].cpu_ps, base.per_core[0].cpu_ps,
+        "the sender's core: unchanged"
+    );
+    let extra_ps = r.per_core[1].cpu_ps.app as f64 - base.per_core[1].cpu_ps.app as f64;
     let expected_ps = r.per_core[1].counts.context_switches as f64 * 3000.0 * 1e3;
     assert!(
         (extra_ps - expected_ps).abs() <= 0.01 * expected_ps,
@@ -524,15 +526,24 @@ fn waking_the_app_on_a_core_idle_longer_than_wakeup_after_costs_the_waker_an_ipi
     };
     let long = ipi(20.0);
     let wakeups = long.per_app[0].wakeups as f64;
-    assert!(wakeups >= 0.99 * rate * 0.02, "every packet wakes the app: {wakeups}");
+    assert!(
+        wakeups >= 0.99 * rate * 0.02,
+        "every packet wakes the app: {wakeups}"
+    );
     let extra = long.per_core[0].cpu_ps.softirq as f64 - base.per_core[0].cpu_ps.softirq as f64;
     assert!(
         (extra - wakeups * 4.0e6).abs() <= 0.01 * wakeups * 4.0e6,
         "4 µs per wake-up on the waker's softirq: {extra} ps for {wakeups}"
     );
-    assert_eq!(long.per_core[1].cpu_ps, base.per_core[1].cpu_ps, "the woken core pays nothing");
+    assert_eq!(
+        long.per_core[1].cpu_ps, base.per_core[1].cpu_ps,
+        "the woken core pays nothing"
+    );
     let short = ipi(100.0);
-    assert_eq!(short.per_core[0].cpu_ps, base.per_core[0].cpu_ps, "idle for less: no IPI");
+    assert_eq!(
+        short.per_core[0].cpu_ps, base.per_core[0].cpu_ps,
+        "idle for less: no IPI"
+    );
 }
 
 #[test]

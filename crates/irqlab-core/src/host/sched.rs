@@ -38,7 +38,11 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// with an IPI ([`Host::ipi_due`]).
     pub(super) fn wakeup_cost(&mut self, c: usize, ipi: bool) -> SimDuration {
         let d = self.draw_or_zero(c, self.s.platform.task_wakeup, StreamId::WakeupCost);
-        if ipi { d + self.s.platform.ipi_wakeup } else { d }
+        if ipi {
+            d + self.s.platform.ipi_wakeup
+        } else {
+            d
+        }
     }
 
     /// Wakes thread `t` of core `c`: it runs at once if the thread level is free, else it
