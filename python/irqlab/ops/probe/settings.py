@@ -339,6 +339,7 @@ _NO_COUNTERPART: tuple[tuple[str, tuple[str, ...]], ...] = (
             "platform.tx_clean_dist",
             "platform.task_wakeup_ns",
             "platform.task_wakeup_dist",
+            "platform.ipi_wakeup_ns",
             "platform.ring_switch_ns",
             "platform.busy_iter_ns",
             "platform.irq_delivery_ns",
