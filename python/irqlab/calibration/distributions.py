@@ -233,7 +233,7 @@ def write_distributions(
     import json
     from pathlib import Path
 
-    from irqlab.errors import ConfigError
+    from irqlab.calibration.lab import save_figure
     from irqlab.files import write_atomic
 
     if not traced_points(lab):
@@ -244,11 +244,5 @@ def write_distributions(
             "throttled_below": THROTTLED, "rows": rows}  # fmt: skip
     write_atomic(folder / "lab-distributions.json", json.dumps(data, indent=1) + "\n", "--out")
     title = f"the lab on {lab.kernel or 'this kernel'}: packets per poll, measured and predicted"
-    fig = distributions_figure(rows, title)
-    try:
-        fig.savefig(folder / "lab_packets_per_poll.png", dpi=110)
-    except OSError as e:
-        raise ConfigError(
-            f"--out {folder}: cannot write the figure ({e.strerror or e})", "out"
-        ) from None
+    save_figure(distributions_figure(rows, title), folder / "lab_packets_per_poll.png")
     return distributions_text(rows), ["lab-distributions.json", "lab_packets_per_poll.png"]

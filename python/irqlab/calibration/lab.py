@@ -631,12 +631,16 @@ def write_plan_comparison(
     data = {"kind": f"{prefix}-comparison", **meta, "rows": table}
     name = f"{prefix}-comparison.json"
     write_atomic(out / name, json.dumps(data, indent=1) + "\n", "--out")
-    fig = comparison_figure(table, title)
     figure = f"{prefix}_predicted_vs_measured.png"
+    save_figure(comparison_figure(table, title), out / figure)
+    return comparison_text(table, against), [name, figure]
+
+
+def save_figure(fig: Any, path: Path) -> None:
+    """Writes ``fig`` as a PNG at ``path``; one line naming the folder if it cannot."""
     try:
-        fig.savefig(out / figure, dpi=110)
+        fig.savefig(path, dpi=110)
     except OSError as e:
         raise ConfigError(
-            f"--out {out}: cannot write the figure ({e.strerror or e})", "out"
+            f"--out {path.parent}: cannot write the figure ({e.strerror or e})", "out"
         ) from None
-    return comparison_text(table, against), [name, figure]
