@@ -344,6 +344,30 @@ mod tests {
         assert_eq!(cpu.account()[Category::Irq as usize], 17);
     }
 
+    #[test]
+    fn a_core_is_idle_longer_than_a_span_only_past_it_and_never_while_running() {
+        let mut cpu: Cpu<u8> = Cpu::new();
+        let after = SimDuration(20);
+        assert!(
+            cpu.idle_longer_than(SimTime(21), after),
+            "idle since time zero"
+        );
+        assert!(
+            !cpu.idle_longer_than(SimTime(20), after),
+            "exactly the span: not longer"
+        );
+        cpu.advance(SimTime(30));
+        cpu.start(Level::Thread, SimDuration(5), Category::App, 1);
+        assert!(!cpu.idle_longer_than(SimTime(34), after), "running");
+        cpu.advance(SimTime(35));
+        cpu.complete();
+        assert!(
+            !cpu.idle_longer_than(SimTime(55), after),
+            "idle since 35: 20, not longer"
+        );
+        assert!(cpu.idle_longer_than(SimTime(56), after));
+    }
+
     /// A core with an indirect interrupt cost of 100 ps.
     fn polluting() -> Cpu<u8> {
         Cpu::new().with_irq_indirect(SimDuration(100))
