@@ -521,13 +521,13 @@ def deferral_finding(settings: Mapping[str, Any]) -> Finding | None:
 BUSY_SOURCES = {
     "socket.busy_read_us": (
         "net.core.busy_read",
-        "a blocking receive on a socket (its SO_BUSY_POLL default)",
+        "a blocking receive (it is each new socket's SO_BUSY_POLL)",
         "net/core/sock.c: sock_init_data (sk_ll_usec = sysctl_net_busy_read); "
         "include/net/busy_poll.h: sk_can_busy_loop, sk_busy_loop",
     ),
     "kernel.busy_poll_us": (
         "net.core.busy_poll",
-        "poll(), select() and epoll_wait()",
+        "poll(), select() or epoll_wait()",
         "fs/select.c: do_poll, do_select (net_busy_loop_on); fs/eventpoll.c: ep_busy_loop",
     ),
 }
@@ -543,8 +543,8 @@ def busy_poll_findings(values: Mapping[str, Any], apps: bool) -> list[Finding]:
         value = values.get(key)
         if value:
             why = (
-                f"{name} busy-polls only in {who} of an application, and none is known "
-                "(a probe writes no [[app]]): it takes effect with one"
+                f"{name} busy-polls only where an application waits in {who}, and none is "
+                "known (a probe writes no [[app]]): it takes effect with one"
             )
             out.append(Finding(key, value, why, source))
     return out
