@@ -73,11 +73,14 @@ class IrqlabWarning(UserWarning):
 
 class ConfigWarning(IrqlabWarning):
     """A setting that has no effect in its scenario (or not the one its name says): names the
-    key, its value and why. The scenario is valid and runs."""
+    key, its value and why. The scenario is valid and runs. ``acts_as`` is None when the
+    setting has no effect at all, else the value it acts as (a time the kernel rounds up to
+    whole jiffies): a caller that drops the settings without effect keeps these."""
 
-    def __init__(self, message: str, key: str | None = None) -> None:
+    def __init__(self, message: str, key: str | None = None, acts_as: str | None = None) -> None:
         super().__init__(message)
         self.key = key
+        self.acts_as = acts_as
 
 
 class ReplayWarning(IrqlabWarning):

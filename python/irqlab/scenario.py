@@ -652,8 +652,9 @@ def built(params: Mapping[str, Value], *, stacklevel: int = 1) -> ResolvedScenar
     :class:`irqlab.ConfigWarning` for each setting that has no effect in the scenario, at
     ``stacklevel`` as seen from the caller."""
     scenario = core.resolved(params)
+    acting = dict(scenario.acting)
     for key, message in scenario.warnings:
-        warnings.warn(ConfigWarning(message, key), stacklevel=stacklevel + 1)
+        warnings.warn(ConfigWarning(message, key, acting.get(key)), stacklevel=stacklevel + 1)
     return scenario
 
 

@@ -246,7 +246,11 @@ pub fn warnings(w: &mut Warnings, cfg: &BusyConfig, ios: &[Io], rr: bool) {
     io_warnings(w, cfg, ios);
 }
 
-/// Busy polling of the way no app waits, or that never busy-polls.
+/// Busy polling of the way no app waits, or that never busy-polls (no app at all included):
+/// `net.core.busy_read` is each new socket's `sk_ll_usec` (`sock_init_data`, net/core/sock.c),
+/// which only a blocking receive spends (`sk_can_busy_loop`/`sk_busy_loop`,
+/// include/net/busy_poll.h); `net.core.busy_poll` only `poll`, `select` and `epoll_wait`
+/// (`net_busy_loop_on`, fs/select.c, `ep_busy_loop`, fs/eventpoll.c).
 fn io_warnings(w: &mut Warnings, cfg: &BusyConfig, ios: &[Io]) {
     if !ios.contains(&Io::Recv) {
         for k in RECV_KEYS {

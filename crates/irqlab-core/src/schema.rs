@@ -72,7 +72,7 @@ impl fmt::Display for Value {
     }
 }
 
-fn fmt_float(x: f64) -> String {
+pub(crate) fn fmt_float(x: f64) -> String {
     if x.is_finite() && x == x.trunc() && x.abs() < 1e15 {
         format!("{x:.1}")
     } else {

@@ -27,6 +27,11 @@ pub struct Warning {
     pub value: String,
     /// Why it has no effect, and what would use it.
     pub reason: String,
+    /// The value the setting acts as, when it has an effect but not exactly the one its value
+    /// says (a time the kernel rounds up to whole jiffies); None: it has no effect at all. A
+    /// caller that drops the settings without effect (the probe, tune's candidates) keeps
+    /// these.
+    pub acts_as: Option<String>,
 }
 
 impl std::fmt::Display for Warning {
@@ -81,6 +86,7 @@ impl<'a> Warnings<'a> {
                     key: (*k).to_string(),
                     value: self.p.get(k).to_string(),
                     reason: reason(),
+                    acts_as: None,
                 });
             }
         }
@@ -95,6 +101,29 @@ impl<'a> Warnings<'a> {
                 key: key.into(),
                 value: self.p.get(key).to_string(),
                 reason,
+                acts_as: None,
+            });
+        }
+    }
+
+    /// If `key` is set to a value of its own, not yet reported, and acts as another value
+    /// (`acts_as` is Some: what the kernel makes of it), reports it with `reason`: the setting
+    /// has an effect, but not exactly the one its value says.
+    pub fn acts_as(
+        &mut self,
+        key: &'static str,
+        acts_as: Option<String>,
+        reason: impl Fn() -> String,
+    ) {
+        let Some(acts_as) = acts_as else {
+            return;
+        };
+        if self.set.remove(key) {
+            self.out.push(Warning {
+                key: key.into(),
+                value: self.p.get(key).to_string(),
+                reason: reason(),
+                acts_as: Some(acts_as),
             });
         }
     }

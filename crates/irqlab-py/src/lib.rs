@@ -245,6 +245,18 @@ impl Resolved {
             .map(|w| (w.key.clone(), w.to_string()))
             .collect()
     }
+
+    /// Among the warnings, the settings that have an effect but not exactly the one their
+    /// value says, with the value each acts as: `[(key, acts_as), ...]` (a time the kernel
+    /// rounds up to whole jiffies). The others have no effect at all.
+    #[getter]
+    fn acting(&self) -> Vec<(String, String)> {
+        self.scenario
+            .warnings
+            .iter()
+            .filter_map(|w| w.acts_as.clone().map(|a| (w.key.clone(), a)))
+            .collect()
+    }
 }
 
 /// What to run: a [`Resolved`] scenario as it is, or a params dict built now; with the

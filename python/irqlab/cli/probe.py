@@ -82,7 +82,7 @@ def probe(iface: str | None, out: Path | None, force: bool, interval: str, root:
     else:
         write(result, out, force=force)
     for table in summary(result):
-        console.print(fit(table, prose=("source",)))
+        console.print(fit(table, prose=("source", "why")))
     for note in result.notes:
         click.echo(f"note: {note}", err=out is None)
     if out is not None:

@@ -82,6 +82,14 @@ from irqlab.errors import ConfigError
 @click.option(
     "--iface", default="IFACE", show_default=True, help="Interface name for the commands."
 )
+@click.option(
+    "--driver",
+    metavar="NAME",
+    default=None,
+    help="The host's NIC driver, as `irqlab probe` names it (ixgbe, i40e, ice, mlx5_core, "
+    "virtio_net, vmxnet3): candidates it would refuse, round or has no counterpart for are "
+    "skipped before racing, and listed with the reason.",
+)
 @pool_options
 @progress_option
 @user_errors
@@ -98,6 +106,7 @@ def tune(
     out: Path,
     fresh: bool,
     iface: str,
+    driver: str | None,
     executor: str,
     workers: int | None,
     scheduler: str | None,
@@ -162,6 +171,7 @@ def tune(
             scheduler=scheduler,
             progress=advance,
             iface=iface,
+            driver=driver,
         )
         bar.update(task, total=result.runs, completed=result.runs)
     click.echo(summary_text(result), nl=False)

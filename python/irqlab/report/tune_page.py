@@ -380,15 +380,20 @@ def _tune_command(
         words += ["--slo", s]
     note = ""
     knobs: list[tuple[str, list[Any]]] | None = None
+    driver = definition.get("driver")
     try:
-        same_as_default = effective_candidates(default_candidates(base), base, loads) == candidates
+        same_as_default = (
+            effective_candidates(default_candidates(base), base, loads, driver) == candidates
+        )
     except ConfigError:
         same_as_default = False
     if not same_as_default:
         keys = list(dict.fromkeys(k for c in candidates for k in c))
         knobs = [(k, list(dict.fromkeys(c[k] for c in candidates if k in c))) for k in keys]
         try:
-            expressible = effective_candidates(knob_candidates(knobs), base, loads) == candidates
+            expressible = (
+                effective_candidates(knob_candidates(knobs), base, loads, driver) == candidates
+            )
         except ConfigError:
             expressible = False
         texts = [[_knob_text(v) for v in values] for _, values in knobs]
@@ -413,6 +418,8 @@ def _tune_command(
     iface = _iface(rec.get("commands") or [])
     if iface and iface != "IFACE":
         words += ["--iface", iface]
+    if driver:
+        words += ["--driver", driver]
     words += ["--out", str(path)]
     return shell(words), note
 

@@ -3,7 +3,7 @@
 //! ksoftirqd policy, the timer tick; and the settings among them without effect.
 
 use crate::error::Error;
-use crate::schema::{Params, Value, keys, registry};
+use crate::schema::{Params, Value, fmt_float, keys, registry};
 use crate::time::{PS_PER_S, SimDuration};
 use crate::warnings::{Warnings, no_effect};
 
@@ -207,7 +207,16 @@ pub fn missing_soft_coalescing(p: &Params) -> &'static str {
     }
 }
 
-/// One of the two keys of software IRQ coalescing without the other.
+/// The settings without effect among the kernel's: the NAPI thread's core without threaded
+/// NAPI; deferred frees without their cost; one of the two keys of software IRQ coalescing
+/// without the other; and the time limits the kernel counts in jiffies ([`jiffy_warnings`]).
+///
+/// Deferral without a flush timeout does nothing: `napi_complete_done` (net/core/dev.c)
+/// counts `defer_hard_irqs_count` down and keeps the IRQ masked only `if (timeout)`, the
+/// `gro_flush_timeout` that arms the NAPI timer to poll in the interrupt's place; with 0 it
+/// returns true and the driver re-enables the IRQ as without deferral. The reverse,
+/// `gro_flush_timeout` alone, only delays the flush of packets GRO holds, and no GRO is
+/// modelled.
 pub fn warnings(w: &mut Warnings) {
     let threaded = w.p.bool(THREADED_NAPI);
     w.rule(&[NAPI_THREAD_CORE], !threaded, || {
@@ -227,6 +236,78 @@ pub fn warnings(w: &mut Warnings) {
     w.rule(&[GRO_FLUSH_TIMEOUT_NS], !defer, || {
         no_effect("it needs kernel.napi_defer_hard_irqs > 0 (no GRO is modelled)")
     });
+    jiffy_warnings(w);
+}
+
+/// `x` us as a warning shows it: whole, or to a tenth.
+fn micros(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// A time limit the kernel counts in whole jiffies, given in a finer unit: it acts as the
+/// whole number of jiffies it rounds up to, which the warning names (the model counts them
+/// the same way, [`configure`]).
+///
+/// - `net_rx_action` (net/core/dev.c): `time_limit = jiffies +
+///   usecs_to_jiffies(netdev_budget_usecs)`, and a pass stops once `time_after_eq(jiffies,
+///   time_limit)`; `usecs_to_jiffies` (include/linux/jiffies.h) rounds up. So at HZ = 250 any
+///   value from 4001 to 8000 us is 2 jiffies: the pass stops at the second tick after it
+///   starts, 4 to 8 ms later.
+/// - `handle_softirqs` (kernel/softirq.c): `end = jiffies + MAX_SOFTIRQ_TIME`, with
+///   `MAX_SOFTIRQ_TIME = msecs_to_jiffies(2)`, rounded up the same way.
+///
+/// A value less than a microsecond (a millisecond's thousandth) short of its whole jiffies is
+/// the value itself (HZ = 300's jiffy is 3333.3 us: 6666 us is its two jiffies). Without a
+/// time limit (`kernel.softirq_time_limit = false`) there is nothing to round.
+fn jiffy_warnings(w: &mut Warnings) {
+    if !w.p.bool(SOFTIRQ_TIME_LIMIT) {
+        return;
+    }
+    let hz = w.p.u64(HZ);
+    // (key, its value in us, us per unit of the key, the kernel function that rounds it)
+    let limits = [
+        (
+            NETDEV_BUDGET_USECS,
+            w.p.u64(NETDEV_BUDGET_USECS) as f64,
+            1.0,
+            "net_rx_action's time limit, usecs_to_jiffies in net/core/dev.c",
+        ),
+        (
+            MAX_SOFTIRQ_TIME_MS,
+            w.p.f64(MAX_SOFTIRQ_TIME_MS) * 1e3,
+            1e3,
+            "handle_softirqs' MAX_SOFTIRQ_TIME, msecs_to_jiffies in kernel/softirq.c",
+        ),
+    ];
+    for (key, us, unit_us, what) in limits {
+        if us <= 0.0 {
+            continue; // 0 is netdev_budget_usecs' default of 2 jiffies
+        }
+        let jiffies = to_jiffies(us, 1e6, hz);
+        let whole_us = jiffies as f64 * 1e6 / hz as f64;
+        let acts_as = (whole_us - us >= 1.0).then(|| {
+            if unit_us == 1.0 {
+                format!("{}", whole_us.floor())
+            } else {
+                fmt_float(whole_us / unit_us)
+            }
+        });
+        let shown = acts_as.clone().unwrap_or_default();
+        let unit = if unit_us == 1.0 { "us" } else { "ms" };
+        w.acts_as(key, acts_as, || {
+            let from = (jiffies - 1) as f64 * 1e6 / hz as f64;
+            format!(
+                "acts as {shown} {unit}: {jiffies} {} at kernel.hz = {hz} ({what}, counts whole jiffies, rounding up; the model does the same): the limit is reached {} to {} us after it starts, at a tick",
+                if jiffies == 1 { "jiffy" } else { "jiffies" },
+                micros(from),
+                micros(whole_us),
+            )
+        });
+    }
 }
 
 #[cfg(test)]
@@ -320,6 +401,84 @@ mod tests {
             );
         }
         assert!(warned(&[defer, gro]).is_empty());
+    }
+
+    #[test]
+    fn a_time_limit_between_ticks_acts_as_the_whole_jiffies_it_rounds_up_to() {
+        // net_rx_action: time_limit = jiffies + usecs_to_jiffies(netdev_budget_usecs), which
+        // rounds up (net/core/dev.c, include/linux/jiffies.h)
+        let at = |hz: i128, key: &'static str, v: Value| {
+            let sc = build(&[("kernel.hz", Value::Int(hz)), (key, v)]).unwrap();
+            sc.warnings
+        };
+        let w = at(250, "kernel.netdev_budget_usecs", Value::Int(9000));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].key, "kernel.netdev_budget_usecs");
+        assert_eq!(w[0].acts_as.as_deref(), Some("12000"));
+        assert_eq!(
+            w[0].to_string(),
+            "kernel.netdev_budget_usecs = 9000: acts as 12000 us: 3 jiffies at kernel.hz = 250 (net_rx_action's time limit, usecs_to_jiffies in net/core/dev.c, counts whole jiffies, rounding up; the model does the same): the limit is reached 8000 to 12000 us after it starts, at a tick"
+        );
+        // and the model runs it as those jiffies
+        let sc = build(&[
+            ("kernel.hz", Value::Int(250)),
+            ("kernel.netdev_budget_usecs", Value::Int(9000)),
+        ])
+        .unwrap();
+        assert_eq!(sc.kernel.budget_jiffies, 3);
+        let w = at(1000, "kernel.netdev_budget_usecs", Value::Int(2500));
+        assert_eq!(w[0].acts_as.as_deref(), Some("3000"));
+        assert_eq!(
+            at(300, "kernel.netdev_budget_usecs", Value::Int(7000))[0]
+                .acts_as
+                .as_deref(),
+            Some("10000")
+        );
+        // a whole number of jiffies, or within a microsecond of it, is what it says
+        for (hz, us) in [
+            (250, 8000),
+            (250, 12000),
+            (1000, 2000),
+            (1000, 4000),
+            (300, 6666),
+        ] {
+            assert!(
+                at(hz, "kernel.netdev_budget_usecs", Value::Int(us)).is_empty(),
+                "{hz} {us}"
+            );
+        }
+        // handle_softirqs: end = jiffies + MAX_SOFTIRQ_TIME (kernel/softirq.c)
+        let w = at(250, "kernel.max_softirq_time_ms", Value::Float(3.0));
+        assert_eq!(w[0].acts_as.as_deref(), Some("4.0"));
+        assert!(w[0].reason.contains("kernel/softirq.c"), "{w:?}");
+        assert!(at(1000, "kernel.max_softirq_time_ms", Value::Float(3.0)).is_empty());
+        // the default 2 ms at HZ 250 rounds too, but a key at its default is never reported
+        assert!(at(250, "kernel.max_softirq_time_ms", Value::Float(2.0)).is_empty());
+        // without a time limit there is nothing to round
+        let sc = build(&[
+            ("kernel.hz", Value::Int(250)),
+            ("kernel.netdev_budget_usecs", Value::Int(9000)),
+            ("kernel.softirq_time_limit", Value::Bool(false)),
+        ])
+        .unwrap();
+        assert!(sc.warnings.is_empty(), "{:?}", sc.warnings);
+        // a scheme without the kernel's softirq says so instead, once
+        let w = build(&[
+            ("scheme", s("poll")),
+            ("kernel.hz", Value::Int(250)),
+            ("kernel.netdev_budget_usecs", Value::Int(9000)),
+        ])
+        .unwrap()
+        .warnings;
+        let w: Vec<_> = w
+            .iter()
+            .filter(|w| w.key == "kernel.netdev_budget_usecs")
+            .collect();
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].acts_as.is_none() && w[0].reason.contains("polling loop"),
+            "{w:?}"
+        );
     }
 
     #[test]

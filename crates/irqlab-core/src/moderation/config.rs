@@ -170,7 +170,12 @@ pub fn warnings(w: &mut Warnings, m: &Moderation, scheme: Scheme) {
     itr_warnings(w, m);
 }
 
-/// The NIC's ITR and coalescing conditions, when the policy replaces them.
+/// The NIC's ITR and coalescing conditions, when the policy replaces them: an adaptive
+/// policy overwrites the static value, as the drivers do — ixgbe's `ixgbe_set_itr` (with
+/// rx-usecs 1) and i40e's `i40e_update_itr` rewrite the ITR at each poll's end, and net_dim's
+/// work (`mlx5e_rx_dim_work`, `virtnet_rx_dim_work`) programs the coalescing pair it picks;
+/// i40e and ice refuse a new `rx-usecs` while `adaptive-rx` is on (`__i40e_set_coalesce`,
+/// `ice_set_rc_coalesce`). Per driver, python/irqlab/ops/probe/ineffective.py.
 fn itr_warnings(w: &mut Warnings, m: &Moderation) {
     let kind = m.kind();
     w.rule(&[nic::ITR_US], m.itr() != Itr::Keeps, || {

@@ -29,6 +29,9 @@ The package, by concern:
 - :mod:`~irqlab.ops.probe.parsers` — ethtool, /proc/interrupts, CPU lists, RSS table, HZ;
 - :mod:`~irqlab.ops.probe.settings` — the tables: drivers, :data:`HOST_SETTINGS`,
   :data:`PROBED`, :data:`NOT_PROBED`;
+- :mod:`~irqlab.ops.probe.ineffective` — settings that do nothing on a host: the rules, each
+  with its kernel or driver source, and the drivers' coalescing table (``irqlab tune`` skips
+  by the same rules);
 - :mod:`~irqlab.ops.probe.findings` — what a probe found (:class:`Probe`, :class:`Setting`,
   :class:`Vector`);
 - :mod:`~irqlab.ops.probe.render` — the scenario file and the summary printed;

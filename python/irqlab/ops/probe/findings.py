@@ -4,10 +4,13 @@ interface's IRQs (:class:`Vector`), and all of it for one interface (:class:`Pro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from irqlab.errors import ConfigError
 from irqlab.scenario import check_value
+
+if TYPE_CHECKING:
+    from irqlab.ops.probe.ineffective import Finding
 
 
 @dataclass
@@ -68,6 +71,9 @@ class Probe:
     rx_bytes_per_packet: float | None = None
     interval_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: settings of the host that do nothing, or not what their value says, with the reason
+    #: and its source in the kernel or the driver (:mod:`~irqlab.ops.probe.ineffective`)
+    ineffective: list[Finding] = field(default_factory=list)
 
     def set(self, key: str, value: Any, source: str) -> None:
         """Records a value for ``key``, or a note if the schema does not allow it."""

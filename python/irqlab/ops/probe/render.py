@@ -72,6 +72,13 @@ def render_toml(p: Probe) -> str:
             out += [
                 ("# - " + line[2:]) if i == 0 else line for i, line in enumerate(_comment(note))
             ]
+    if p.ineffective:
+        out += ["#", "# Settings that do nothing on this host, or not what their value says:"]
+        for finding in p.ineffective:
+            out += [
+                ("# - " + line[2:]) if i == 0 else line
+                for i, line in enumerate(_comment(str(finding)))
+            ]
     out.append("")
     by_section: dict[str, list[Setting]] = {}
     for s in p.settings.values():
@@ -200,6 +207,20 @@ def summary(p: Probe) -> list[Any]:
     for name, value, what, source in p.unmodelled:
         t.add_row(text(f"({name})"), text(value), text(f"{source} ({what}); not modelled yet"))
     out: list[Any] = [t]
+    if p.ineffective:
+        w = Table(
+            title="settings that do nothing on this host, or not what their value says",
+            title_justify="left",
+            show_header=True,
+            header_style="bold",
+        )
+        w.add_column("key", no_wrap=True)
+        w.add_column("value", justify="right", max_width=12)
+        w.add_column("why", overflow="fold")
+        w.add_column("source", overflow="fold")
+        for f in p.ineffective:
+            w.add_row(text(f.key), text(str(f.value)), text(f.reason), text(f.source))
+        out.append(w)
     if p.vectors or p.other_vectors:
         rate = f"IRQs/s ({p.interval_s:g} s)" if p.interval_s else "IRQs/s"
         v = Table(show_header=True, header_style="bold")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from irqlab.errors import ConfigError, ConfigWarning
-from irqlab.ops.probe import limits, settings
+from irqlab.ops.probe import ineffective, limits, settings
 from irqlab.ops.probe.findings import Probe, Vector
 from irqlab.ops.probe.host import ETHTOOL_OPTIONS, Host
 from irqlab.ops.probe.parsers import (
@@ -110,6 +110,7 @@ def probe(
     _irqs(host, p, online)
     _rss(p, ethtool_out.get("show-rxfh-indir"))
     _problems(host, p)
+    p.ineffective = ineffective.probe_findings(host, p)
     _validate(p)
     p.notes = [clean(note) for note in p.notes]  # an interface's name may carry anything
     return p
@@ -698,8 +699,13 @@ def _validate(p: Probe) -> None:
             s = p.settings.pop(e.key)
             p.notes.append(f"{e} — read from {s.source}; not written")
             continue
-        # a value the scenario would ignore (an ITR under an adaptive policy) is not a setting
-        ignored = [w.message for w in said if isinstance(w.message, ConfigWarning)]
+        # a value the scenario would ignore (an ITR under an adaptive policy) is not a setting;
+        # one that acts as another (a time rounded to jiffies) is kept, as the host has it
+        ignored = [
+            w.message
+            for w in said
+            if isinstance(w.message, ConfigWarning) and w.message.acts_as is None
+        ]
         for w in ignored:
             if w.key in p.settings:
                 s = p.settings.pop(w.key)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from irqlab.errors import ConfigError, option
+from irqlab.ops.probe.ineffective import DRIVER_COALESCING, known_drivers
 from irqlab.ops.tune.commands import commands
 from irqlab.ops.tune.result import TuneResult, write_outputs
 from irqlab.ops.tune.runs import Key, TuneRuns
@@ -22,10 +23,10 @@ from irqlab.ops.tune.search import (
     Slo,
     check_metrics,
     default_candidates,
-    effective_candidates,
     knob_candidates,
     label,
     parse_knob,
+    screen_candidates,
 )
 
 
@@ -84,6 +85,7 @@ def tune(
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     iface: str = "IFACE",
+    driver: str | None = None,
 ) -> TuneResult:
     """Finds the setting that meets every SLO at the lowest ``minimize`` (module docs).
 
@@ -92,7 +94,9 @@ def tune(
     ``traffic.rate_pps`` values at which every SLO must hold (default: the scenario's);
     ``confidence``: of each "meets" decision, shared by all SLOs and loads (Bonferroni).
     ``progress(done, most)`` is called after each run. With ``out``, writes the folder
-    described in docs/tune.md and resumes from it.
+    described in docs/tune.md and resumes from it. ``driver``: the host's NIC driver (as
+    ``irqlab probe`` names it), whose coalescing rules skip the candidates it would refuse or
+    round (:mod:`irqlab.ops.probe.ineffective`); the skipped candidates are in the result.
     """
     from irqlab import core
     from irqlab.experiments.executors import make_executor
@@ -120,8 +124,22 @@ def tune(
     if any(not (x > 0 and math.isfinite(x)) for x in loads):
         raise ConfigError(f"loads {loads}: every load must be a positive rate", "load_range")
     parsed = [parse_knob(k) if isinstance(k, str) else (k[0], list(k[1])) for k in knobs]
+    if driver is not None and driver not in DRIVER_COALESCING:
+        raise ConfigError(
+            f"{option('--driver', 'driver=')} {driver!r}: irqlab knows the coalescing of "
+            f"{', '.join(known_drivers())} (docs/tune.md); leave it out for another driver",
+            "driver",
+        )
     settings = knob_candidates(parsed) if parsed else default_candidates(base)
-    settings = effective_candidates(settings, base, loads)
+    screened = screen_candidates(settings, base, loads, driver)
+    settings = screened.candidates
+    if not settings:
+        raise ConfigError(
+            f"every candidate does nothing on this host ({driver or 'the model'}): "
+            f"{screened.skipped[0].setting}: {screened.skipped[0].reason}; give other "
+            f"{option('--knob', 'knobs')}",
+            "knob",
+        )
     # the metrics exist: a short run of the base scenario tells the report's keys
     probe = dict(load_scenario(base))
     probe["run.duration_ms"] = min(float(cast(float, base["run.duration_ms"])), 0.1)
@@ -141,6 +159,8 @@ def tune(
         "confidence": confidence,
         "replications": [min_replications, max_replications],
     }
+    if driver is not None:
+        definition["driver"] = driver
     out_path = None if out is None else Path(out)
     runs = TuneRuns(out_path, definition, fresh)
     cands = [Candidate(i, s) for i, s in enumerate(settings)]
@@ -188,6 +208,7 @@ def tune(
             if all(c.status == "feasible" for c in racing) and len(racing) == 1:
                 break
     result = _result(cands, slo_list, minimize, level, loads, base, len(runs.done), out_path, iface)
+    result.skipped, result.doubts = screened.skipped, screened.doubts
     if out_path is not None:
         write_outputs(result, base, out_path)
     return result

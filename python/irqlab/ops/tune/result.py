@@ -8,13 +8,16 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from irqlab.errors import ConfigError, option
 from irqlab.formatting import count
-from irqlab.ops.tune.search import Slo
+from irqlab.ops.tune.search import Skipped, Slo
+
+#: Skipped candidates listed in the summary at most (the folder's skipped.csv has them all).
+SHOWN_SKIPPED = 20
 
 
 @dataclass
@@ -32,6 +35,10 @@ class TuneResult:
     out: Path | None = None
     #: The recommended candidate's number (``candidate`` in :attr:`table`).
     pick: int | None = None
+    #: Candidates not raced as given: a setting of theirs does nothing on the host.
+    skipped: list[Skipped] = field(default_factory=list)
+    #: Candidates raced that may do nothing on the host, depending on what its device offers.
+    doubts: list[Skipped] = field(default_factory=list)
 
     def row(self) -> Any:
         """The recommended candidate's row of :attr:`table`."""
@@ -114,20 +121,21 @@ def write_outputs(result: TuneResult, base: Mapping[str, Any], out: Path) -> Non
         fig.savefig(out / "pareto.png", dpi=110)
         plt.close(fig)
         (out / "recommendation.md").write_text(summary_text(result), encoding="utf-8")
+        rec: dict[str, Any] = {
+            "feasible": result.feasible,
+            "recommended": result.recommended,
+            "commands": result.commands,
+            "slos": [str(s) for s in result.slos],
+            "minimize": result.objective,
+            "loads": result.loads,
+            "runs": result.runs,
+        }
+        if result.skipped or result.doubts:
+            rec["skipped"] = [vars(k) for k in result.skipped]
+            rec["doubts"] = [vars(k) for k in result.doubts]
+            _write_skipped(result, out / "skipped.csv")
         (out / "recommendation.json").write_text(
-            json.dumps(
-                {
-                    "feasible": result.feasible,
-                    "recommended": result.recommended,
-                    "commands": result.commands,
-                    "slos": [str(s) for s in result.slos],
-                    "minimize": result.objective,
-                    "loads": result.loads,
-                    "runs": result.runs,
-                },
-                indent=2,
-            )
-            + "\n",
+            json.dumps(rec, indent=2) + "\n",
             encoding="utf-8",
         )
     except OSError as e:
@@ -171,4 +179,41 @@ def summary_text(result: TuneResult) -> str:
             lines.append(f"- {r['setting']}: {', '.join(parts)}")
     counts = t["status"].value_counts().to_dict()
     lines += ["", "Candidates: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())), ""]
+    lines += _skipped_lines(
+        result.skipped,
+        f"Skipped before racing: {count(len(result.skipped), 'candidate')} with a setting that "
+        "does nothing on this host",
+        result.out,
+    )
+    lines += _skipped_lines(
+        result.doubts,
+        f"Raced, but may do nothing on this host: {count(len(result.doubts), 'candidate')}",
+        result.out,
+    )
     return "\n".join(lines)
+
+
+def _skipped_lines(items: list[Skipped], title: str, out: Path | None) -> list[str]:
+    """A section listing ``items`` (at most :data:`SHOWN_SKIPPED`), or nothing."""
+    if not items:
+        return []
+    lines = [f"## {title}", ""]
+    for k in items[:SHOWN_SKIPPED]:
+        instead = f" — raced as {k.instead}" if k.instead and k.instead != k.setting else ""
+        lines.append(f"- {k.setting}: {k.reason}{instead}")
+    if len(items) > SHOWN_SKIPPED:
+        where = " (skipped.csv lists them all)" if out is not None else ""
+        lines.append(f"- … and {len(items) - SHOWN_SKIPPED} more{where}")
+    return [*lines, ""]
+
+
+def _write_skipped(result: TuneResult, path: Path) -> None:
+    """skipped.csv: every candidate skipped or doubted, why, and what raced instead."""
+    import csv
+
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["setting", "status", "reason", "raced_as", "source"])
+        for status, items in (("skipped", result.skipped), ("may do nothing", result.doubts)):
+            for k in items:
+                w.writerow([k.setting, status, k.reason, k.instead or "", k.source])

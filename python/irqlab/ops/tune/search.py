@@ -175,33 +175,103 @@ def knob_candidates(knobs: Sequence[tuple[str, list[Any]]]) -> list[dict[str, An
     ]
 
 
-def effective_candidates(
-    settings: list[dict[str, Any]], base: Mapping[str, Any], loads: Sequence[float]
-) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Skipped:
+    """A candidate not raced as given, because a setting of it does nothing on the scenario's
+    host (or, in :attr:`Screened.doubts`, may do nothing: raced, and said so)."""
+
+    #: the candidate's :func:`label`
+    setting: str
+    #: what the rules found, each naming the setting and why
+    reason: str
+    #: the candidate raced in its place (without its settings that do nothing), if any
+    instead: str | None = None
+    #: the kernel or driver sources of the reasons
+    source: str = ""
+
+
+@dataclass
+class Screened:
+    """The candidates to race, and those left out before racing with the reasons."""
+
+    candidates: list[dict[str, Any]]
+    skipped: list[Skipped]
+    doubts: list[Skipped]
+
+
+def screen_candidates(
+    settings: list[dict[str, Any]],
+    base: Mapping[str, Any],
+    loads: Sequence[float],
+    driver: str | None = None,
+) -> Screened:
     """The candidates, each checked at every load before anything runs (a bad value is a
-    :class:`ConfigError` naming its key), without the knobs that have no effect in it (an ITR
-    under an adaptive policy) and without the duplicates that leaves, in their first order."""
+    :class:`ConfigError` naming its key), without those that some rule marks as doing
+    nothing on the scenario's host, in their first order:
+
+    - a setting the model ignores in the candidate (an ITR under an adaptive policy, deferral
+      where nothing is masked: the model's warnings) is dropped from it, and the candidate
+      races without it unless that leaves a duplicate;
+    - a candidate with a setting that acts as another value (a time between ticks, which the
+      kernel rounds up to whole jiffies) is skipped: the candidate with the value it acts as
+      says the same, as the kernel runs it;
+    - with ``driver``, a candidate with a setting the driver refuses, rounds or has no
+      counterpart for (:func:`irqlab.ops.probe.ineffective.candidate_findings`) is skipped;
+      one the driver may refuse, depending on what the device offers, races and is listed
+      in :attr:`Screened.doubts`.
+    """
     import warnings
 
     from irqlab.errors import ConfigWarning
+    from irqlab.ops.probe.ineffective import candidate_findings
     from irqlab.scenario import resolve
 
     out: list[dict[str, Any]] = []
+    skipped: list[Skipped] = []
+    doubts: list[Skipped] = []
     for s in settings:
-        idle: set[str] = set()
+        idle: dict[str, str] = {}
+        acting: dict[str, str] = {}
         for load in loads:
             with warnings.catch_warnings(record=True) as said:
                 warnings.simplefilter("always", ConfigWarning)
                 resolve({**base, **s, "traffic.rate_pps": load})
-            idle |= {
-                w.message.key
-                for w in said
-                if isinstance(w.message, ConfigWarning) and w.message.key is not None
-            }
-        s = {k: v for k, v in s.items() if k not in idle}
-        if s not in out:
-            out.append(s)
-    return out
+            for w in said:
+                m = w.message
+                if isinstance(m, ConfigWarning) and m.key is not None:
+                    (idle if m.acts_as is None else acting).setdefault(m.key, str(m))
+        kept = {k: v for k, v in s.items() if k not in idle}
+        # the driver's rules, on what the model does not ignore
+        found = candidate_findings(driver, kept, base)
+        certain = [f for f in found if f.certain]
+        acts = [acting[k] for k in kept if k in acting]
+        if certain or acts:
+            why = "; ".join([f.brief() for f in certain] + acts)
+            sources = "; ".join(dict.fromkeys(f.source for f in certain))
+            skipped.append(Skipped(label(s), why, source=sources))
+            continue
+        why_idle = [idle[k] for k in s if k in idle]
+        if why_idle:
+            skipped.append(Skipped(label(s), "; ".join(why_idle), label(kept)))
+        if kept in out:
+            continue
+        unsure = [f for f in found if not f.certain]
+        if unsure:
+            why = "; ".join(f.brief() for f in unsure)
+            sources = "; ".join(dict.fromkeys(f.source for f in unsure))
+            doubts.append(Skipped(label(kept), why, label(kept), sources))
+        out.append(kept)
+    return Screened(out, skipped, doubts)
+
+
+def effective_candidates(
+    settings: list[dict[str, Any]],
+    base: Mapping[str, Any],
+    loads: Sequence[float],
+    driver: str | None = None,
+) -> list[dict[str, Any]]:
+    """The candidates :func:`screen_candidates` races."""
+    return screen_candidates(settings, base, loads, driver).candidates
 
 
 def label(candidate: Mapping[str, Any]) -> str:
