@@ -85,6 +85,8 @@ EXPECTED = {
         "notes": [
             "napi_defer_hard_irqs: not present",
             "base_slice_ns: Linux 5.4.0-150-generic has none (Linux 6.6 and later)",
+            # a kernel before per-NAPI settings: each NAPI has the device's, sysfs says it
+            "Linux 5.4.0-150-generic has no per-NAPI gro-flush-timeout (Linux 6.13 and later)",
         ],
     },
     # RHEL 9 (5.14, HZ 1000), 16 CPUs, an XL710 at 40G with 12 of 16 channels: adaptive ITR on
@@ -126,7 +128,11 @@ EXPECTED = {
         "bytes_per_packet": 1448,
         "unmodelled": {},
         # the policy programs the ITR itself: what ethtool shows is a note, not a setting
-        "notes": ["base_slice_ns: Linux 5.14", "nic.itr_us = 50.0: has no effect"],
+        "notes": [
+            "base_slice_ns: Linux 5.14",
+            "Linux 5.14.0-427.13.1.el9_4.x86_64 has no per-NAPI defer-hard-irqs",
+            "nic.itr_us = 50.0: has no effect",
+        ],
     },
     # Ubuntu 24.04 (6.8), 8 CPUs, a ConnectX-5 at 100G: DIM in CQE mode, CQ moderation 8 µs /
     # 128 frames, software IRQ coalescing on (2 deferrals of 20 µs), the second port's
@@ -170,6 +176,7 @@ EXPECTED = {
         # the Intel policies: notes, not settings
         "notes": [
             "base_slice_ns: not present (debugfs, readable by root)",
+            "Linux 6.8.0-45-generic has no per-NAPI defer-hard-irqs",
             "nic.rx_usecs = 8.0: has no effect",
             "nic.rx_frames = 128: has no effect",
             "nic.link_gbps = 100.0: has no effect",
@@ -217,6 +224,7 @@ EXPECTED = {
             "speed: -1",
             "no recorded `ethtool -x ens4`",
             "base_slice_ns: Linux 6.1.0-25-cloud-amd64 has none",
+            "Linux 6.1.0-25-cloud-amd64 has no per-NAPI defer-hard-irqs",
             "no second sample",
             "nic.tx_irq = false: has no effect",
         ],
@@ -536,11 +544,12 @@ def test_absent_files_and_tools_are_notes_not_exceptions():
         "busy_poll: not present",
         "base_slice_ns: not present",
         "threaded: not present (a device without NAPI?)",
+        "Linux 6.6.31-v8+ has no per-NAPI defer-hard-irqs, gro-flush-timeout",
         "kernel tick rate unknown",
         "no second sample",
     ):
         assert any(fragment in n for n in p.notes), (fragment, p.notes)
-    assert len(p.notes) == 11
+    assert len(p.notes) == 12
     # the notes head the file
     text = p.toml()
     assert "# Notes:\n# - lo has no device" in text
