@@ -453,7 +453,7 @@ def _napis(host: Host, p: Probe, napis: list[dict[str, int]] | None, source: str
     if queues is None:
         p.notes.append(f"{queue_source}: which queues each NAPI serves is unknown")
     p.napis = netlink.napi_table(napis, queues)
-    p.napi_source = source if queues is None else f"{source}; {queue_source}"
+    p.napi_source = source if queues is None else f"netlink napi-get, queue-get {p.iface}"
 
 
 def _host_value(p: Probe, s: HostSetting, name: str, value: Any, source: str) -> None:
