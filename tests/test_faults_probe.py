@@ -534,6 +534,38 @@ def test_netlink_answers_are_parsed_within_bounds():
         assert all(isinstance(v, int) for v in got.values())
 
 
+def test_a_netlink_library_that_fails_or_floods_is_an_oserror(monkeypatch):
+    from irqlab.ops.probe import netdev_genl
+
+    def broken(ifindex: int, timeout_s: float, most: int) -> list[dict[str, int]]:
+        raise RuntimeError("event loop closed")
+
+    monkeypatch.setattr(netdev_genl, "napi_get", broken)
+    with pytest.raises(OSError, match=r"pyroute2 failed \(RuntimeError: event loop closed\)"):
+        napi_get(1)
+    monkeypatch.undo()
+    # more NAPIs than MAX_NAPIS in a live answer: cut at the bound, named
+    lo = Path("/sys/class/net/lo/ifindex")
+    if not lo.exists():
+        return
+    busy = [
+        name
+        for name in os.listdir("/sys/class/net")
+        if (Path("/sys/class/net") / name / "device").exists()
+    ]
+    for name in busy:
+        ifindex = int((Path("/sys/class/net") / name / "ifindex").read_text())
+        try:
+            found = napi_get(ifindex)
+        except OSError:
+            return  # no netdev family here
+        if found:
+            monkeypatch.setattr(limits, "MAX_NAPIS", len(found) - 1)
+            with pytest.raises(OSError, match=rf"more than {len(found) - 1} NAPIs \(MAX_NAPIS\)"):
+                napi_get(ifindex)
+            return
+
+
 def test_the_command_line_on_a_hostile_tree_prints_a_scenario_and_its_notes(tree):
     replace(tree / f"{DEV}/device").symlink_to("device")
     os.mkfifo(replace(tree / "proc/interrupts"))

@@ -63,6 +63,8 @@ def _live(what: str, ifindex: int, timeout_s: float, most: int, limit: str) -> l
             noun = "NAPIs" if what == "napi-get" else "queues"
             raise OSError(errno.E2BIG, f"more than {most} {noun} ({limit})") from None
         raise
+    except Exception as e:  # pyroute2 failing otherwise: a note, never a traceback
+        raise OSError(errno.EIO, f"pyroute2 failed ({type(e).__name__}: {e})") from None
 
 
 def napi_get(ifindex: int, timeout_s: float = 5.0) -> list[dict[str, int]]:
