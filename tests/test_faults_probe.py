@@ -13,6 +13,7 @@ import random
 import shutil
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import tomllib
@@ -25,7 +26,6 @@ from irqlab.ops.probe import (
     MAX_CPUS,
     limits,
     napi_get,
-    netlink,
     parse_napis,
     parse_rss_table,
     probe,
@@ -503,16 +503,67 @@ def test_netlink_answers_are_parsed_within_bounds():
     try:
         napis = napi_get(1, timeout_s=2.0)  # lo
     except OSError:
-        return
+        napis = []
     assert isinstance(napis, list) and len(napis) <= limits.MAX_NAPIS
-    for garbage in (
-        b"",
-        b"\xff" * 3,
-        b"\x00\x00\x00\x00",
-        b"\x08\x00\x05\x00\x01",
-        os.urandom(999),
-    ):
-        assert isinstance(netlink._nl_attrs(garbage), dict)
+    # an answer as pyroute2 parses it: only counts come out, under the spec's names — a uint
+    # of 8 bytes (a timeout past 4.29 s) whole, an attribute the spec does not name left out
+    from irqlab.ops.probe import netdev_genl
+
+    def attr(kind: int, payload: bytes) -> bytes:
+        size = 4 + len(payload)
+        return struct.pack("=HH", size, kind) + payload + b"\0" * (-size % 4)
+
+    def answer(attrs: bytes) -> dict[str, int]:
+        body = struct.pack("=BBH", netdev_genl.CMD_NAPI_GET, 1, 0) + attrs
+        msg = netdev_genl.napi_msg(struct.pack("=IHHII", 16 + len(body), 20, 2, 1, 0) + body)
+        msg.decode()
+        return netdev_genl.attributes(msg, netdev_genl.NAPI_NAMES)
+
+    assert answer(
+        attr(2, struct.pack("=I", 8193))
+        + attr(6, struct.pack("=Q", 5_000_000_000))
+        + attr(7, struct.pack("=I", 20_000))
+        + attr(99, b"\x01\x02\x03\x04")
+    ) == {"id": 8193, "gro-flush-timeout": 5_000_000_000, "irq-suspend-timeout": 20_000}
+    assert answer(attr(6, b"\x01\x02")) == {}  # a uint of neither 4 nor 8 bytes
+    for garbage in (b"", b"\x08\x00\x05\x00\x01", os.urandom(999)):
+        try:
+            got = answer(garbage)
+        except Exception:  # pyroute2 refuses it: napi_get turns that into an OSError
+            continue
+        assert all(isinstance(v, int) for v in got.values())
+
+
+def test_a_netlink_library_that_fails_or_floods_is_an_oserror(monkeypatch):
+    from irqlab.ops.probe import netdev_genl
+
+    def broken(ifindex: int, timeout_s: float, most: int) -> list[dict[str, int]]:
+        raise RuntimeError("event loop closed")
+
+    monkeypatch.setattr(netdev_genl, "napi_get", broken)
+    with pytest.raises(OSError, match=r"pyroute2 failed \(RuntimeError: event loop closed\)"):
+        napi_get(1)
+    monkeypatch.undo()
+    # more NAPIs than MAX_NAPIS in a live answer: cut at the bound, named
+    lo = Path("/sys/class/net/lo/ifindex")
+    if not lo.exists():
+        return
+    busy = [
+        name
+        for name in os.listdir("/sys/class/net")
+        if (Path("/sys/class/net") / name / "device").exists()
+    ]
+    for name in busy:
+        ifindex = int((Path("/sys/class/net") / name / "ifindex").read_text())
+        try:
+            found = napi_get(ifindex)
+        except OSError:
+            return  # no netdev family here
+        if found:
+            monkeypatch.setattr(limits, "MAX_NAPIS", len(found) - 1)
+            with pytest.raises(OSError, match=rf"more than {len(found) - 1} NAPIs \(MAX_NAPIS\)"):
+                napi_get(ifindex)
+            return
 
 
 def test_the_command_line_on_a_hostile_tree_prints_a_scenario_and_its_notes(tree):

@@ -4,6 +4,7 @@ exception, the scenario written passes `irqlab check` and runs — and on this m
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -30,9 +31,15 @@ from irqlab.ops.probe import (
     parse_ethtool,
     parse_interrupts,
     parse_interval,
+    parse_napis,
+    parse_queues,
     parse_rss_table,
     probe,
+    queue_get,
+    summary,
 )
+from irqlab.ops.probe.netlink import fallback_notes, napi_table
+from irqlab.ops.probe.parsers import kernel_version
 from irqlab.ops.probe.settings import _NO_COUNTERPART
 from irqlab.ops.probe.steps import _validate
 from irqlab.scenario import flatten, resolve, schema
@@ -85,6 +92,8 @@ EXPECTED = {
         "notes": [
             "napi_defer_hard_irqs: not present",
             "base_slice_ns: Linux 5.4.0-150-generic has none (Linux 6.6 and later)",
+            # a kernel before per-NAPI settings: each NAPI has the device's, sysfs says it
+            "Linux 5.4.0-150-generic has no per-NAPI gro-flush-timeout (Linux 6.13 and later)",
         ],
     },
     # RHEL 9 (5.14, HZ 1000), 16 CPUs, an XL710 at 40G with 12 of 16 channels: adaptive ITR on
@@ -126,7 +135,11 @@ EXPECTED = {
         "bytes_per_packet": 1448,
         "unmodelled": {},
         # the policy programs the ITR itself: what ethtool shows is a note, not a setting
-        "notes": ["base_slice_ns: Linux 5.14", "nic.itr_us = 50.0: has no effect"],
+        "notes": [
+            "base_slice_ns: Linux 5.14",
+            "Linux 5.14.0-427.13.1.el9_4.x86_64 has no per-NAPI defer-hard-irqs",
+            "nic.itr_us = 50.0: has no effect",
+        ],
     },
     # Ubuntu 24.04 (6.8), 8 CPUs, a ConnectX-5 at 100G: DIM in CQE mode, CQ moderation 8 µs /
     # 128 frames, software IRQ coalescing on (2 deferrals of 20 µs), the second port's
@@ -170,6 +183,7 @@ EXPECTED = {
         # the Intel policies: notes, not settings
         "notes": [
             "base_slice_ns: not present (debugfs, readable by root)",
+            "Linux 6.8.0-45-generic has no per-NAPI defer-hard-irqs",
             "nic.rx_usecs = 8.0: has no effect",
             "nic.rx_frames = 128: has no effect",
             "nic.link_gbps = 100.0: has no effect",
@@ -217,8 +231,147 @@ EXPECTED = {
             "speed: -1",
             "no recorded `ethtool -x ens4`",
             "base_slice_ns: Linux 6.1.0-25-cloud-amd64 has none",
+            "Linux 6.1.0-25-cloud-amd64 has no per-NAPI defer-hard-irqs",
             "no second sample",
             "nic.tx_irq = false: has no effect",
+        ],
+    },
+    # Ubuntu 25.04 (6.14, HZ 1000), 8 CPUs, an E810 at 25G with 4 channels and a static ITR of
+    # 20 µs; netlink's napi-get and queue-get recorded: queue 3 serves a latency-critical app
+    # with its own deferral and IRQ suspension (napi-set), the other NAPIs keep the device's
+    # 0s; no per-NAPI threaded before 6.17, so that one is the device's (sysfs)
+    "ice": {
+        "iface": "ens785f0",
+        "scenario": {
+            "scheme": "napi",
+            "host.cores": 8,
+            "nic.queues": 4,
+            "nic.ring_descriptors": 2048,
+            "nic.tx_ring_descriptors": 2048,
+            "nic.cause_mode": "latched",
+            "nic.itr_us": 20,
+            "nic.irq_affinity": [0, 1, 2, 3],
+            "driver.moderation": "static",
+            "kernel.napi_defer_hard_irqs": 0,
+            "kernel.gro_flush_timeout_ns": 0,
+            "kernel.irq_suspend_timeout_ns": 0,
+            "kernel.netdev_budget": 300,
+            "kernel.netdev_budget_usecs": 2000,
+            "kernel.hz": 1000,
+            "kernel.threaded_napi": False,
+            "kernel.busy_poll_us": 0,
+            "socket.rcvbuf_bytes": 212992,
+            "socket.busy_read_us": 0,
+            "platform.cpu_ghz": 3.5,
+            "nic.tx_irq": True,
+            "nic.rss_table_size": 2048,
+        },
+        "with_apps": {},
+        "driver": "ice",
+        "bus": "0000:17:00.0",
+        "vectors": [(151 + k, f"ice-ens785f0-TxRx-{k}") for k in range(4)],
+        "rates": [40210, 39877, 41002, 1200],
+        "others": [(150, "ice-0000:17:00.0:misc")],
+        "rx_pps": 420_000,
+        "bytes_per_packet": 256,
+        "unmodelled": {},
+        # the NAPIs disagree: the most common value is written, each NAPI's is in the table
+        "notes": [
+            "defer-hard-irqs differs between the NAPIs (0 on 3, 100 on 1)",
+            "gro-flush-timeout differs between the NAPIs (0 on 3, 200000 on 1)",
+            "irq-suspend-timeout differs between the NAPIs (0 on 3, 20000000 on 1)",
+            "base_slice_ns: not present",
+            "Linux 6.14.0-15-generic has no per-NAPI threaded (Linux 6.17 and later)",
+            "nic.link_gbps = 25.0: has no effect",
+        ],
+    },
+    # the machine these tests were written on, recorded by the script of docs/probe.md: a VM on
+    # Linux 6.18 (HZ 250), 2 vCPUs, virtio_net with one queue pair, idle; napi-get gives every
+    # per-NAPI setting but no IRQ (virtio_net sets none), queue-get ties rx-0 to the NAPI
+    "virtio_net_618": {
+        "iface": "eth0",
+        "scenario": {
+            "scheme": "napi",
+            "host.cores": 2,
+            "nic.queues": 1,
+            "nic.ring_descriptors": 256,
+            "nic.tx_ring_descriptors": 256,
+            "nic.rx_usecs": 0,
+            "nic.rx_frames": 1,
+            "nic.irq_affinity": [1],
+            "driver.moderation": "off",
+            "kernel.napi_defer_hard_irqs": 0,
+            "kernel.gro_flush_timeout_ns": 0,
+            "kernel.irq_suspend_timeout_ns": 0,
+            "kernel.netdev_budget": 300,
+            "kernel.netdev_budget_usecs": 8000,
+            "kernel.hz": 250,
+            "kernel.threaded_napi": False,
+            "kernel.busy_poll_us": 0,
+            "socket.rcvbuf_bytes": 212992,
+            "socket.busy_read_us": 0,
+            "platform.cpu_ghz": 2.596,
+        },
+        "with_apps": {},
+        "driver": "virtio_net",
+        "bus": "0000:00:03.0",
+        "vectors": [(38, "virtio2-input.0")],
+        "rates": [0.0],
+        "others": [(37, "virtio2-config"), (39, "virtio2-output.0")],
+        "rx_pps": 0,
+        "bytes_per_packet": None,
+        "unmodelled": {},
+        "notes": [
+            "speed: -1",
+            "base_slice_ns: not present",
+            "ethtool -x eth0: no indirection table",
+            "nic.tx_irq = false: has no effect",
+        ],
+    },
+    # Ubuntu 22.04 (5.15, HZ 250), 4 CPUs, a BCM57414 at 25G with 4 channels, static
+    # coalescing (10 µs, 15 frames) and software IRQ coalescing on: a kernel without the netdev
+    # family, so every NAPI setting is the device's, from sysfs, and there is no NAPI table
+    "bnxt_en": {
+        "iface": "enp1s0f0np0",
+        "scenario": {
+            "scheme": "napi",
+            "host.cores": 4,
+            "nic.queues": 4,
+            "nic.ring_descriptors": 511,
+            "nic.tx_ring_descriptors": 511,
+            "nic.rx_usecs": 10,
+            "nic.rx_frames": 15,
+            "nic.irq_affinity": [0, 1, 2, 3],
+            "driver.moderation": "off",
+            "kernel.napi_defer_hard_irqs": 2,
+            "kernel.gro_flush_timeout_ns": 20000,
+            "kernel.irq_suspend_timeout_ns": 0,
+            "kernel.netdev_budget": 300,
+            "kernel.netdev_budget_usecs": 8000,
+            "kernel.hz": 250,
+            "kernel.threaded_napi": False,
+            "kernel.busy_poll_us": 0,
+            "socket.rcvbuf_bytes": 212992,
+            "socket.busy_read_us": 0,
+            "platform.cpu_ghz": 4.8,
+            "nic.tx_irq": True,
+            "nic.rss_table_size": 128,
+        },
+        "with_apps": {},
+        "driver": "bnxt_en",
+        "bus": "0000:01:00.0",
+        "vectors": [(130 + k, f"enp1s0f0np0-TxRx-{k}") for k in range(4)],
+        "rates": [12000] * 4,
+        "others": [],
+        "rx_pps": 48_000,
+        "bytes_per_packet": 1200,
+        "unmodelled": {},
+        "notes": [
+            "base_slice_ns: Linux 5.15.0-105-generic has none",
+            "Linux 5.15.0-105-generic has no per-NAPI defer-hard-irqs, gro-flush-timeout (Linux "
+            "6.13 and later) nor threaded (Linux 6.17 and later): each NAPI has the device's "
+            "value, read from sysfs",
+            "nic.link_gbps = 25.0: has no effect",
         ],
     },
 }
@@ -455,6 +608,179 @@ def test_per_napi_settings_come_from_netlink_where_the_kernel_has_them(tmp_path)
     ), p.notes
 
 
+def test_each_napi_its_settings_queues_and_irq_on_a_6_14_host():
+    # ice: napi-get gives each NAPI's id, IRQ and own settings; queue-get which queues it serves
+    p = probe_tree("ice")
+    assert [(n.id, n.rx_queues, n.tx_queues, n.irq) for n in p.napis] == [
+        (8193 + k, [k], [k], 151 + k) for k in range(4)
+    ]
+    assert [n.settings for n in p.napis] == [
+        {"defer-hard-irqs": 0, "gro-flush-timeout": 0, "irq-suspend-timeout": 0}
+    ] * 3 + [{"defer-hard-irqs": 100, "gro-flush-timeout": 200000, "irq-suspend-timeout": 20000000}]
+    assert p.napi_source == "netlink napi-get, queue-get ens785f0"
+    # the scenario keeps one value per key (the most common), with a note that they differ
+    assert p.settings["kernel.napi_defer_hard_irqs"].source == (
+        "netlink napi-get ens785f0: defer-hard-irqs 0 on 3 of 4 NAPIs"
+    )
+    assert any("(each NAPI's in the NAPI table)" in n for n in p.notes), p.notes
+    # threaded is per NAPI from 6.17 on: on 6.14 it is the device's, from sysfs, and said so
+    assert p.settings["kernel.threaded_napi"].source == "/sys/class/net/ens785f0/threaded: 0"
+    # the file: the NAPI table under [kernel], each NAPI's own values, aligned
+    text = p.toml()
+    kernel = text.split("\n[kernel]\n")[1].split("\n\n")[0]
+    assert "# NAPIs of ens785f0 (netlink napi-get, queue-get ens785f0):" in kernel
+    lines = kernel.splitlines()
+    table = lines[lines.index(next(x for x in lines if x.startswith("#   NAPI"))) :]
+    columns = ["irq-suspend-timeout", "threaded", "pid"]
+    assert [line.split() for line in table] == [
+        ["#", "NAPI", "queues", "IRQ", "defer-hard-irqs", "gro-flush-timeout", *columns],
+        ["#", "8193", "rx-0,tx-0", "151", "0", "0", "0", "-", "-"],
+        ["#", "8194", "rx-1,tx-1", "152", "0", "0", "0", "-", "-"],
+        ["#", "8195", "rx-2,tx-2", "153", "0", "0", "0", "-", "-"],
+        ["#", "8196", "rx-3,tx-3", "154", "100", "200000", "20000000", "-", "-"],
+    ]
+    assert len({len(line) for line in table}) == 1  # a column per value, right-aligned
+    # and the summary shows the same table
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    for part in summary(p):
+        console.print(part)
+    shown = console.export_text()
+    assert "NAPIs of ens785f0" in shown
+    assert re.search(r"8196 .* rx-3,tx-3 .* 154 .* 100 .* 200000 .* 20000000", shown)
+
+
+def test_a_napi_without_an_irq_of_its_own_gets_its_queues_vector():
+    # virtio_net on 6.18 (this machine, recorded): napi-get gives no IRQ; queue-get ties rx-0
+    # to NAPI 257, whose vector in /proc/interrupts is virtio2-input.0 (IRQ 38)
+    p = probe_tree("virtio_net_618")
+    (napi,) = p.napis
+    assert (napi.id, napi.irq, napi.vector_irq, napi.rx_queues, napi.tx_queues) == (
+        257,
+        None,
+        38,
+        [0],
+        [],
+    )
+    assert napi.settings == {
+        "defer-hard-irqs": 0,
+        "gro-flush-timeout": 0,
+        "irq-suspend-timeout": 0,
+        "threaded": 0,
+    }
+    # every per-NAPI setting from netlink: no note that sysfs stood in
+    assert not [n for n in p.notes if "per-NAPI" in n or "sysfs instead" in n], p.notes
+    assert (
+        p.settings["kernel.threaded_napi"].source
+        == "netlink napi-get eth0: threaded 0 on its one NAPI"
+    )
+    row = [line for line in p.toml().splitlines() if line.startswith("#    257")]
+    assert [x.split() for x in row] == [["#", "257", "rx-0", "(38)", "0", "0", "0", "0", "-"]]
+
+
+def test_an_older_host_reads_sysfs_and_says_so():
+    # bnxt_en on 5.15: no netdev family; each NAPI has the device's values, from sysfs
+    p = probe_tree("bnxt_en")
+    assert p.napis == [] and p.napi_source == ""
+    assert p.settings["kernel.napi_defer_hard_irqs"].source == (
+        "/sys/class/net/enp1s0f0np0/napi_defer_hard_irqs: 2"
+    )
+    assert p.settings["kernel.gro_flush_timeout_ns"].source == (
+        "/sys/class/net/enp1s0f0np0/gro_flush_timeout: 20000 ns"
+    )
+    assert "# NAPIs of" not in p.toml()
+
+
+def test_sysfs_standing_in_for_netlink_is_a_note_naming_why(tmp_path, monkeypatch):
+    # 1. a kernel new enough, recorded with a napi-get that has no settings (as 6.8 to 6.12
+    #    answer): the device's values, and a note saying the NAPIs had none
+    tree = copy_tree("ice", tmp_path)
+    napis = json.loads((tree / "netlink/ens785f0/napi-get").read_text())
+    (tree / "netlink/ens785f0/napi-get").write_text(
+        json.dumps([{"id": n["id"], "ifindex": 3, "irq": n["irq"]} for n in napis])
+    )
+    p = probe("ens785f0", root=tree)
+    assert p.settings["kernel.gro_flush_timeout_ns"].source == (
+        "/sys/class/net/ens785f0/gro_flush_timeout: 0 ns"
+    )
+    assert (
+        "netlink napi-get ens785f0: no NAPI has defer-hard-irqs, gro-flush-timeout: the device's "
+        "values read from sysfs instead"
+    ) in p.notes
+    assert [n.settings for n in p.napis] == [{}] * 4  # the table still maps queues and IRQs
+    # 2. napi-get recorded without queue-get: the NAPIs without their queues, and a note
+    (tree / "netlink/ens785f0/queue-get").unlink()
+    p = probe("ens785f0", root=tree)
+    assert [n.rx_queues for n in p.napis] == [[]] * 4
+    assert any(n.endswith("which queues each NAPI serves is unknown") for n in p.notes)
+    # 3. a live kernel without the netdev family: the note says so, and what sysfs gave
+    if MINE is None:
+        return
+    import irqlab.ops.probe.host as host_module
+
+    def no_family(ifindex: int, timeout_s: float = 5.0) -> list[dict[str, int]]:
+        raise OSError(errno.ENOENT, "No such file or directory")
+
+    monkeypatch.setattr(host_module, "napi_get", no_family)
+    p = probe(MINE, interval_s=0)
+    assert p.napis == []
+    release = kernel_version(p.kernel)
+    if release is not None and release >= (6, 17):
+        assert any(
+            n.startswith(f"netlink napi-get {MINE}: the kernel has no netdev family")
+            and "each NAPI's defer-hard-irqs, gro-flush-timeout, threaded unknown: the "
+            "device's values read from sysfs instead"
+            in n
+            for n in p.notes
+        ), p.notes
+
+
+def test_the_fallback_note_by_case():
+    files = ["defer-hard-irqs", "gro-flush-timeout", "threaded"]
+    older = fallback_notes(None, "x", "6.8.0", (6, 8), files)
+    assert older == [
+        "Linux 6.8.0 has no per-NAPI defer-hard-irqs, gro-flush-timeout (Linux 6.13 and later) "
+        "nor threaded (Linux 6.17 and later): each NAPI has the device's value, read from sysfs"
+    ]
+    # 6.14 answers with the settings but not threaded, 6.18 with all of them
+    have = [{"id": 1, "defer-hard-irqs": 0, "gro-flush-timeout": 0}]
+    assert fallback_notes(have, "x", "6.14", (6, 14), files) == [
+        "Linux 6.14 has no per-NAPI threaded (Linux 6.17 and later): each NAPI has the "
+        "device's value, read from sysfs"
+    ]
+    assert fallback_notes([{**have[0], "threaded": 0}], "x", "6.18", (6, 18), files) == []
+    # no answer from a kernel that should have given one; a device without NAPIs says nothing
+    assert fallback_notes(None, "netlink napi-get eth0: no answer", "6.18", (6, 18), files) == [
+        "netlink napi-get eth0: no answer: each NAPI's defer-hard-irqs, gro-flush-timeout, "
+        "threaded unknown: the device's values read from sysfs instead"
+    ]
+    assert fallback_notes([], "x", "6.18", (6, 18), files) == []
+
+
+def test_recordings_of_napi_get_and_queue_get_as_ynl_prints_them():
+    # ynl --output-json names an enum's value; the recording script of the docs gives numbers
+    napis = parse_napis('[{"id": 9, "threaded": "enabled", "pid": 812}, {"id": 10, "threaded": 0}]')
+    assert napis == [{"id": 9, "threaded": 1, "pid": 812}, {"id": 10, "threaded": 0}]
+    queues = parse_queues(
+        '[{"id": 0, "type": "rx", "napi-id": 9}, {"id": 0, "type": 1, "napi-id": 10},'
+        ' {"id": 1, "type": "tx"}]'
+    )
+    assert queues == [
+        {"id": 0, "type": 0, "napi-id": 9},
+        {"id": 0, "type": 1, "napi-id": 10},
+        {"id": 1, "type": 1},
+    ]
+    table = napi_table(napis, queues)
+    assert [(n.id, n.rx_queues, n.tx_queues, n.pid) for n in table] == [
+        (9, [0], [], 812),
+        (10, [], [0], None),
+    ]
+    for bad in ('[{"type": "both"}]', '[{"napi-id": -1}]', "{}", '[{"id": true}]'):
+        with pytest.raises(ValueError):
+            parse_queues(bad)
+
+
 def test_the_rss_table_is_read_and_one_irqlab_would_not_fill_alike_is_a_note(tmp_path):
     assert parse_rss_table((TREES / "ixgbe/ethtool/enp3s0f0/show-rxfh-indir").read_text()) == [
         i % 8 for i in range(128)
@@ -536,11 +862,12 @@ def test_absent_files_and_tools_are_notes_not_exceptions():
         "busy_poll: not present",
         "base_slice_ns: not present",
         "threaded: not present (a device without NAPI?)",
+        "Linux 6.6.31-v8+ has no per-NAPI defer-hard-irqs, gro-flush-timeout",
         "kernel tick rate unknown",
         "no second sample",
     ):
         assert any(fragment in n for n in p.notes), (fragment, p.notes)
-    assert len(p.notes) == 11
+    assert len(p.notes) == 12
     # the notes head the file
     text = p.toml()
     assert "# Notes:\n# - lo has no device" in text
@@ -800,6 +1127,16 @@ def test_netlink_napi_get_on_this_machine():
     except OSError as e:  # a kernel before napi-get, or no netlink in a sandbox
         pytest.skip(f"netlink napi-get: {e}")
     assert all(n.get("ifindex") == ifindex and "id" in n for n in napis)
+    # queue-get: each queue a NAPI serves names one napi-get listed
+    queues = queue_get(ifindex, timeout_s=5.0)
+    assert queues and all(q.get("ifindex") == ifindex and q["type"] in (0, 1) for q in queues)
+    ids = {n["id"] for n in napis}
+    assert {q["napi-id"] for q in queues if "napi-id" in q} <= ids
+    release = kernel_version(Path("/proc/sys/kernel/osrelease").read_text())
+    if release is not None and release >= (6, 17):  # every per-NAPI setting, threaded too
+        for n in napis:
+            assert {"defer-hard-irqs", "gro-flush-timeout", "irq-suspend-timeout"} <= set(n)
+            assert "threaded" in n
 
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "probe.md").read_text()

@@ -317,3 +317,141 @@ def test_threaded_napi_is_written_as_the_switch_the_host_reads():
     assert commands({"kernel.threaded_napi": False}, params, "eth1") == [
         "echo 0 > /sys/class/net/eth1/threaded"
     ]
+
+
+# --- per-NAPI commands on the probe's recorded hosts ------------------------------------------
+
+TREES = Path(__file__).resolve().parent / "data" / "probe"
+DEFERRAL = {"kernel.napi_defer_hard_irqs": 2, "kernel.gro_flush_timeout_ns": 20000}
+
+
+def probed_file(host: str, iface: str, tmp_path: Path) -> Path:
+    from irqlab.ops.probe import probe
+
+    out = tmp_path / f"{host}.toml"
+    out.write_text(probe(iface, root=TREES / host).toml())
+    return out
+
+
+def test_a_probed_6_14_host_gets_napi_set_for_each_napi(tmp_path):
+    from irqlab.ops.tune.commands import probed_napis
+
+    path = probed_file("ice", "ens785f0", tmp_path)
+    napis = probed_napis(path.read_text())
+    assert napis is not None and napis.iface == "ens785f0"
+    assert [(n.id, n.queues) for n in napis.napis] == [
+        (8193 + k, f"rx-{k},tx-{k}") for k in range(4)
+    ]
+    # 6.14 gives defer-hard-irqs, gro-flush-timeout and irq-suspend-timeout per NAPI, not
+    # threaded (6.17): napi-set for the first three, one command per NAPI, sysfs for threaded
+    assert napis.napis[0].settings == {
+        "defer-hard-irqs",
+        "gro-flush-timeout",
+        "irq-suspend-timeout",
+    }
+    params = irqlab.resolve(path)
+    setting = {**DEFERRAL, "kernel.threaded_napi": True, "kernel.netdev_budget": 600}
+    assert commands(setting, params, "ens785f0", napis) == [
+        "sysctl -w net.core.netdev_budget=600",
+        *(
+            "ynl --family netdev --do napi-set --json "
+            f'\'{{"id": {8193 + k}, "defer-hard-irqs": 2, "gro-flush-timeout": 20000}}\''
+            f"   # ens785f0 rx-{k},tx-{k}"
+            for k in range(4)
+        ),
+        "echo 1 > /sys/class/net/ens785f0/threaded",
+    ]
+    # IRQ suspension has no file: napi-set with each NAPI's id, not a placeholder
+    (first, *_) = commands({"kernel.irq_suspend_timeout_ns": 2e6}, params, "ens785f0", napis)
+    assert first == (
+        "ynl --family netdev --do napi-set --json "
+        '\'{"id": 8193, "irq-suspend-timeout": 2000000}\'   # ens785f0 rx-0,tx-0'
+    )
+
+
+def test_a_probed_6_18_host_sets_threaded_per_napi_too(tmp_path):
+    from irqlab.ops.tune.commands import probed_napis
+
+    path = probed_file("virtio_net_618", "eth0", tmp_path)
+    napis = probed_napis(path.read_text())
+    assert napis is not None
+    params = irqlab.resolve(path)
+    assert commands({**DEFERRAL, "kernel.threaded_napi": True}, params, "eth0", napis) == [
+        'ynl --family netdev --do napi-set --json \'{"id": 257, "defer-hard-irqs": 2, '
+        '"gro-flush-timeout": 20000, "threaded": 1}\'   # eth0 rx-0'
+    ]
+
+
+def test_an_older_probed_host_gets_sysfs_commands(tmp_path):
+    from irqlab.ops.tune.commands import probed_napis, probed_napis_of
+
+    path = probed_file("bnxt_en", "enp1s0f0np0", tmp_path)
+    assert probed_napis(path.read_text()) is None  # no netdev family: no NAPI table
+    assert probed_napis_of(path) is None
+    assert probed_napis_of(Path("examples/emmerich2015.toml")) is None  # not probed
+    assert probed_napis_of(tmp_path / "missing.toml") is None
+    params = irqlab.resolve(path)
+    assert commands(DEFERRAL, params, "enp1s0f0np0", probed_napis_of(path)) == [
+        "echo 2 > /sys/class/net/enp1s0f0np0/napi_defer_hard_irqs",
+        "echo 20000 > /sys/class/net/enp1s0f0np0/gro_flush_timeout",
+    ]
+
+
+def test_tune_on_a_probed_file_prints_napi_set_on_its_interface(tmp_path):
+    path = probed_file("ice", "ens785f0", tmp_path)
+    result = tune(
+        path,
+        ["latency_us.p99 <= 10000"],
+        knobs=["kernel.napi_defer_hard_irqs=2", "kernel.gro_flush_timeout_ns=20000"],
+        overrides={"run.duration_ms": 2, "run.warmup_ms": 0, "traffic.rate_pps": 50_000},
+        min_replications=2,
+        max_replications=2,
+        executor="inline",
+    )
+    assert result.feasible
+    assert [c.split("'")[1] for c in result.commands] == [
+        f'{{"id": {8193 + k}, "defer-hard-irqs": 2, "gro-flush-timeout": 20000}}' for k in range(4)
+    ]
+    assert all(c.endswith(f"# ens785f0 rx-{k},tx-{k}") for k, c in enumerate(result.commands))
+    # an interface named on the command line wins over the probed one
+    again = tune(
+        path,
+        ["latency_us.p99 <= 10000"],
+        knobs=["kernel.napi_defer_hard_irqs=2", "kernel.gro_flush_timeout_ns=20000"],
+        overrides={"run.duration_ms": 2, "run.warmup_ms": 0, "traffic.rate_pps": 50_000},
+        min_replications=2,
+        max_replications=2,
+        executor="inline",
+        iface="eth9",
+    )
+    assert again.commands[0].endswith("# eth9 rx-0,tx-0")
+
+
+def test_a_napi_table_edited_by_hand_is_read_as_far_as_it_goes():
+    from irqlab.ops.tune.commands import probed_napis
+
+    text = (
+        "# NAPIs of eth1 (netlink napi-get, queue-get eth1):\n"
+        "# Each NAPI's own settings ...\n"
+        "#   NAPI  queues  IRQ  defer-hard-irqs  gro-flush-timeout  irq-suspend-timeout  threaded\n"
+        "#     10  rx-0     30  0  0  0  -\n"
+        "#     11  rx-1     31  0  -  0  -\n"
+        "# not a row\n"
+        "#     12  rx-2     32  0  0  0  -\n"
+    )
+    napis = probed_napis(text)
+    assert napis is not None
+    assert [(n.id, sorted(n.settings)) for n in napis.napis] == [
+        (10, ["defer-hard-irqs", "gro-flush-timeout", "irq-suspend-timeout"]),
+        (11, ["defer-hard-irqs", "irq-suspend-timeout"]),
+    ]
+    # a setting one NAPI lacks is not napi-set on any: sysfs for all
+    params = irqlab.resolve(EMMERICH_1M)
+    assert commands(DEFERRAL, params, "eth1", napis) == [
+        'ynl --family netdev --do napi-set --json \'{"id": 10, "defer-hard-irqs": 2}\''
+        "   # eth1 rx-0",
+        'ynl --family netdev --do napi-set --json \'{"id": 11, "defer-hard-irqs": 2}\''
+        "   # eth1 rx-1",
+        "echo 20000 > /sys/class/net/eth1/gro_flush_timeout",
+    ]
+    assert probed_napis("# NAPIs of eth1 (netlink napi-get eth1):\nscheme = 'napi'\n") is None

@@ -2,7 +2,8 @@
 
 Reads what the host says about its receive path — the interface's coalescing, rings, channels
 and RSS table (the ``ethtool`` command), the NAPI and busy-poll sysctls, the per-device
-settings (sysfs) and the per-NAPI ones (netlink's ``napi-get``, Linux 6.13 and later), its IRQs
+settings (sysfs) and the per-NAPI ones with the queues each NAPI serves (the kernel's netdev
+netlink family through pyroute2: ``napi-get``, ``queue-get``; Linux 6.13 and later), its IRQs
 with their affinity and rates (``/proc/interrupts`` sampled twice), the CPUs and the driver —
 and writes a scenario with those values, each with a comment naming where it was read. What a
 host cannot tell (how long an interrupt or a packet takes) keeps irqlab's default, marked for
@@ -16,8 +17,8 @@ another host's ``/proc``, ``/sys``, ethtool and netlink outputs probes exactly t
 unexpected becomes a note in the output, never an exception: only an interface that does not
 exist is an error. A tree is not trusted: only regular files are read (a FIFO would block),
 each up to a bounded prefix, and every list expanded from what is read — CPU lists, IRQs,
-directory listings, NAPIs, RSS entries — is bounded by one of the ``MAX_*`` limits, which
-the note names, so a damaged or hostile tree costs neither unbounded time nor memory. Every
+directory listings, NAPIs and queues, RSS entries — is bounded by one of the ``MAX_*`` limits,
+which the note names, so a damaged or hostile tree costs neither unbounded time nor memory. Every
 value is checked against the schema before it is written, and the scenario as a whole by the
 same loader ``irqlab check`` uses.
 
@@ -25,7 +26,8 @@ The package, by concern:
 
 - :mod:`~irqlab.ops.probe.steps` — :func:`probe` itself, one step per part of the host;
 - :mod:`~irqlab.ops.probe.host` — :class:`Host`: reading files and running ethtool, bounded;
-- :mod:`~irqlab.ops.probe.netlink` — each NAPI's settings (``napi-get``);
+- :mod:`~irqlab.ops.probe.netlink` — each NAPI's settings and queues (``napi-get``,
+  ``queue-get``), read live through :mod:`~irqlab.ops.probe.netdev_genl` or from a recording;
 - :mod:`~irqlab.ops.probe.parsers` — ethtool, /proc/interrupts, CPU lists, RSS table, HZ;
 - :mod:`~irqlab.ops.probe.settings` — the tables: drivers, :data:`HOST_SETTINGS`,
   :data:`PROBED`, :data:`NOT_PROBED`;
@@ -52,12 +54,19 @@ from irqlab.ops.probe.limits import (
     MAX_NAPIS,
     MAX_OUTPUT_BYTES,
     MAX_PROBLEM_NOTES,
+    MAX_QUEUES,
     MAX_RSS_ENTRIES,
     MAX_TABLE_BYTES,
     MAX_VECTORS,
     SHOWN_CHARS,
 )
-from irqlab.ops.probe.netlink import NAPI_ATTRIBUTES, napi_get, parse_napis
+from irqlab.ops.probe.netlink import (
+    NAPI_ATTRIBUTES,
+    napi_get,
+    parse_napis,
+    parse_queues,
+    queue_get,
+)
 from irqlab.ops.probe.parsers import (
     Interrupts,
     gunzip,
@@ -95,6 +104,7 @@ __all__ = [
     "MAX_NAPIS",
     "MAX_OUTPUT_BYTES",
     "MAX_PROBLEM_NOTES",
+    "MAX_QUEUES",
     "MAX_RSS_ENTRIES",
     "MAX_TABLE_BYTES",
     "MAX_VECTORS",
@@ -121,8 +131,10 @@ __all__ = [
     "parse_interrupts",
     "parse_interval",
     "parse_napis",
+    "parse_queues",
     "parse_rss_table",
     "probe",
+    "queue_get",
     "render_toml",
     "run_bounded",
     "summary",

@@ -1,5 +1,6 @@
 """What a probe found: each scenario key with its value and source (:class:`Setting`), the
-interface's IRQs (:class:`Vector`), and all of it for one interface (:class:`Probe`)."""
+interface's IRQs (:class:`Vector`) and NAPIs (:class:`Napi`), and all of it for one interface
+(:class:`Probe`)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,26 @@ class Vector:
 
 
 @dataclass
+class Napi:
+    """A NAPI instance of the interface, as the kernel's netdev family tells it (napi-get,
+    queue-get): what ``napi-set`` addresses by its id."""
+
+    id: int
+    #: the IRQ napi-get gives (drivers that tell it), and the PID of its thread when it polls
+    #: in one (threaded)
+    irq: int | None = None
+    pid: int | None = None
+    #: its own settings, named as netdev.yaml names them: only those napi-get gave
+    #: (defer-hard-irqs, gro-flush-timeout, irq-suspend-timeout, threaded)
+    settings: dict[str, int] = field(default_factory=dict)
+    #: the queues it serves (queue-get), by type
+    rx_queues: list[int] = field(default_factory=list)
+    tx_queues: list[int] = field(default_factory=list)
+    #: when napi-get gives no IRQ: that of its first Rx queue's vector in /proc/interrupts
+    vector_irq: int | None = None
+
+
+@dataclass
 class Probe:
     """What was read from one host about one interface, and the scenario it gives."""
 
@@ -66,6 +87,10 @@ class Probe:
     unmodelled: list[tuple[str, str, str, str]] = field(default_factory=list)
     vectors: list[Vector] = field(default_factory=list)
     other_vectors: list[Vector] = field(default_factory=list)
+    #: the interface's NAPIs with their own settings and queues (netlink; empty when the host
+    #: did not tell them), and where they were read
+    napis: list[Napi] = field(default_factory=list)
+    napi_source: str = ""
     #: packets/s and mean bytes per packet received between the samples
     rx_pps: float | None = None
     rx_bytes_per_packet: float | None = None

@@ -23,7 +23,7 @@ from typing import TypeVar
 from irqlab.errors import ConfigError
 from irqlab.formatting import size
 from irqlab.ops.probe import limits
-from irqlab.ops.probe.netlink import explain, napi_get, parse_napis
+from irqlab.ops.probe.netlink import explain, napi_get, parse_napis, parse_queues, queue_get
 from irqlab.ops.probe.parsers import integer
 from irqlab.ops.probe.text import as_shown, clean
 from irqlab.scenario import show_key
@@ -66,10 +66,11 @@ class Host:
     """Reads files and runs ethtool, for the live host (root ``/``) or a recorded tree.
 
     In a recorded tree, ethtool's output is ``ethtool/IFACE/OPTION`` (``show-coalesce``, ...),
-    netlink's per-NAPI settings ``netlink/IFACE/napi-get``, and the second sample of a file is
-    ``FILE.2``. Nothing read is trusted: a file is read only if it is a regular one (a FIFO
-    would block), up to a bounded prefix; a listing is bounded; a path that loops or cannot be
-    read is recorded in :attr:`problems` (and becomes a note), never an exception.
+    netlink's per-NAPI settings ``netlink/IFACE/napi-get`` and its queues
+    ``netlink/IFACE/queue-get``, and the second sample of a file is ``FILE.2``. Nothing read is
+    trusted: a file is read only if it is a regular one (a FIFO would block), up to a bounded
+    prefix; a listing is bounded; a path that loops or cannot be read is recorded in
+    :attr:`problems` (and becomes a note), never an exception.
     """
 
     def __init__(
@@ -277,25 +278,41 @@ class Host:
     def napis(self, iface: str) -> tuple[list[dict[str, int]] | None, str]:
         """Each NAPI of ``iface`` with its netlink attributes (``napi-get``) and the source;
         None and the reason when there are none."""
+        return self._netlink(iface, "napi-get", parse_napis, napi_get)
+
+    def queues(self, iface: str) -> tuple[list[dict[str, int]] | None, str]:
+        """Each queue of ``iface`` with the NAPI that serves it (``queue-get``) and the
+        source; None and the reason when there are none."""
+        return self._netlink(iface, "queue-get", parse_queues, queue_get)
+
+    def _netlink(
+        self,
+        iface: str,
+        what: str,
+        parse: Callable[[str], list[dict[str, int]]],
+        ask: Callable[[int, float], list[dict[str, int]]],
+    ) -> tuple[list[dict[str, int]] | None, str]:
+        """netlink's ``what`` of ``iface``: recorded as ``netlink/IFACE/WHAT``, or asked of the
+        kernel's netdev family (through pyroute2) by the interface's ifindex."""
         if self.recorded:
             # a damaged recording is a note of its own (:attr:`problems`), needed or not
-            name = f"/netlink/{iface}/napi-get"
+            name = f"/netlink/{iface}/{what}"
             text = self.read(name)
             if text is None:
                 why = self.problems.get(name)
-                return None, f"{name}: {why}" if why else f"no recorded netlink napi-get ({name})"
+                return None, f"{name}: {why}" if why else f"no recorded netlink {what} ({name})"
             try:
-                return parse_napis(text), f"netlink napi-get {iface}"
+                return parse(text), f"netlink {what} {iface}"
             except ValueError as e:
                 self.problems[name] = str(e)
                 return None, f"{name}: {e}"
         ifindex = integer((self.read(f"/sys/class/net/{iface}/ifindex") or "").strip() or None)
         if ifindex is None or not 0 < ifindex < 1 << 31:
-            return None, f"/sys/class/net/{iface}/ifindex unreadable: no netlink napi-get"
+            return None, f"/sys/class/net/{iface}/ifindex unreadable: no netlink {what}"
         try:
-            return napi_get(ifindex, self.timeout_s), f"netlink napi-get {iface}"
+            return ask(ifindex, self.timeout_s), f"netlink {what} {iface}"
         except OSError as e:
-            return None, f"netlink napi-get {iface}: {explain(e)}"
+            return None, f"netlink {what} {iface}: {explain(e)}"
 
 
 def run_bounded(argv: list[str], timeout_s: float, limit: int) -> tuple[int | str, bytes, bytes]:

@@ -1,9 +1,9 @@
 """What a damaged or hostile tree can make the probe read: every bound, in one place.
 
 A tree is not trusted: each file is read up to a bounded prefix and every list expanded from
-what is read — CPU lists, IRQs, directory listings, NAPIs, RSS entries — stops at one of these
-limits, which the note then names. The readers look them up here when they run (``limits.X``),
-so that a test can lower one to reach it with a small tree.
+what is read — CPU lists, IRQs, directory listings, NAPIs and queues, RSS entries — stops at one
+of these limits, which the note then names. The readers look them up here when they run
+(``limits.X``), so that a test can lower one to reach it with a small tree.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ MAX_CPUS = 8192
 MAX_IRQS = 65536
 #: NAPI instances read from netlink at most.
 MAX_NAPIS = 4096
+#: Queues read from netlink at most (Rx and Tx: two for each of MAX_NAPIS).
+MAX_QUEUES = 8192
 #: Vectors of the interface kept at most, of queues and others each (nic.queues' maximum).
 MAX_VECTORS = 1024
 #: Notes of files that could not be read, at most (the rest are counted).

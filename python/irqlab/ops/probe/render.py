@@ -14,7 +14,7 @@ from typing import Any
 from irqlab import toml_writer
 from irqlab.errors import ConfigError
 from irqlab.formatting import whole
-from irqlab.ops.probe.findings import Probe, Setting, Vector
+from irqlab.ops.probe.findings import Napi, Probe, Setting, Vector
 from irqlab.ops.probe.text import clean, one_line
 from irqlab.scenario import schema
 
@@ -148,6 +148,8 @@ def _section_extra(p: Probe, section: str) -> list[str]:
                 f"# {s.key.split('.', 1)[1]} = {_value(s.value)}  # {one_line(s.source)} — "
                 "takes effect with an application: uncomment it once the scenario has an [[app]]"
             )
+    if section == "kernel" and p.napis:
+        lines += napi_comment(p)
     if section == "kernel" and p.unmodelled:
         lines.append("# Read, but not modelled yet (irqlab has no key for these):")
         for name, value, what, source in p.unmodelled:
@@ -171,6 +173,38 @@ def _vector_comment(p: Probe) -> list[str]:
             f"#   {'other':>6}  {v.irq:>3}  {'':>4}  {one_line(v.affinity or '?'):>8}  "
             f"{whole(v.rate_per_s):>18}  {one_line(v.name)}"
         )
+    return lines
+
+
+#: The NAPI table's columns after the NAPI's id, its queues and its IRQ: each NAPI's own
+#: settings as netdev.yaml names them (``irqlab tune`` reads the table back, to write napi-set
+#: for each NAPI), and its thread's PID.
+NAPI_COLUMNS = ("defer-hard-irqs", "gro-flush-timeout", "irq-suspend-timeout", "threaded", "pid")
+
+
+def _napi_cells(n: Napi) -> list[str]:
+    """A NAPI's row: id, queues, IRQ (in parentheses: its Rx queue's vector's), then
+    :data:`NAPI_COLUMNS` ("-" for what the kernel did not give)."""
+    queues = [f"rx-{q}" for q in n.rx_queues] + [f"tx-{q}" for q in n.tx_queues]
+    irq = str(n.irq) if n.irq is not None else f"({n.vector_irq})" if n.vector_irq else "-"
+    own = {**n.settings, **({} if n.pid is None else {"pid": n.pid})}
+    return [str(n.id), ",".join(queues) or "-", irq] + [str(own.get(c, "-")) for c in NAPI_COLUMNS]
+
+
+def napi_comment(p: Probe) -> list[str]:
+    """The NAPI table as comments: a title naming the interface, then a row per NAPI."""
+    lines = [one_line(f"# NAPIs of {p.iface} ({p.napi_source}):")]
+    lines += _comment(
+        "Each NAPI's own settings: irqlab has one value for every vector, written above (the "
+        "most common). An IRQ in parentheses is its Rx queue's vector in /proc/interrupts "
+        "(napi-get gives none). `irqlab tune` writes napi-set for each of these NAPIs."
+    )
+    rows = [["NAPI", "queues", "IRQ", *NAPI_COLUMNS]] + [_napi_cells(n) for n in p.napis]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        cells = [r[0].rjust(widths[0]), r[1].ljust(widths[1])]
+        cells += [c.rjust(w) for c, w in zip(r[2:], widths[2:], strict=True)]
+        lines.append(("#   " + "  ".join(cells)).rstrip())  # numbers alone: no host text
     return lines
 
 
@@ -239,6 +273,13 @@ def summary(p: Probe) -> list[Any]:
         for vec in p.other_vectors:
             v.add_row(*_vector_row("other", vec))
         out.append(v)
+    if p.napis:
+        n = Table(title=text(f"NAPIs of {p.iface}"), title_justify="left", header_style="bold")
+        for name in ("NAPI", "queues", "IRQ", *NAPI_COLUMNS):
+            n.add_column(name, justify="left" if name == "queues" else "right", overflow="fold")
+        for napi in p.napis:
+            n.add_row(*(text(c) for c in _napi_cells(napi)))
+        out.append(n)
     return out
 
 

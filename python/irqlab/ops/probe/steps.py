@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from irqlab.errors import ConfigError, ConfigWarning
-from irqlab.ops.probe import ineffective, limits, settings
+from irqlab.ops.probe import ineffective, limits, netlink, settings
 from irqlab.ops.probe.findings import Probe, Vector
 from irqlab.ops.probe.host import ETHTOOL_OPTIONS, Host
 from irqlab.ops.probe.parsers import (
@@ -108,6 +108,7 @@ def probe(
     _host_settings(host, p)
     tick_rate(host, p)
     _irqs(host, p, online)
+    netlink.join_vectors(p.napis, p.vectors)
     _rss(p, ethtool_out.get("show-rxfh-indir"))
     _problems(host, p)
     p.ineffective = ineffective.probe_findings(host, p)
@@ -376,7 +377,7 @@ def _napi_value(
         spread = ", ".join(f"{v} on {c}" for v, c in itertools.islice(values.most_common(), 8))
         p.notes.append(
             f"{source}: {attr} differs between the NAPIs ({spread}); irqlab has one value for "
-            f"every vector: the most common, {value}, is written"
+            f"every vector: the most common, {value}, is written (each NAPI's in the NAPI table)"
         )
         return value, f"{source}: {attr} {value} on {count} of {total} NAPIs"
     where = f"on all {total} NAPIs" if total > 1 else "on its one NAPI"
@@ -390,6 +391,7 @@ def _host_settings(host: Host, p: Probe) -> None:
     if napis == []:
         napi_source += ": no NAPI"
     release = kernel_version(p.kernel)
+    _napis(host, p, napis, napi_source)
     for s in settings.HOST_SETTINGS:
         name = s.key or (s.path or s.napi or "").rsplit("/", 1)[-1]
         keeps = f"{s.key} keeps its default" if s.key else "not read"
@@ -435,6 +437,24 @@ def _host_settings(host: Host, p: Probe) -> None:
             _host_value(p, s, name, bool(raw), source)
             continue
         _host_value(p, s, name, raw * s.scale if s.scale != 1 else raw, source)
+    # a per-NAPI setting read from the device's file instead: say so
+    from_files = []
+    for s in settings.HOST_SETTINGS:
+        got = p.settings.get(s.key or "") or p.with_apps.get(s.key or "")
+        if s.napi and s.path and got and got.source.startswith(s.path.format(iface=p.iface)):
+            from_files.append(s.napi)
+    p.notes += netlink.fallback_notes(napis, napi_source, p.kernel, release, from_files)
+
+
+def _napis(host: Host, p: Probe, napis: list[dict[str, int]] | None, source: str) -> None:
+    """The NAPI table: each NAPI's own settings and the queues it serves (queue-get)."""
+    if not napis:
+        return
+    queues, queue_source = host.queues(p.iface)
+    if queues is None:
+        p.notes.append(f"{queue_source}: which queues each NAPI serves is unknown")
+    p.napis = netlink.napi_table(napis, queues)
+    p.napi_source = source if queues is None else f"netlink napi-get, queue-get {p.iface}"
 
 
 def _host_value(p: Probe, s: HostSetting, name: str, value: Any, source: str) -> None:

@@ -1,11 +1,24 @@
 """What the operator types: the commands that apply a setting on a Linux host — ``ethtool -C``
 for the moderation policy and coalescing, ``sysctl -w`` or a write to sysfs for the kernel's
 settings, netlink's ``napi-set`` for a per-NAPI one. The host's settings come from the probe's
-table (:data:`irqlab.ops.probe.HOST_SETTINGS`): what the probe reads, these commands write."""
+table (:data:`irqlab.ops.probe.HOST_SETTINGS`): what the probe reads, these commands write.
+
+A scenario written by ``irqlab probe`` on a host whose kernel has per-NAPI settings (Linux 6.13
+and later) carries the NAPI table (:func:`probed_napis` reads it back): then each per-NAPI
+setting the NAPIs have is written with ``napi-set``, one command per NAPI by its id — the
+kernel's ``ynl`` CLI (``tools/net/ynl/pyynl/cli.py``: ``--family netdev --do napi-set --json``),
+attributes named as the family's spec (``Documentation/netlink/specs/netdev.yaml``) names
+them — and the others with sysfs, as on an older host.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from irqlab.formatting import plain
@@ -22,10 +35,78 @@ _ADAPTIVE = {
 }
 
 
+@dataclass(frozen=True)
+class ProbedNapi:
+    """A NAPI of the probed interface: its id (what napi-set addresses), the queues it serves
+    as the probe showed them, and the per-NAPI settings its kernel gave for it."""
+
+    id: int
+    queues: str
+    settings: frozenset[str]
+
+
+@dataclass(frozen=True)
+class ProbedNapis:
+    """The NAPI table of a probed scenario: the interface and its NAPIs."""
+
+    iface: str
+    napis: tuple[ProbedNapi, ...]
+
+
+#: The NAPI table's title, header and rows as ``irqlab probe`` writes them
+#: (:func:`irqlab.ops.probe.render.napi_comment`).
+_TITLE = re.compile(r"# NAPIs of (\S+) \(netlink napi-get")
+_HEADER = re.compile(r"#\s+NAPI\s+queues\s+IRQ\s+(\S.*)")
+_ROW = re.compile(r"#\s+([0-9]{1,10})\s+(\S+)\s+(\S+)\s+(\S.*)")
+#: Bytes of a scenario file read for its NAPI table at most.
+_MOST = 16 << 20
+
+
+def probed_napis(text: str) -> ProbedNapis | None:
+    """The NAPI table a scenario written by ``irqlab probe`` carries, or None (a scenario not
+    probed, or probed where netlink gave no NAPI)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        title = _TITLE.match(line)
+        if title is None:
+            continue
+        for j in range(i + 1, min(i + 8, len(lines))):
+            header = _HEADER.fullmatch(lines[j])
+            if header is None:
+                continue
+            columns = header[1].split()
+            napis = []
+            for row in lines[j + 1 :]:
+                m = _ROW.fullmatch(row)
+                if m is None:
+                    break
+                cells = m[4].split()
+                have = {c for c, v in zip(columns, cells, strict=False) if v != "-"}
+                napis.append(ProbedNapi(int(m[1]), m[2], frozenset(have)))
+            return ProbedNapis(title[1], tuple(napis)) if napis else None
+    return None
+
+
+def probed_napis_of(scenario: object) -> ProbedNapis | None:
+    """:func:`probed_napis` of a scenario file (None for a scenario given as a mapping, or a
+    file that cannot be read)."""
+    if not isinstance(scenario, str | os.PathLike):
+        return None
+    try:
+        with open(Path(scenario), encoding="utf-8", errors="replace") as f:
+            return probed_napis(f.read(_MOST))
+    except (OSError, ValueError):
+        return None
+
+
 def commands(
-    setting: Mapping[str, Any], params: Mapping[str, Any], iface: str = "IFACE"
+    setting: Mapping[str, Any],
+    params: Mapping[str, Any],
+    iface: str = "IFACE",
+    napis: ProbedNapis | None = None,
 ) -> list[str]:
-    """The commands that apply ``setting`` on a Linux host (``params``: the whole scenario)."""
+    """The commands that apply ``setting`` on a Linux host (``params``: the whole scenario;
+    ``napis``: the probed host's NAPIs, for napi-set where each has the setting)."""
     out: list[str] = []
     coalesce: list[str] = []
     moderation = setting.get("driver.moderation", params.get("driver.moderation"))
@@ -46,14 +127,39 @@ def commands(
         out.append(f"ethtool -C {iface} {' '.join(coalesce)}{note}")
     written = {"driver.moderation", "nic.itr_us", "nic.rx_usecs", "nic.rx_frames"}
     # the host's own settings, as the probe reads them (one table for both directions)
+    per_napi: dict[str, int] = {}
+    at = 0
     for host in settings.HOST_SETTINGS:
         if host.key is not None and host.key in setting:
-            out.append(_host_command(host, setting[host.key], iface))
+            if napis and host.napi and all(host.napi in n.settings for n in napis.napis):
+                if not per_napi:
+                    at = len(out)  # napi-set where the first per-NAPI setting would be
+                per_napi[host.napi] = _host_value(host, setting[host.key])
+            else:
+                out.append(_host_command(host, setting[host.key], iface))
             written.add(host.key)
+    if napis and per_napi:
+        out[at:at] = _napi_set(napis.napis, per_napi, iface)
     for key, value in setting.items():
         if key not in written:
             out.append(f"# {key} = {plain(value)} (a model setting: no operator command)")
     return out
+
+
+def _napi_set(napis: Sequence[ProbedNapi], values: Mapping[str, int], iface: str) -> list[str]:
+    """napi-set for each NAPI, by its id: the kernel's ynl CLI and the spec's attributes."""
+    return [
+        f"ynl --family netdev --do napi-set --json '{json.dumps({'id': n.id, **values})}'"
+        f"   # {iface} {n.queues}"
+        for n in napis
+    ]
+
+
+def _host_value(host: HostSetting, value: Any) -> int:
+    """``value`` (in the key's unit) as the host takes it: a count, or 0 and 1 for a switch."""
+    if isinstance(value, bool) or host.boolean:
+        return 1 if value else 0
+    return round(float(value) / host.scale)
 
 
 def _host_command(host: HostSetting, value: Any, iface: str) -> str:

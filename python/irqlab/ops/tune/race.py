@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from irqlab.errors import ConfigError, option
 from irqlab.ops.probe.ineffective import DRIVER_COALESCING, known_drivers
-from irqlab.ops.tune.commands import commands
+from irqlab.ops.tune.commands import ProbedNapis, commands, probed_napis_of
 from irqlab.ops.tune.result import TuneResult, write_outputs
 from irqlab.ops.tune.runs import Key, TuneRuns
 from irqlab.ops.tune.search import (
@@ -207,7 +207,13 @@ def tune(
             _decide(racing, slo_list, minimize, level, confidence, len(loads))
             if all(c.status == "feasible" for c in racing) and len(racing) == 1:
                 break
-    result = _result(cands, slo_list, minimize, level, loads, base, len(runs.done), out_path, iface)
+    # a scenario written by `irqlab probe`: napi-set for its NAPIs, on its interface
+    napis = probed_napis_of(scenario)
+    if napis is not None and iface == "IFACE":
+        iface = napis.iface
+    result = _result(
+        cands, slo_list, minimize, level, loads, base, len(runs.done), out_path, iface, napis
+    )
     result.skipped, result.doubts = screened.skipped, screened.doubts
     if out_path is not None:
         write_outputs(result, base, out_path)
@@ -302,6 +308,7 @@ def _result(
     runs: int,
     out: Path | None,
     iface: str,
+    napis: ProbedNapis | None = None,
 ) -> TuneResult:
     """The table of every candidate (status, objective and SLO margins with their intervals)
     and the recommendation."""
@@ -343,7 +350,7 @@ def _result(
         return TuneResult(
             pick,
             True,
-            commands(pick, base, iface),
+            commands(pick, base, iface, napis),
             table,
             list(slos),
             minimize,
