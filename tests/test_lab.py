@@ -457,7 +457,7 @@ def test_a_small_sweep_writes_its_points_and_puts_the_host_back(tmp_path: Path):
         assert set(m) == {
             "sent_pps", "app_pps", "socket_drop_ratio", "ring_drop_ratio", "net_rx_share",
             "ksoftirqd_share", "napi_thread_share", "packets_per_poll", "packets_per_poll_hist",
-            "app_wakeup_us",
+            "app_wakeup_us", "app_wakeups_per_packet",
         }  # fmt: skip
         assert set(m["net_rx_share"]) == cpus and set(m["ksoftirqd_share"]) == cpus
         shares = [*m["net_rx_share"].values(), *m["ksoftirqd_share"].values()]
