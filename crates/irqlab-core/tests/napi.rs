@@ -103,7 +103,10 @@ fn a_napi_entry_past_the_last_vector_is_refused_naming_its_key() {
         .try_build()
         .unwrap_err();
     assert_eq!(e.key(), "napi.1.defer_hard_irqs");
-    assert!(e.to_string().contains("nic.queues = 1 has vectors 0 … 0"), "{e}");
+    assert!(
+        e.to_string().contains("nic.queues = 1 has vectors 0 … 0"),
+        "{e}"
+    );
     assert!(!e.to_string().contains('\n'));
 }
 

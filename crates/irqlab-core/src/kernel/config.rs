@@ -211,7 +211,10 @@ fn napi_settings(p: &Params, queues: usize) -> Result<Vec<NapiSettings>, Error> 
                 && *v != Value::Str(crate::params::NAPI_THREADED_DEVICE.into())
         };
         if i >= queues {
-            let field = NAPI_FIELDS.iter().find(|f| given(f)).unwrap_or(&NAPI_FIELDS[0]);
+            let field = NAPI_FIELDS
+                .iter()
+                .find(|f| given(f))
+                .unwrap_or(&NAPI_FIELDS[0]);
             let key = napi_key(i, field);
             return Err(p.inconsistent(
                 &key,
