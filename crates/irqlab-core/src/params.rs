@@ -1286,10 +1286,7 @@ pub const APP_FIELDS: &[ParamSpec] = &[
     ),
 ];
 
-/// A per-NAPI field left at this takes the device-wide value (`kernel.*`).
-pub const NAPI_DEVICE: i128 = -1;
-/// `napi.N.threaded` left to the device (`kernel.threaded_napi`).
-pub const NAPI_THREADED_DEVICE: &str = "device";
+use crate::kernel::config::{NAPI_DEVICE, NAPI_THREADED_DEVICE};
 
 /// The settings of one NAPI (`napi.N.*`, N the vector): each overrides the device-wide
 /// `kernel.*` value for vector N alone (`/sys/class/net/<dev>/napi/...`, netdev's napi-set);

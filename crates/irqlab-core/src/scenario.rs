@@ -132,7 +132,9 @@ impl Scenario {
         let platform = crate::platform::configure(&p)?;
         let host = crate::topology::configure_host(&p)?;
         let nic = nic::configure(&mut p)?;
-        let kernel = kernel::configure(&mut p, host.cores, nic.queues)?;
+        let irq_suspend =
+            crate::time::SimDuration::from_ns(p.f64(crate::busypoll::IRQ_SUSPEND_TIMEOUT_NS));
+        let kernel = kernel::configure(&mut p, host.cores, nic.queues, irq_suspend)?;
         let sender = crate::sender::configure(&p, host.cores, nic.device)?;
         let moderation = moderation::configure(&mut p, nic.link_gbps)?;
         let adapt = crate::adapt::config::configure(&p, scheme, &moderation)?;

@@ -419,7 +419,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         let mut skip = false;
         if s.prefer {
             napi.defer_count = k.defer_hard_irqs;
-            if k.defer_hard_irqs > 0 && !k.gro_flush_timeout.is_zero() {
+            if k.defers() {
                 let t = self.now + k.gro_flush_timeout;
                 napi.watchdog_at = Some(t);
                 self.push_timer(t, super::Timer::NapiWatchdog(v as u16));

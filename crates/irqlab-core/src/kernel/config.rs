@@ -108,6 +108,7 @@ pub struct NapiSettings {
 
 impl NapiSettings {
     /// Software IRQ coalescing is on for this NAPI: both of its settings above 0.
+    #[inline]
     pub fn defers(&self) -> bool {
         self.defer_hard_irqs > 0 && !self.gro_flush_timeout.is_zero()
     }
@@ -123,7 +124,15 @@ fn to_jiffies(value: f64, per_second: f64, hz: u64) -> u64 {
 
 /// The kernel of `p` on a host of `cores` cores. The time slice is resolved (EEVDF's base
 /// slice for the cores, unless given), so that the result says which was used.
-pub fn configure(p: &mut Params, cores: usize, queues: usize) -> Result<KernelConfig, Error> {
+///
+/// The NAPIs' settings are resolved for each of the `queues` vectors; `irq_suspend` is the
+/// device's `kernel.irq_suspend_timeout_ns` (a key of busy polling's).
+pub fn configure(
+    p: &mut Params,
+    cores: usize,
+    queues: usize,
+    irq_suspend: SimDuration,
+) -> Result<KernelConfig, Error> {
     let hz = p.u64(HZ);
     let min_budget_us = 2_000_000 / hz;
     let budget_us = match p.u64(NETDEV_BUDGET_USECS) {
@@ -171,7 +180,7 @@ pub fn configure(p: &mut Params, cores: usize, queues: usize) -> Result<KernelCo
         threaded_napi: p.bool(THREADED_NAPI),
         napi_thread_core: napi_thread_core(p, cores)?,
         skb_defer_max: p.u64(SKB_DEFER_MAX),
-        napi: napi_settings(p, queues)?,
+        napi: napi_settings(p, queues, irq_suspend)?,
     })
 }
 
@@ -184,46 +193,48 @@ fn napi_key(i: usize, field: &str) -> String {
 /// device-wide `kernel.*`. An entry past the last vector is refused, naming its first field
 /// set; so is a per-NAPI `threaded` other than the device's (one NAPI thread setting for the
 /// device is all that is modelled).
-fn napi_settings(p: &Params, queues: usize) -> Result<Vec<NapiSettings>, Error> {
+fn napi_settings(
+    p: &Params,
+    queues: usize,
+    irq_suspend: SimDuration,
+) -> Result<Vec<NapiSettings>, Error> {
     let device = NapiSettings {
         defer_hard_irqs: p.u64(NAPI_DEFER_HARD_IRQS),
         gro_flush_timeout: SimDuration::from_ns(p.f64(GRO_FLUSH_TIMEOUT_NS)),
-        irq_suspend_timeout: SimDuration::from_ns(p.f64(crate::busypoll::IRQ_SUSPEND_TIMEOUT_NS)),
+        irq_suspend_timeout: irq_suspend,
     };
     let mut out = vec![device; queues];
-    let device_value = Value::Int(crate::params::NAPI_DEVICE);
+    let device_value = Value::Int(NAPI_DEVICE);
     let time = |key: &str, dev: SimDuration| -> Result<SimDuration, Error> {
         match p.f64(key) {
-            ns if ns == crate::params::NAPI_DEVICE as f64 => Ok(dev),
+            ns if ns == NAPI_DEVICE as f64 => Ok(dev),
             ns if ns < 0.0 => Err(Error::OutOfRange {
                 key: key.to_string(),
                 value: p.get(key).to_string(),
-                allowed: "-1 (the device's) or a number in [0, …]".into(),
+                allowed: "-1 (the device's value), or 0 and above".into(),
             }),
             ns => Ok(SimDuration::from_ns(ns)),
         }
     };
-    for i in 0..p.entries(NAPI) {
-        let given = |f: &&str| {
+    let entries = p.entries(NAPI);
+    if entries > queues {
+        let i = queues;
+        let given = |f: &&&str| {
             let v = p.get(&napi_key(i, f));
             *v != device_value
-                && *v != Value::Float(crate::params::NAPI_DEVICE as f64)
-                && *v != Value::Str(crate::params::NAPI_THREADED_DEVICE.into())
+                && *v != Value::Float(NAPI_DEVICE as f64)
+                && *v != Value::Str(NAPI_THREADED_DEVICE.into())
         };
-        if i >= queues {
-            let field = NAPI_FIELDS
-                .iter()
-                .find(|f| given(f))
-                .unwrap_or(&NAPI_FIELDS[0]);
-            let key = napi_key(i, field);
-            return Err(p.inconsistent(
-                &key,
-                format!(
-                    "there is no vector {i}: nic.queues = {queues} has vectors 0 … {}",
-                    queues - 1
-                ),
-            ));
-        }
+        let field = NAPI_FIELDS.iter().find(given).unwrap_or(&NAPI_FIELDS[0]);
+        return Err(p.inconsistent(
+            &napi_key(i, field),
+            format!(
+                "there is no vector {i}: nic.queues = {queues} has vectors 0 … {}",
+                queues - 1
+            ),
+        ));
+    }
+    for (i, n) in out.iter_mut().enumerate().take(entries) {
         let threaded = napi_key(i, NAPI_THREADED);
         let want = match p.str(&threaded) {
             "on" => Some(true),
@@ -236,7 +247,6 @@ fn napi_settings(p: &Params, queues: usize) -> Result<Vec<NapiSettings>, Error> 
                 "threaded NAPI is not modelled per NAPI yet: kernel.threaded_napi sets it for every vector",
             ));
         }
-        let n = &mut out[i];
         let defer = napi_key(i, NAPI_DEFER);
         if *p.get(&defer) != device_value {
             n.defer_hard_irqs = p.u64(&defer);
@@ -247,6 +257,10 @@ fn napi_settings(p: &Params, queues: usize) -> Result<Vec<NapiSettings>, Error> 
     Ok(out)
 }
 
+/// A per-NAPI field left at this takes the device-wide value (`kernel.*`).
+pub const NAPI_DEVICE: i128 = -1;
+/// `napi.N.threaded` left to the device (`kernel.threaded_napi`).
+pub const NAPI_THREADED_DEVICE: &str = "device";
 /// The per-NAPI table (`[[napi]]`) and its fields.
 pub const NAPI: &str = "napi";
 const NAPI_DEFER: &str = "defer_hard_irqs";
