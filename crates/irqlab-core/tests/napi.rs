@@ -147,3 +147,27 @@ fn per_napi_deferral_is_refused_where_device_deferral_is() {
         .unwrap_err();
     assert_eq!(e.key(), "napi.0.defer_hard_irqs");
 }
+
+#[test]
+fn a_device_value_completed_by_a_napi_of_its_own_is_not_warned_about() {
+    let p = two_vectors()
+        .with("kernel.napi_defer_hard_irqs", i(2))
+        .with("napi.0.gro_flush_timeout_ns", f(20_000.0));
+    let w = p.warnings();
+    assert!(
+        !w.iter()
+            .any(|w| w.starts_with("kernel.napi_defer_hard_irqs")),
+        "{w:?}"
+    );
+    let r = p.run();
+    assert!(defers(&r, 0) && !defers(&r, 1));
+    // alone it still has no effect, and is warned about
+    let w = two_vectors()
+        .with("kernel.napi_defer_hard_irqs", i(2))
+        .warnings();
+    assert!(
+        w.iter()
+            .any(|w| w.starts_with("kernel.napi_defer_hard_irqs")),
+        "{w:?}"
+    );
+}

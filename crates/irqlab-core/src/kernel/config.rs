@@ -355,8 +355,10 @@ pub fn warnings(w: &mut Warnings) {
     w.rule(&[SKB_DEFER_MAX], !frees, || {
         no_effect("skb frees are modelled only with platform.skb_free_ns > 0")
     });
-    let defer = w.p.u64(NAPI_DEFER_HARD_IRQS) > 0;
-    let gro = w.p.f64(GRO_FLUSH_TIMEOUT_NS) > 0.0;
+    // a NAPI of its own may complete the pair (`napi.N.*`): then neither is without effect
+    let soft = soft_coalescing(w.p);
+    let defer = soft || w.p.u64(NAPI_DEFER_HARD_IRQS) > 0;
+    let gro = soft || w.p.f64(GRO_FLUSH_TIMEOUT_NS) > 0.0;
     w.rule(&[NAPI_DEFER_HARD_IRQS], !gro, || {
         no_effect(
             "it needs kernel.gro_flush_timeout_ns > 0, the timer that polls instead of the interrupt",
