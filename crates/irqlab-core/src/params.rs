@@ -1286,6 +1286,38 @@ pub const APP_FIELDS: &[ParamSpec] = &[
     ),
 ];
 
+use crate::kernel::config::{NAPI_DEVICE, NAPI_THREADED_DEVICE};
+
+/// The settings of one NAPI (`napi.N.*`, N the vector): each overrides the device-wide
+/// `kernel.*` value for vector N alone (`/sys/class/net/<dev>/napi/...`, netdev's napi-set);
+/// -1 (the default) keeps the device's.
+pub const NAPI_FIELDS: &[ParamSpec] = &[
+    p(
+        "defer_hard_irqs",
+        int(NAPI_DEVICE, i32::MAX as i128),
+        I(NAPI_DEVICE),
+        "this vector's napi_defer_hard_irqs (-1 = kernel.napi_defer_hard_irqs)",
+    ),
+    p(
+        "gro_flush_timeout_ns",
+        float(NAPI_DEVICE as f64, 1e9),
+        F(NAPI_DEVICE as f64),
+        "this vector's gro_flush_timeout, ns (-1 = kernel.gro_flush_timeout_ns)",
+    ),
+    p(
+        "irq_suspend_timeout_ns",
+        float(NAPI_DEVICE as f64, 1e12),
+        F(NAPI_DEVICE as f64),
+        "this vector's irq_suspend_timeout, ns (-1 = kernel.irq_suspend_timeout_ns)",
+    ),
+    p(
+        "threaded",
+        Kind::OneOf(&[NAPI_THREADED_DEVICE, "on", "off"]),
+        S(NAPI_THREADED_DEVICE),
+        "this vector's threaded NAPI: only \"device\" (kernel.threaded_napi); per-NAPI threads are not modelled",
+    ),
+];
+
 /// The numbered entries.
 pub const TABLES: &[TableSpec] = &[
     TableSpec {
@@ -1301,6 +1333,13 @@ pub const TABLES: &[TableSpec] = &[
         max_entries: 256,
         fields: APP_FIELDS,
         doc: "applications ([[app]]): a thread on a core reading a socket (default: none)",
+    },
+    TableSpec {
+        prefix: "napi",
+        noun: "napi",
+        max_entries: MAX_VECTORS,
+        fields: NAPI_FIELDS,
+        doc: "per-NAPI settings ([[napi]]): entry N overrides the device-wide kernel.* values for vector N (default: none)",
     },
 ];
 

@@ -132,7 +132,9 @@ impl Scenario {
         let platform = crate::platform::configure(&p)?;
         let host = crate::topology::configure_host(&p)?;
         let nic = nic::configure(&mut p)?;
-        let kernel = kernel::configure(&mut p, host.cores)?;
+        let irq_suspend =
+            crate::time::SimDuration::from_ns(p.f64(crate::busypoll::IRQ_SUSPEND_TIMEOUT_NS));
+        let kernel = kernel::configure(&mut p, host.cores, nic.queues, irq_suspend)?;
         let sender = crate::sender::configure(&p, host.cores, nic.device)?;
         let moderation = moderation::configure(&mut p, nic.link_gbps)?;
         let adapt = crate::adapt::config::configure(&p, scheme, &moderation)?;
@@ -310,9 +312,11 @@ fn check_scheme_settings(
         });
     }
     moderation.check_scheme(scheme)?;
-    if scheme == Scheme::Ideal && kernel::soft_coalescing(p) {
+    if scheme == Scheme::Ideal
+        && let Some(key) = kernel::soft_coalescing_key(p)
+    {
         return Err(p.inconsistent(
-            kernel::NAPI_DEFER_HARD_IRQS,
+            &key,
             "scheme \"ideal\" has no interrupt cost, and software IRQ coalescing would add the NAPI timer's interrupts (platform.poll_timer_ns); use it with scheme \"napi\"",
         ));
     }
@@ -361,11 +365,11 @@ fn check_device(
             crate::traffic::config::KIND,
             "request/response traffic answers through a NIC's Tx ring; a veth device is modelled receiving only",
         )
-    } else if kernel::soft_coalescing(p) {
-        (
-            kernel::NAPI_DEFER_HARD_IRQS,
+    } else if let Some(key) = kernel::soft_coalescing_key(p) {
+        return Err(p.inconsistent(
+            &key,
             "a veth device has no interrupt to defer (software IRQ coalescing is for nic.device = \"hw\")",
-        )
+        ));
     } else {
         return Ok(());
     };

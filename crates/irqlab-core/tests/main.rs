@@ -8,6 +8,7 @@ mod costs;
 mod defer;
 mod distributions;
 mod model;
+mod napi;
 mod qos;
 #[path = "rules/main.rs"]
 mod rules;

@@ -139,11 +139,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         let n = (self.apps[a].socket.len() as u64).min(b.maxevents);
         self.apps[a].epoll_left = n;
         if b.epoll_prefer
-            && !b.irq_suspend_timeout.is_zero()
             && let Some(v) = self.apps[a].napi_id
+            && let suspend = self.s.kernel.napi[v as usize].irq_suspend_timeout
+            && !suspend.is_zero()
         {
             // `napi_suspend_irqs`: the timer restarts with the long timeout, whoever owns it
-            let t = self.now + b.irq_suspend_timeout;
+            let t = self.now + suspend;
             self.l.vector_mut(v as usize).napi.watchdog_at = Some(t);
             self.push_timer(t, super::Timer::NapiWatchdog(v));
             if self.measuring() {
@@ -185,8 +186,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 }
                 let b = &self.s.busy;
                 if b.epoll_prefer
-                    && !b.irq_suspend_timeout.is_zero()
                     && let Some(v) = self.apps[a].napi_id
+                    && !self.s.kernel.napi[v as usize].irq_suspend_timeout.is_zero()
                 {
                     // `napi_resume_irqs`: an immediate softirq poll
                     if self.measuring() {
@@ -411,14 +412,14 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
         let s = *self.session(a);
         let v = s.v as usize;
-        let k = &self.s.kernel;
+        let k = &self.s.kernel.napi[v];
         let napi = &mut self.l.vector_mut(v).napi;
         napi.missed = false;
         napi.in_busy_poll = false;
         let mut skip = false;
         if s.prefer {
             napi.defer_count = k.defer_hard_irqs;
-            if k.defer_hard_irqs > 0 && !k.gro_flush_timeout.is_zero() {
+            if k.defers() {
                 let t = self.now + k.gro_flush_timeout;
                 napi.watchdog_at = Some(t);
                 self.push_timer(t, super::Timer::NapiWatchdog(v as u16));

@@ -223,8 +223,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// poll that found packets reloads the counter; each completion while the counter is
     /// above zero decrements it and arms the timer instead.
     pub(super) fn napi_complete_done(&mut self, v: usize) -> bool {
-        let k = &self.s.kernel;
-        if k.defer_hard_irqs == 0 || k.gro_flush_timeout.is_zero() {
+        let k = &self.s.kernel.napi[v];
+        if !k.defers() {
             return true;
         }
         let napi = &mut self.l.vector_mut(v).napi;

@@ -72,6 +72,7 @@ impl Part {
         let mut p = s.clone();
         p.host.cores = 1;
         p.nic.queues = vectors.len();
+        p.kernel.napi = vectors.iter().map(|&v| s.kernel.napi[v]).collect();
         p.apps = apps
             .iter()
             .map(|&a| {

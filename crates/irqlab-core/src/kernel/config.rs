@@ -73,10 +73,6 @@ pub struct KernelConfig {
     pub max_softirq_restart: u64,
     /// `msecs_to_jiffies(MAX_SOFTIRQ_TIME)`.
     pub max_softirq_jiffies: u64,
-    /// `napi_defer_hard_irqs`.
-    pub defer_hard_irqs: u64,
-    /// `gro_flush_timeout`.
-    pub gro_flush_timeout: SimDuration,
     /// Time slice of the threads sharing a core (resolved).
     pub sched_slice: SimDuration,
     /// `kernel.ksoftirqd_policy = "below-apps"`: a waiting app takes the core from ksoftirqd
@@ -95,6 +91,27 @@ pub struct KernelConfig {
     pub napi_thread_core: usize,
     /// `net.core.skb_defer_max` (0: no skb's free is deferred).
     pub skb_defer_max: u64,
+    /// Each vector's NAPI settings: the device-wide values with `napi.N.*` over them.
+    pub napi: Vec<NapiSettings>,
+}
+
+/// One NAPI's settings (`napi.N.*` over the device-wide `kernel.*`), resolved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NapiSettings {
+    /// `napi_defer_hard_irqs`.
+    pub defer_hard_irqs: u64,
+    /// `gro_flush_timeout`.
+    pub gro_flush_timeout: SimDuration,
+    /// `irq_suspend_timeout`.
+    pub irq_suspend_timeout: SimDuration,
+}
+
+impl NapiSettings {
+    /// Software IRQ coalescing is on for this NAPI: both of its settings above 0.
+    #[inline]
+    pub fn defers(&self) -> bool {
+        self.defer_hard_irqs > 0 && !self.gro_flush_timeout.is_zero()
+    }
 }
 
 /// A softirq deadline no run reaches (`kernel.softirq_time_limit = false`), with room to add.
@@ -107,7 +124,15 @@ fn to_jiffies(value: f64, per_second: f64, hz: u64) -> u64 {
 
 /// The kernel of `p` on a host of `cores` cores. The time slice is resolved (EEVDF's base
 /// slice for the cores, unless given), so that the result says which was used.
-pub fn configure(p: &mut Params, cores: usize) -> Result<KernelConfig, Error> {
+///
+/// The NAPIs' settings are resolved for each of the `queues` vectors; `irq_suspend` is the
+/// device's `kernel.irq_suspend_timeout_ns` (a key of busy polling's).
+pub fn configure(
+    p: &mut Params,
+    cores: usize,
+    queues: usize,
+    irq_suspend: SimDuration,
+) -> Result<KernelConfig, Error> {
     let hz = p.u64(HZ);
     let min_budget_us = 2_000_000 / hz;
     let budget_us = match p.u64(NETDEV_BUDGET_USECS) {
@@ -151,14 +176,99 @@ pub fn configure(p: &mut Params, cores: usize) -> Result<KernelConfig, Error> {
         ksoftirqd_below_apps: KsoftirqdPolicy::of(p)? == KsoftirqdPolicy::BelowApps,
         poll_budget_left: NetRxAction::of(p)? == NetRxAction::V2_6_18,
         timer_tick: p.bool(TIMER_TICK),
-        defer_hard_irqs: p.u64(NAPI_DEFER_HARD_IRQS),
-        gro_flush_timeout: SimDuration::from_ns(p.f64(GRO_FLUSH_TIMEOUT_NS)),
         sched_slice: SimDuration::from_us(slice_us),
         threaded_napi: p.bool(THREADED_NAPI),
         napi_thread_core: napi_thread_core(p, cores)?,
         skb_defer_max: p.u64(SKB_DEFER_MAX),
+        napi: napi_settings(p, queues, irq_suspend)?,
     })
 }
+
+/// The `napi.N.*` field `field` of entry `i`.
+fn napi_key(i: usize, field: &str) -> String {
+    crate::schema::field_key(NAPI, i, field)
+}
+
+/// Each of the `queues` vectors' NAPI settings: `napi.N.*` where given (not -1), else the
+/// device-wide `kernel.*`. An entry past the last vector is refused, naming its first field
+/// set; so is a per-NAPI `threaded` other than the device's (one NAPI thread setting for the
+/// device is all that is modelled).
+fn napi_settings(
+    p: &Params,
+    queues: usize,
+    irq_suspend: SimDuration,
+) -> Result<Vec<NapiSettings>, Error> {
+    let device = NapiSettings {
+        defer_hard_irqs: p.u64(NAPI_DEFER_HARD_IRQS),
+        gro_flush_timeout: SimDuration::from_ns(p.f64(GRO_FLUSH_TIMEOUT_NS)),
+        irq_suspend_timeout: irq_suspend,
+    };
+    let mut out = vec![device; queues];
+    let device_value = Value::Int(NAPI_DEVICE);
+    let time = |key: &str, dev: SimDuration| -> Result<SimDuration, Error> {
+        match p.f64(key) {
+            ns if ns == NAPI_DEVICE as f64 => Ok(dev),
+            ns if ns < 0.0 => Err(Error::OutOfRange {
+                key: key.to_string(),
+                value: p.get(key).to_string(),
+                allowed: "-1 (the device's value), or 0 and above".into(),
+            }),
+            ns => Ok(SimDuration::from_ns(ns)),
+        }
+    };
+    let entries = p.entries(NAPI);
+    if entries > queues {
+        let i = queues;
+        let given = |f: &&&str| {
+            let v = p.get(&napi_key(i, f));
+            *v != device_value
+                && *v != Value::Float(NAPI_DEVICE as f64)
+                && *v != Value::Str(NAPI_THREADED_DEVICE.into())
+        };
+        let field = NAPI_FIELDS.iter().find(given).unwrap_or(&NAPI_FIELDS[0]);
+        return Err(p.inconsistent(
+            &napi_key(i, field),
+            format!(
+                "there is no vector {i}: nic.queues = {queues} has vectors 0 … {}",
+                queues - 1
+            ),
+        ));
+    }
+    for (i, n) in out.iter_mut().enumerate().take(entries) {
+        let threaded = napi_key(i, NAPI_THREADED);
+        let want = match p.str(&threaded) {
+            "on" => Some(true),
+            "off" => Some(false),
+            _ => None,
+        };
+        if want.is_some_and(|t| t != p.bool(THREADED_NAPI)) {
+            return Err(p.inconsistent(
+                &threaded,
+                "threaded NAPI is not modelled per NAPI yet: kernel.threaded_napi sets it for every vector",
+            ));
+        }
+        let defer = napi_key(i, NAPI_DEFER);
+        if *p.get(&defer) != device_value {
+            n.defer_hard_irqs = p.u64(&defer);
+        }
+        n.gro_flush_timeout = time(&napi_key(i, NAPI_GRO_FLUSH), n.gro_flush_timeout)?;
+        n.irq_suspend_timeout = time(&napi_key(i, NAPI_IRQ_SUSPEND), n.irq_suspend_timeout)?;
+    }
+    Ok(out)
+}
+
+/// A per-NAPI field left at this takes the device-wide value (`kernel.*`).
+pub const NAPI_DEVICE: i128 = -1;
+/// `napi.N.threaded` left to the device (`kernel.threaded_napi`).
+pub const NAPI_THREADED_DEVICE: &str = "device";
+/// The per-NAPI table (`[[napi]]`) and its fields.
+pub const NAPI: &str = "napi";
+const NAPI_DEFER: &str = "defer_hard_irqs";
+const NAPI_GRO_FLUSH: &str = "gro_flush_timeout_ns";
+const NAPI_IRQ_SUSPEND: &str = "irq_suspend_timeout_ns";
+const NAPI_THREADED: &str = "threaded";
+/// The fields of a NAPI entry, in the key table's order.
+const NAPI_FIELDS: [&str; 4] = [NAPI_DEFER, NAPI_GRO_FLUSH, NAPI_IRQ_SUSPEND, NAPI_THREADED];
 
 /// `kernel.napi_thread_core`, which must be one of the host's cores.
 fn napi_thread_core(p: &Params, cores: usize) -> Result<usize, Error> {
@@ -193,9 +303,28 @@ pub fn check_threaded(p: &Params, in_loop: bool, ideal: bool, busy: bool) -> Res
     Err(p.inconsistent(THREADED_NAPI, reason))
 }
 
-/// Software IRQ coalescing is on: `napi_defer_hard_irqs` and `gro_flush_timeout` both set.
+/// Software IRQ coalescing is on: `napi_defer_hard_irqs` and `gro_flush_timeout` both set,
+/// for the device or for a NAPI of its own (`napi.N.*`).
 pub fn soft_coalescing(p: &Params) -> bool {
-    p.u64(NAPI_DEFER_HARD_IRQS) > 0 && p.f64(GRO_FLUSH_TIMEOUT_NS) > 0.0
+    soft_coalescing_key(p).is_some()
+}
+
+/// The key that turns software IRQ coalescing on: `kernel.napi_defer_hard_irqs` if the
+/// device's settings do, else the first NAPI's own `napi.N.defer_hard_irqs` that does.
+pub fn soft_coalescing_key(p: &Params) -> Option<String> {
+    let defer = p.u64(NAPI_DEFER_HARD_IRQS);
+    let gro = p.f64(GRO_FLUSH_TIMEOUT_NS);
+    if defer > 0 && gro > 0.0 {
+        return Some(NAPI_DEFER_HARD_IRQS.into());
+    }
+    (0..p.entries(NAPI)).find_map(|i| {
+        let own = |field: &str, device: f64| match p.f64(&napi_key(i, field)) {
+            x if x < 0.0 => device,
+            x => x,
+        };
+        let on = own(NAPI_DEFER, defer as f64) > 0.0 && own(NAPI_GRO_FLUSH, gro) > 0.0;
+        on.then(|| napi_key(i, NAPI_DEFER))
+    })
 }
 
 /// The key of software IRQ coalescing that is missing (the first, if both are).
@@ -226,8 +355,10 @@ pub fn warnings(w: &mut Warnings) {
     w.rule(&[SKB_DEFER_MAX], !frees, || {
         no_effect("skb frees are modelled only with platform.skb_free_ns > 0")
     });
-    let defer = w.p.u64(NAPI_DEFER_HARD_IRQS) > 0;
-    let gro = w.p.f64(GRO_FLUSH_TIMEOUT_NS) > 0.0;
+    // a NAPI of its own may complete the pair (`napi.N.*`): then neither is without effect
+    let soft = soft_coalescing(w.p);
+    let defer = soft || w.p.u64(NAPI_DEFER_HARD_IRQS) > 0;
+    let gro = soft || w.p.f64(GRO_FLUSH_TIMEOUT_NS) > 0.0;
     w.rule(&[NAPI_DEFER_HARD_IRQS], !gro, || {
         no_effect(
             "it needs kernel.gro_flush_timeout_ns > 0, the timer that polls instead of the interrupt",

@@ -287,6 +287,16 @@ _NO_COUNTERPART: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("kernel.napi_thread_core",),
     ),
     (
+        "each NAPI's own setting is in the probe's NAPI table, and the most common value is "
+        "written as the device's (kernel.*); the probe does not write [[napi]] entries yet",
+        (
+            "napi.N.defer_hard_irqs",
+            "napi.N.gro_flush_timeout_ns",
+            "napi.N.irq_suspend_timeout_ns",
+            "napi.N.threaded",
+        ),
+    ),
+    (
         "whether the traffic is routed is the workload's: net.ipv4.ip_forward only permits it "
         "(hosts that run containers set it without routing anything)",
         ("host.forward",),
