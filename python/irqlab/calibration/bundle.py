@@ -105,11 +105,13 @@ class BundleSet:
 
 def is_bundle(path: Path) -> bool:
     """Whether ``path`` is a measurement bundle's folder (its manifest says so)."""
+    from irqlab.ops.measure.bundle import FORMAT
+
     try:
         tree = json.loads((path / "manifest.json").read_text())
     except (OSError, ValueError):
         return False
-    return isinstance(tree, dict) and tree.get("format") == "irqlab-measurement"
+    return isinstance(tree, dict) and tree.get("format") == FORMAT
 
 
 def probed_host(text: str) -> HostId:
