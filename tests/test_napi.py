@@ -4,16 +4,14 @@ and as a sweep's axis."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 
 import irqlab
-
-ROOT = Path(__file__).resolve().parents[1]
+from irqlab.cli import main
 
 #: Two cores, a vector on each, deterministic costs; no deferral for the device.
 HOST = """
@@ -87,15 +85,8 @@ def test_a_sweep_over_a_napi_setting(tmp_path):
         '[sweep]\nbase = "host.toml"\nreplications = 1\nwarmup = 0\nout = "out"\n'
         '[axes]\n"napi.1.gro_flush_timeout_ns" = [0, 20_000]\n'
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "irqlab", "sweep", str(sweep), "--executor", "inline"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    done = CliRunner().invoke(main, ["sweep", str(sweep), "--executor", "inline"])
+    assert done.exit_code == 0, done.output
     rows = pd.read_csv(tmp_path / "out" / "summary.csv")
     rows = rows.set_index("napi.1.gro_flush_timeout_ns")
     # vector 1's deferral leaves its vector's interrupts to the timer: half of the host's go
