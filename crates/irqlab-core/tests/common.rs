@@ -34,6 +34,23 @@ pub fn exact(scheme: &str) -> Pairs {
         .with("platform.poll_timer_dist", s("deterministic"))
 }
 
+/// The veth lab's topology (`examples/veth_lab.toml`): two cores, a veth device fed by paced
+/// 64 B packets, the sending thread on core 0 (`send_ns` a packet), one app on core 1
+/// (`app_ns` a packet, deterministic), 1 ms of warm-up. Each test adds its costs and window.
+pub fn veth_lab(send_ns: f64, app_ns: f64) -> Pairs {
+    Pairs::default()
+        .with("host.cores", i(2))
+        .with("nic.device", s("veth"))
+        .with("traffic.kind", s("cbr"))
+        .with("traffic.size_bytes", i(64))
+        .with("run.warmup_ms", f(1.0))
+        .with("sender.core", i(0))
+        .with("sender.cost_ns", f(send_ns))
+        .with("app.0.core", i(1))
+        .with("app.0.cost_ns", f(app_ns))
+        .with("app.0.cost_dist", s("deterministic"))
+}
+
 /// Scenario pairs; a key given again overrides the earlier value.
 #[derive(Clone, Debug, Default)]
 pub struct Pairs(Vec<(String, Value)>);

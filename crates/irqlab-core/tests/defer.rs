@@ -5,7 +5,7 @@
 
 use irqlab_core::Report;
 
-use crate::common::{Pairs, b, conserved, f, i, list, s};
+use crate::common::{Pairs, b, conserved, f, i, list, s, veth_lab};
 
 /// Freeing one skb, ns.
 const FREE_NS: f64 = 300.0;
@@ -17,20 +17,9 @@ const SOFTIRQ_NS: f64 = 200.0;
 /// The veth lab's host (as in `veth.rs`): two cores, the sender on core 0 (2 µs a packet), the
 /// app on core 1, threaded NAPI with its thread on core 1 (the app's), deterministic costs.
 fn threaded(rate_pps: f64) -> Pairs {
-    Pairs::default()
-        .with("host.cores", i(2))
-        .with("nic.device", s("veth"))
-        .with("traffic.kind", s("cbr"))
-        .with("traffic.size_bytes", i(64))
-        .with("run.warmup_ms", f(1.0))
+    veth_lab(2000.0, APP_NS)
         .with("run.duration_ms", f(20.0))
-        .with("sender.core", i(0))
-        .with("sender.cost_ns", f(2000.0))
-        .with("app.0.core", i(1))
         .with("app.0.flows", list(&[0]))
-        .with("app.0.cost_ns", f(APP_NS))
-        .with("app.0.cost_dist", s("deterministic"))
-        .with("platform.ctx_switch_ns", f(0.0))
         .with("platform.proto_ns", f(1000.0))
         .with("platform.proto_dist", s("deterministic"))
         .with("platform.poll_ns", f(200.0))

@@ -7,7 +7,7 @@ use irqlab_core::metrics::{PPP_BUCKETS, ppp_bucket, ppp_bucket_lower};
 use irqlab_core::time::SimTime;
 use irqlab_core::{Report, Tracer, run_with};
 
-use crate::common::{Pairs, b, f, i, list, s};
+use crate::common::{Pairs, b, f, i, list, s, veth_lab};
 
 /// Every return of a driver's poll function: its vector, when, the packets it processed.
 #[derive(Default)]
@@ -99,18 +99,8 @@ fn nic(cores: i128, rate_pps: f64) -> Pairs {
 
 /// The veth lab's host (`examples/veth_lab.toml`): the sender on core 0, the app on core 1.
 fn veth(rate_pps: f64) -> Pairs {
-    Pairs::default()
-        .with("host.cores", i(2))
-        .with("nic.device", s("veth"))
-        .with("traffic.kind", s("cbr"))
-        .with("traffic.size_bytes", i(64))
-        .with("run.warmup_ms", f(1.0))
+    veth_lab(3000.0, 1500.0)
         .duration_ms(10.0)
-        .with("sender.core", i(0))
-        .with("sender.cost_ns", f(3000.0))
-        .with("app.0.core", i(1))
-        .with("app.0.cost_ns", f(1500.0))
-        .with("app.0.cost_dist", s("deterministic"))
         .with("platform.proto_ns", f(1500.0))
         .with("platform.poll_ns", f(300.0))
         .with("platform.softirq_ns", f(200.0))

@@ -6,7 +6,7 @@
 use irqlab_core::time::SimTime;
 use irqlab_core::{Report, Tracer, run_with};
 
-use crate::common::{Pairs, b, conserved, f, i, record_arrival, s};
+use crate::common::{Pairs, b, conserved, f, i, record_arrival, s, veth_lab};
 
 /// The sender's CPU time per packet, ns.
 const SEND_NS: f64 = 2000.0;
@@ -14,18 +14,8 @@ const SEND_NS: f64 = 2000.0;
 /// The lab's host: two cores, a veth device, the sender on core 0 (2 µs per packet), one app
 /// on core 1 (500 ns per packet), paced 64 B packets, deterministic costs.
 fn lab(rate_pps: f64) -> Pairs {
-    Pairs::default()
-        .with("host.cores", i(2))
-        .with("nic.device", s("veth"))
-        .with("traffic.kind", s("cbr"))
-        .with("traffic.size_bytes", i(64))
-        .with("run.warmup_ms", f(1.0))
+    veth_lab(SEND_NS, 500.0)
         .with("run.duration_ms", f(20.0))
-        .with("sender.core", i(0))
-        .with("sender.cost_ns", f(SEND_NS))
-        .with("app.0.core", i(1))
-        .with("app.0.cost_ns", f(500.0))
-        .with("app.0.cost_dist", s("deterministic"))
         .with("platform.proto_ns", f(1000.0))
         .with("platform.proto_dist", s("deterministic"))
         .with("platform.poll_ns", f(200.0))
