@@ -803,7 +803,7 @@ impl<'a> Sections<'a> {
             napi_thread: self
                 .s
                 .kernel
-                .threaded_napi
+                .any_threaded()
                 .then(|| share(Category::NapiThread)),
             sender: self.s.sender.runs().then(|| share(Category::Sender)),
         }
@@ -820,7 +820,7 @@ impl<'a> Sections<'a> {
             napi_thread: self
                 .s
                 .kernel
-                .threaded_napi
+                .any_threaded()
                 .then(|| ps[Category::NapiThread as usize]),
             sender: self.s.sender.runs().then(|| ps[Category::Sender as usize]),
             measured: self.measured_ps * cores,

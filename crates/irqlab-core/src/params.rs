@@ -745,7 +745,13 @@ pub const PARAMS: &[ParamSpec] = &[
         "kernel.napi_thread_core",
         int(0, MAX_CORES as i128 - 1),
         I(0),
-        "the core the NAPI threads are pinned to (threaded NAPI)",
+        "the core the NAPI threads are pinned to (threaded NAPI; a vector's own: napi.N.thread_core)",
+    ),
+    p(
+        "kernel.napi_thread_policy",
+        Kind::OneOf(&["fair", "fifo"]),
+        S("fair"),
+        "the NAPI threads' scheduling policy (chrt): fair shares the core with its other threads by the time slice; fifo (SCHED_FIFO, chrt -f) runs before them once woken (they give way at their next preemption point) and never gives way to them (a vector's own: napi.N.thread_policy)",
     ),
     p(
         "kernel.skb_defer_max",
@@ -1286,7 +1292,7 @@ pub const APP_FIELDS: &[ParamSpec] = &[
     ),
 ];
 
-use crate::kernel::config::{NAPI_DEVICE, NAPI_THREADED_DEVICE};
+use crate::kernel::config::{NAPI_DEVICE, NAPI_THREADED_BUSY_POLL, NAPI_THREADED_DEVICE};
 
 /// The settings of one NAPI (`napi.N.*`, N the vector): each overrides the device-wide
 /// `kernel.*` value for vector N alone (`/sys/class/net/<dev>/napi/...`, netdev's napi-set);
@@ -1312,9 +1318,21 @@ pub const NAPI_FIELDS: &[ParamSpec] = &[
     ),
     p(
         "threaded",
-        Kind::OneOf(&[NAPI_THREADED_DEVICE, "on", "off"]),
+        Kind::OneOf(&[NAPI_THREADED_DEVICE, "off", "on", NAPI_THREADED_BUSY_POLL]),
         S(NAPI_THREADED_DEVICE),
-        "this vector's threaded NAPI: only \"device\" (kernel.threaded_napi); per-NAPI threads are not modelled",
+        "this vector's threaded NAPI (napi-set threaded): off polls it in NET_RX_SOFTIRQ, on in a thread of its own that sleeps once a poll completes it, busy-poll in a thread that polls it without end once its IRQ first fires (NAPI_STATE_THREADED_BUSY_POLL, Linux 6.19: the IRQ stays masked, the thread's core 100 % busy; per NAPI only, as in the kernel); device = kernel.threaded_napi",
+    ),
+    p(
+        "thread_core",
+        int(NAPI_DEVICE, MAX_CORES as i128 - 1),
+        I(NAPI_DEVICE),
+        "the core this vector's NAPI thread is pinned to (taskset; -1 = kernel.napi_thread_core)",
+    ),
+    p(
+        "thread_policy",
+        Kind::OneOf(&[NAPI_THREADED_DEVICE, "fair", "fifo"]),
+        S(NAPI_THREADED_DEVICE),
+        "this vector's NAPI thread's scheduling policy (chrt; device = kernel.napi_thread_policy)",
     ),
 ];
 

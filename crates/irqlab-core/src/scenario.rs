@@ -154,8 +154,8 @@ impl Scenario {
         };
         // where everything is, and what needs it
         let hashes = traffic.replay.as_ref().map(|r| &r.scan.flows.hash[..]);
-        let napi_core = (nic.device == Device::Veth).then_some(if kernel.threaded_napi {
-            kernel.napi_thread_core
+        let napi_core = (nic.device == Device::Veth).then_some(if kernel.any_threaded() {
+            kernel.napi[0].thread_core
         } else {
             sender.core
         });
@@ -172,11 +172,15 @@ impl Scenario {
         )?;
         check_scheme_settings(&p, scheme, &moderation, classes)?;
         check_device(&p, scheme, &nic, &host, &qos)?;
+        let app_cores: Vec<usize> = apps.iter().map(|a| a.core).collect();
         kernel::check_threaded(
             &p,
+            &kernel,
             scheme.uses_poll_loop(),
             scheme == Scheme::Ideal,
             busy.any(),
+            &app_cores,
+            sender.runs().then_some(sender.core),
         )?;
         let mut w = Warnings::new(&p, set);
         // echoes of resolved values are not settings of their own

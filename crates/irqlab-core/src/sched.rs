@@ -10,6 +10,13 @@
 //! time the thread received (preemption by interrupts and softirqs does not use it up).
 //! Hard IRQs and softirqs preempt every thread (the CPU's priority levels). The transitions
 //! live in `host::sched`.
+//!
+//! A NAPI thread may be `SCHED_FIFO` (`kernel.napi_thread_policy`, `chrt -f`): the real-time
+//! class runs before the fair one. A woken FIFO thread goes ahead of the fair threads in the
+//! run queue (behind FIFO threads already waiting: one priority is modelled, first come first
+//! served), and the current fair thread gives way at its next preemption point whatever its
+//! slice; a current FIFO thread gives way to no one (`SCHED_FIFO` has no slice, and threads of
+//! its priority run only when it blocks).
 
 use std::collections::VecDeque;
 
@@ -45,6 +52,10 @@ pub struct RunQueue {
     pub queue: VecDeque<Thread>,
     /// Thread-level CPU time of the core (ps) when `current`'s slice began.
     pub slice_start_ps: u64,
+    /// `current` is a FIFO thread.
+    pub current_fifo: bool,
+    /// The FIFO threads waiting: the first this many of `queue`.
+    pub fifo_waiting: usize,
 }
 
 impl RunQueue {
@@ -54,12 +65,39 @@ impl RunQueue {
             switching: false,
             queue: VecDeque::with_capacity(threads),
             slice_start_ps: 0,
+            current_fifo: false,
+            fifo_waiting: 0,
         }
     }
 
-    /// Whether `current` should give way: it has used its slice and another thread waits.
+    /// Whether `current` should give way: a fair thread that has used its slice while another
+    /// thread waits, or while a FIFO thread waits whatever it has used. A FIFO thread never.
     #[inline]
     pub fn should_yield(&self, thread_ps: u64, slice_ps: u64) -> bool {
-        !self.queue.is_empty() && thread_ps - self.slice_start_ps >= slice_ps
+        !self.current_fifo
+            && (self.fifo_waiting > 0
+                || (!self.queue.is_empty() && thread_ps - self.slice_start_ps >= slice_ps))
+    }
+
+    /// `t` waits its turn: a FIFO thread behind the FIFO threads waiting, a fair one at the
+    /// tail.
+    pub fn enqueue(&mut self, t: Thread, fifo: bool) {
+        if fifo {
+            self.queue.insert(self.fifo_waiting, t);
+            self.fifo_waiting += 1;
+        } else {
+            self.queue.push_back(t);
+        }
+    }
+
+    /// The next thread to run, if any, which becomes `current`.
+    pub fn pick_next(&mut self) -> Option<Thread> {
+        let t = self.queue.pop_front();
+        self.current_fifo = t.is_some() && self.fifo_waiting > 0;
+        if self.current_fifo {
+            self.fifo_waiting -= 1;
+        }
+        self.current = t;
+        t
     }
 }

@@ -106,6 +106,17 @@ impl<'a> Warnings<'a> {
         }
     }
 
+    /// Reports `key`, a field of a numbered entry the caller found set to a value of its own
+    /// (entries have no value "not set" to compare with), with `reason`.
+    pub fn entry_field(&mut self, key: &str, reason: String) {
+        self.out.push(Warning {
+            key: key.into(),
+            value: self.p.get(key).to_string(),
+            reason,
+            acts_as: None,
+        });
+    }
+
     /// If `key` is set to a value of its own, not yet reported, and acts as another value
     /// (`acts_as` is Some: what the kernel makes of it), reports it with `reason`: the setting
     /// has an effect, but not exactly the one its value says.

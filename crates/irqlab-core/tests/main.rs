@@ -9,6 +9,7 @@ mod defer;
 mod distributions;
 mod model;
 mod napi;
+mod napi_thread;
 mod qos;
 #[path = "rules/main.rs"]
 mod rules;

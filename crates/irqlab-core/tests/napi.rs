@@ -122,13 +122,18 @@ fn out_of_range_and_unmodelled_per_napi_values_are_refused() {
         .try_build()
         .unwrap_err();
     assert_eq!(e.key(), "napi.0.defer_hard_irqs");
-    // threaded NAPI is device-wide in the model: a NAPI of its own is refused
+    // a NAPI thread's core must be one of the host's
     let e = exact("napi")
         .with("napi.0.threaded", s("on"))
+        .with("napi.0.thread_core", i(3))
         .try_build()
         .unwrap_err();
-    assert_eq!(e.key(), "napi.0.threaded");
-    assert!(e.to_string().contains("not modelled per NAPI"), "{e}");
+    assert_eq!(e.key(), "napi.0.thread_core");
+    assert!(
+        e.to_string().contains("host.cores = 1 has cores 0 … 0"),
+        "{e}"
+    );
+    assert!(!e.to_string().contains('\n'));
     // the device's own value, repeated, is accepted
     exact("napi").with("napi.0.threaded", s("off")).build();
 }

@@ -464,7 +464,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         if s.spin_ps == 0 {
             return;
         }
-        let c = self.apps[a].core;
+        self.cut_spin(self.apps[a].core, s.spin_ps);
+    }
+
+    /// Cuts the spin job of `spin_ps` on core `c`'s thread level (iterations of
+    /// `platform.busy_iter_ns`) at the end of the iteration under way.
+    pub(super) fn cut_spin(&mut self, c: usize, spin_ps: u64) {
         let iter = self.s.busy.iter.ps();
         let now = self.now;
         let cpu = &mut self.l.core_mut(c).cpu;
@@ -473,7 +478,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         let Some(left) = cpu.remaining(Level::Thread).checked_sub(owed) else {
             return; // the iterations are over
         };
-        let done = s.spin_ps - left;
+        let done = spin_ps - left;
         let to_boundary = iter - done % iter;
         if to_boundary < left {
             cpu.shorten(Level::Thread, to_boundary + owed);

@@ -54,6 +54,8 @@ pub enum Work {
     EpollEmpty,
     /// A NAPI thread goes on after the softirqs its `local_bh_enable` ran (`napi_thread`).
     NapiThreadNext,
+    /// A busy-polling NAPI thread's polls that find nothing (`napi_thread`).
+    NapiThreadSpin,
     /// The sending thread's CPU time for one packet (`sender`).
     SenderSend,
     /// The sending thread waking a NAPI thread (`sender`).
@@ -116,6 +118,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             Work::EpollReturn => self.epoll_events(c),                // busypoll
             Work::EpollEmpty => self.epoll_again(c),                  // busypoll
             Work::NapiThreadNext => self.napi_thread_next(c),         // napi_thread
+            Work::NapiThreadSpin => self.napi_thread_spun(c),         // napi_thread
             Work::SenderSend => self.sender_sent(c),                  // sender
             Work::SenderWakeup => self.sender_after_send(c),          // sender
             Work::NetRxFlushed => self.net_rx_next(c),                // kernel

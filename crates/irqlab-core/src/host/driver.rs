@@ -371,6 +371,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.tracer
             .poll(c, v, self.now, work, self.l.vector_mut(v).napi_ret);
         self.metrics.on_poll_done(self.now, v, work);
+        if complete && self.napi_thread_busy(v) {
+            // `NAPI_STATE_IN_BUSY_POLL`: `napi_complete_done` returns false at once; the NAPI
+            // stays scheduled, the IRQ masked, and its thread polls again (`napi_thread`)
+            self.after_napi_poll(c);
+            return;
+        }
         if complete {
             let napi = &mut self.l.vector_mut(v).napi;
             napi.sched = false;

@@ -23,6 +23,8 @@
 //! | `rr_with_response_cost` | `socket::app_take` | the app also pays for sending the response |
 //! | `rr_on_consumed` | `socket::app_packet_done` | the app sends the response |
 //! | `busy_on_wakeup` | `sched::wake_thread` | a busy loop on the core checks `need_resched` |
+//! | `napi_thread_on_arrival` | `hooks::busy_on_arrival` | (every arrival passes there) a busy-polling NAPI thread spinning on the vector polls it (`napi_thread`) |
+//! | `napi_thread_on_wakeup` | `sched::wake_thread` | a busy-polling NAPI thread spinning on the core checks `need_resched` (`napi_thread`) |
 
 use super::{Feed, Host, Layout};
 use crate::kernel::SoftirqCtx;
@@ -34,17 +36,32 @@ use crate::trace::Tracer;
 impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     // ----- threaded NAPI (`napi_thread`) -------------------------------------------------------
 
-    /// Whether core `c`'s poll is a NAPI thread's: with threaded NAPI every poll is, as
-    /// `napi_schedule` wakes the thread instead of listing the NAPI for `NET_RX_SOFTIRQ`, and
-    /// the other pollers (busy polling, the polling loops) are refused with it
-    /// (`kernel::check_threaded`); without it none is.
+    /// Whether core `c`'s poll is a NAPI thread's: with threaded NAPI every poll of a threaded
+    /// vector is, as `napi_schedule` wakes the thread instead of listing the NAPI for
+    /// `NET_RX_SOFTIRQ`, and the other pollers (busy polling, the polling loops) are refused
+    /// with it (`kernel::check_threaded`); without it none is.
     #[inline(always)]
     pub(super) fn in_napi_thread(&self, c: usize) -> bool {
-        debug_assert_eq!(
-            self.threaded,
-            self.l.core(c).kernel.ctx == Some(SoftirqCtx::NapiThread)
-        );
-        self.threaded
+        self.threaded && self.l.core(c).kernel.ctx == Some(SoftirqCtx::NapiThread)
+    }
+
+    /// A packet reached vector `v`'s ring: its busy-polling NAPI thread, if it spins, polls.
+    #[inline(always)]
+    pub(super) fn napi_thread_on_arrival(&mut self, v: usize) {
+        if self.threaded_busy {
+            self.napi_thread_cut(v);
+        }
+    }
+
+    /// A thread was woken on core `c`, which has a current thread: a busy-polling NAPI thread
+    /// spinning there checks `need_resched` soon.
+    #[inline(always)]
+    pub(super) fn napi_thread_on_wakeup(&mut self, c: usize) {
+        if self.threaded_busy
+            && let Some(crate::sched::Thread::NapiThread(v)) = self.l.core(c).threads.current
+        {
+            self.napi_thread_cut(v as usize);
+        }
     }
 
     /// A poll returned on core `c`: true if a NAPI thread made it, which goes on from there.
@@ -68,6 +85,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         if self.apps_extended {
             self.arrival_seen(v, flow, accepted, spinner);
         }
+        self.napi_thread_on_arrival(v);
     }
 
     /// The poll function of vector `v` returned on core `c`: true if a busy loop called it and

@@ -42,7 +42,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// `napi_schedule` of vector `v` on its core.
     #[inline]
     pub(super) fn napi_schedule(&mut self, v: usize) {
-        if self.threaded {
+        if self.threaded && self.napi_threaded(v) {
             self.napi_thread_schedule(v);
             return;
         }

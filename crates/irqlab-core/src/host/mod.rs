@@ -185,8 +185,10 @@ pub struct Vector {
     /// busy loops spin waiting for it to be free.
     pub spinner: Option<u16>,
     pub waiting: Vec<u16>,
-    /// Its NAPI thread (`kernel.threaded_napi`; `napi_thread`).
+    /// Its NAPI thread (`kernel.threaded_napi`, `napi.N.threaded`; `napi_thread`).
     pub napi_thread: ThreadState,
+    /// Its busy-polling NAPI thread's spin job under way, ps (0: none; `napi_thread`).
+    pub napi_spin_ps: u64,
 }
 
 /// A vector's state for ring contention (`platform.ring_contention_ns`), kept out of
@@ -277,8 +279,10 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     apps_extended: bool,
     /// The device is a veth (`veth`): no interrupt; arrivals are its peer's transmits.
     veth: bool,
-    /// Threaded NAPI (`napi_thread`): napi_schedule wakes the NAPI's thread.
+    /// Threaded NAPI (`napi_thread`) for some vector: napi_schedule wakes the NAPI's thread.
     threaded: bool,
+    /// Some vector's NAPI thread busy-polls (`napi_thread`).
+    threaded_busy: bool,
     /// An app's recv frees the skb it read, or defers its free (`skb_defer`).
     skb_defer: bool,
     pub tracer: T,
@@ -363,6 +367,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 spinner: None,
                 waiting: Vec::with_capacity(s.apps.len()),
                 napi_thread: ThreadState::Sleeping,
+                napi_spin_ps: 0,
             })
             .collect();
         let min_truesize = s.socket.truesize(1);
@@ -439,7 +444,8 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 || s.rr.is_some()
                 || s.apps.iter().any(|a| a.io == crate::busypoll::Io::Epoll),
             veth: s.nic.device == crate::scenario::Device::Veth,
-            threaded: s.kernel.threaded_napi,
+            threaded: s.kernel.any_threaded(),
+            threaded_busy: s.kernel.any_threaded_busy_poll(),
             skb_defer: !s.platform.skb_free.is_zero(),
             tracer,
         };

@@ -40,7 +40,7 @@ pub(crate) fn applies(s: &Scenario) -> bool {
     s.host.cores > 1
         && !s.host.forward
         && s.nic.device == crate::scenario::Device::Hw
-        && !s.kernel.threaded_napi
+        && !s.kernel.any_threaded()
         && s.rr.is_none()
         && !s.busy.any()
         && s.apps.iter().all(|a| a.io == crate::busypoll::Io::Recv)

@@ -45,6 +45,13 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
     }
 
+    /// Whether thread `t` is `SCHED_FIFO`: a NAPI thread with that policy
+    /// (`kernel.napi_thread_policy`, `napi.N.thread_policy`).
+    #[inline]
+    fn is_fifo(&self, t: Thread) -> bool {
+        matches!(t, Thread::NapiThread(v) if self.s.kernel.napi[v as usize].thread_fifo)
+    }
+
     /// Wakes thread `t` of core `c`: it runs at once if the thread level is free, else it
     /// waits its turn in the run queue.
     pub(super) fn wake_thread(&mut self, c: usize, t: Thread) {
@@ -56,16 +63,20 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             self.switch_to(c, t);
         } else {
             *self.state_mut(c, t) = ThreadState::Runnable;
-            self.l.core_mut(c).threads.queue.push_back(t);
+            let fifo = self.is_fifo(t);
+            self.l.core_mut(c).threads.enqueue(t, fifo);
             self.busy_on_wakeup(c);
+            self.napi_thread_on_wakeup(c);
         }
     }
 
     /// A context switch into `t`, which becomes the core's current thread.
     fn switch_to(&mut self, c: usize, t: Thread) {
         *self.state_mut(c, t) = ThreadState::Current;
+        let fifo = self.is_fifo(t);
         let rq = &mut self.l.core_mut(c).threads;
         rq.current = Some(t);
+        rq.current_fifo = fifo;
         rq.switching = true;
         if self.measuring() {
             self.metrics.cores[c].context_switches += 1;
@@ -85,9 +96,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
 
     /// The next runnable thread gets the core, if any.
     fn schedule_next(&mut self, c: usize) {
-        match self.l.core_mut(c).threads.queue.pop_front() {
-            Some(t) => self.switch_to(c, t),
-            None => self.l.core_mut(c).threads.current = None,
+        if let Some(t) = self.l.core_mut(c).threads.pick_next() {
+            self.switch_to(c, t);
         }
     }
 
@@ -112,7 +122,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             .current
             .expect("a current thread");
         *self.state_mut(c, t) = ThreadState::Runnable;
-        self.l.core_mut(c).threads.queue.push_back(t);
+        let fifo = self.is_fifo(t);
+        self.l.core_mut(c).threads.enqueue(t, fifo);
         self.schedule_next(c);
     }
 

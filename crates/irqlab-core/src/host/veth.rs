@@ -59,9 +59,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.tracer.class(id, a.class);
         let spinner = self.l.vector(v).spinner;
         // `__veth_xdp_flush`, called whether or not the packet was dropped
-        let woke = if self.threaded {
+        let woke = if self.threaded && self.napi_threaded(v) {
             // the transmitting core: the sender's
-            let ipi = self.ipi_due(self.s.sender.core, self.s.kernel.napi_thread_core);
+            let ipi = self.ipi_due(self.s.sender.core, self.s.kernel.napi[v].thread_core);
             self.napi_thread_schedule(v).then_some(ipi)
         } else {
             self.napi_schedule(v);

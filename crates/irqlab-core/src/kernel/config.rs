@@ -30,6 +30,8 @@ keys! {
         /// Threaded NAPI (`/sys/class/net/<dev>/threaded`), and the core its threads run on.
         THREADED_NAPI,
         NAPI_THREAD_CORE,
+        /// The NAPI threads' scheduling policy (`chrt`): fair (`SCHED_OTHER`) or FIFO.
+        NAPI_THREAD_POLICY,
         /// `net.core.skb_defer_max`: the skbs a core may hold for others to free
         /// (`skb_attempt_defer_free`; with `platform.skb_free_ns`).
         SKB_DEFER_MAX,
@@ -47,6 +49,18 @@ registry! {
         /// ksoftirqd at nice 19 (Linux 2.6.18): a waiting app takes the core after each of its
         /// `handle_softirqs` runs.
         BelowApps = "below-apps",
+    }
+}
+
+registry! {
+    key: NAPI_THREAD_POLICY;
+    /// A NAPI thread's scheduling policy among its core's threads (`chrt -p`).
+    pub enum ThreadPolicy {
+        /// `SCHED_OTHER`: the core's threads share it by the fair rule (`crate::sched`).
+        Fair = "fair",
+        /// `SCHED_FIFO` (`chrt -f`): it runs before the core's fair threads, which give way at
+        /// their next preemption point when it wakes, and it never gives way to them.
+        Fifo = "fifo",
     }
 }
 
@@ -85,9 +99,11 @@ pub struct KernelConfig {
     /// `kernel.timer_tick`: a tick every jiffy whose exit runs pending softirqs inline.
     pub timer_tick: bool,
     /// `kernel.threaded_napi`: each NAPI is polled by a thread of its own
-    /// (`napi_threaded_poll`), not by `NET_RX_SOFTIRQ`.
+    /// (`napi_threaded_poll`), not by `NET_RX_SOFTIRQ` (the device's setting; each NAPI's,
+    /// resolved, is `napi[v].threaded`).
     pub threaded_napi: bool,
-    /// The core the NAPI threads are pinned to.
+    /// The core the NAPI threads are pinned to (the device's; each NAPI's is
+    /// `napi[v].thread_core`).
     pub napi_thread_core: usize,
     /// `net.core.skb_defer_max` (0: no skb's free is deferred).
     pub skb_defer_max: u64,
@@ -104,6 +120,38 @@ pub struct NapiSettings {
     pub gro_flush_timeout: SimDuration,
     /// `irq_suspend_timeout`.
     pub irq_suspend_timeout: SimDuration,
+    /// `threaded`: who polls this NAPI.
+    pub threaded: Threaded,
+    /// The core its NAPI thread is pinned to (with `threaded` on or busy-poll).
+    pub thread_core: usize,
+    /// Its NAPI thread is `SCHED_FIFO` (`chrt -f`), not fair.
+    pub thread_fifo: bool,
+}
+
+/// Who polls a NAPI (netdev's `napi-threaded`: disabled, enabled, busy-poll).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threaded {
+    /// `NET_RX_SOFTIRQ` on the core that scheduled it.
+    Off,
+    /// Its thread (`NAPI_STATE_THREADED`), woken by `napi_schedule`; it sleeps once a poll
+    /// completes the NAPI.
+    On,
+    /// Its thread, polling without end (`NAPI_STATE_THREADED_BUSY_POLL`, Linux 6.19): once
+    /// scheduled, the NAPI stays in busy poll (`NAPI_STATE_IN_BUSY_POLL`), so
+    /// `napi_complete_done` neither completes it nor lets the driver re-arm the IRQ.
+    BusyPoll,
+}
+
+impl KernelConfig {
+    /// Some NAPI is polled by a thread of its own.
+    pub fn any_threaded(&self) -> bool {
+        self.napi.iter().any(|n| n.threaded != Threaded::Off)
+    }
+
+    /// Some NAPI's thread busy-polls.
+    pub fn any_threaded_busy_poll(&self) -> bool {
+        self.napi.iter().any(|n| n.threaded == Threaded::BusyPoll)
+    }
 }
 
 impl NapiSettings {
@@ -180,7 +228,7 @@ pub fn configure(
         threaded_napi: p.bool(THREADED_NAPI),
         napi_thread_core: napi_thread_core(p, cores)?,
         skb_defer_max: p.u64(SKB_DEFER_MAX),
-        napi: napi_settings(p, queues, irq_suspend)?,
+        napi: napi_settings(p, cores, queues, irq_suspend)?,
     })
 }
 
@@ -189,12 +237,13 @@ fn napi_key(i: usize, field: &str) -> String {
     crate::schema::field_key(NAPI, i, field)
 }
 
-/// Each of the `queues` vectors' NAPI settings: `napi.N.*` where given (not -1), else the
-/// device-wide `kernel.*`. An entry past the last vector is refused, naming its first field
-/// set; so is a per-NAPI `threaded` other than the device's (one NAPI thread setting for the
-/// device is all that is modelled).
+/// Each of the `queues` vectors' NAPI settings: `napi.N.*` where given (not -1, not
+/// "device"), else the device-wide `kernel.*`. An entry past the last vector is refused,
+/// naming its first field set; so is a NAPI thread's core that is not one of the host's
+/// `cores`.
 fn napi_settings(
     p: &Params,
+    cores: usize,
     queues: usize,
     irq_suspend: SimDuration,
 ) -> Result<Vec<NapiSettings>, Error> {
@@ -202,6 +251,13 @@ fn napi_settings(
         defer_hard_irqs: p.u64(NAPI_DEFER_HARD_IRQS),
         gro_flush_timeout: SimDuration::from_ns(p.f64(GRO_FLUSH_TIMEOUT_NS)),
         irq_suspend_timeout: irq_suspend,
+        threaded: if p.bool(THREADED_NAPI) {
+            Threaded::On
+        } else {
+            Threaded::Off
+        },
+        thread_core: napi_thread_core(p, cores)?,
+        thread_fifo: ThreadPolicy::of(p)? == ThreadPolicy::Fifo,
     };
     let mut out = vec![device; queues];
     let device_value = Value::Int(NAPI_DEVICE);
@@ -235,17 +291,27 @@ fn napi_settings(
         ));
     }
     for (i, n) in out.iter_mut().enumerate().take(entries) {
-        let threaded = napi_key(i, NAPI_THREADED);
-        let want = match p.str(&threaded) {
-            "on" => Some(true),
-            "off" => Some(false),
-            _ => None,
+        n.threaded = match p.str(&napi_key(i, NAPI_THREADED)) {
+            "on" => Threaded::On,
+            "off" => Threaded::Off,
+            NAPI_THREADED_BUSY_POLL => Threaded::BusyPoll,
+            _ => n.threaded,
         };
-        if want.is_some_and(|t| t != p.bool(THREADED_NAPI)) {
-            return Err(p.inconsistent(
-                &threaded,
-                "threaded NAPI is not modelled per NAPI yet: kernel.threaded_napi sets it for every vector",
-            ));
+        let core = napi_key(i, NAPI_THREAD_CORE_FIELD);
+        if *p.get(&core) != device_value {
+            let c = p.u64(&core) as usize;
+            if c >= cores {
+                return Err(p.inconsistent(
+                    &core,
+                    format!("host.cores = {cores} has cores 0 … {}", cores - 1),
+                ));
+            }
+            n.thread_core = c;
+        }
+        match p.str(&napi_key(i, NAPI_THREAD_POLICY_FIELD)) {
+            "fair" => n.thread_fifo = false,
+            "fifo" => n.thread_fifo = true,
+            _ => {}
         }
         let defer = napi_key(i, NAPI_DEFER);
         if *p.get(&defer) != device_value {
@@ -259,16 +325,28 @@ fn napi_settings(
 
 /// A per-NAPI field left at this takes the device-wide value (`kernel.*`).
 pub const NAPI_DEVICE: i128 = -1;
-/// `napi.N.threaded` left to the device (`kernel.threaded_napi`).
+/// `napi.N.threaded` (and `napi.N.thread_policy`) left to the device (`kernel.threaded_napi`,
+/// `kernel.napi_thread_policy`).
 pub const NAPI_THREADED_DEVICE: &str = "device";
+/// `napi.N.threaded` for threaded busy polling (netdev's `napi-threaded` `busy-poll`).
+pub const NAPI_THREADED_BUSY_POLL: &str = "busy-poll";
 /// The per-NAPI table (`[[napi]]`) and its fields.
 pub const NAPI: &str = "napi";
 const NAPI_DEFER: &str = "defer_hard_irqs";
 const NAPI_GRO_FLUSH: &str = "gro_flush_timeout_ns";
 const NAPI_IRQ_SUSPEND: &str = "irq_suspend_timeout_ns";
 const NAPI_THREADED: &str = "threaded";
+const NAPI_THREAD_CORE_FIELD: &str = "thread_core";
+const NAPI_THREAD_POLICY_FIELD: &str = "thread_policy";
 /// The fields of a NAPI entry, in the key table's order.
-const NAPI_FIELDS: [&str; 4] = [NAPI_DEFER, NAPI_GRO_FLUSH, NAPI_IRQ_SUSPEND, NAPI_THREADED];
+const NAPI_FIELDS: [&str; 6] = [
+    NAPI_DEFER,
+    NAPI_GRO_FLUSH,
+    NAPI_IRQ_SUSPEND,
+    NAPI_THREADED,
+    NAPI_THREAD_CORE_FIELD,
+    NAPI_THREAD_POLICY_FIELD,
+];
 
 /// `kernel.napi_thread_core`, which must be one of the host's cores.
 fn napi_thread_core(p: &Params, cores: usize) -> Result<usize, Error> {
@@ -282,11 +360,39 @@ fn napi_thread_core(p: &Params, cores: usize) -> Result<usize, Error> {
     Ok(c)
 }
 
+/// The key that turns threaded NAPI on: `kernel.threaded_napi` if the device's setting does,
+/// else the first NAPI's own `napi.N.threaded` that does.
+fn threaded_key(p: &Params, k: &KernelConfig) -> String {
+    if p.bool(THREADED_NAPI) {
+        return THREADED_NAPI.into();
+    }
+    let v = k
+        .napi
+        .iter()
+        .position(|n| n.threaded != Threaded::Off)
+        .unwrap_or(0);
+    napi_key(v, NAPI_THREADED)
+}
+
 /// Threaded NAPI with what the model does not combine it with: Linux 2.6.18's
 /// `net_rx_action` (threaded NAPI came with 5.12), Salah's polling loop, the ideal host, and
-/// busy polling.
-pub fn check_threaded(p: &Params, in_loop: bool, ideal: bool, busy: bool) -> Result<(), Error> {
-    if !p.bool(THREADED_NAPI) {
+/// socket busy polling.
+///
+/// Threaded busy polling keeps its thread's core 100 % busy: a core that has to run an app
+/// (`app_cores`) or the sending thread (`sender_core`) as well is refused, naming the
+/// vector's `napi.N.thread_core`; so are two FIFO busy-polling threads on one core (the
+/// second would never run: `SCHED_FIFO` threads of one priority take turns only when one
+/// blocks, and a busy-polling thread never does).
+pub fn check_threaded(
+    p: &Params,
+    k: &KernelConfig,
+    in_loop: bool,
+    ideal: bool,
+    busy: bool,
+    app_cores: &[usize],
+    sender_core: Option<usize>,
+) -> Result<(), Error> {
+    if !k.any_threaded() {
         return Ok(());
     }
     let reason = if NetRxAction::of(p)? == NetRxAction::V2_6_18 {
@@ -296,11 +402,51 @@ pub fn check_threaded(p: &Params, in_loop: bool, ideal: bool, busy: bool) -> Res
     } else if ideal {
         "scheme \"ideal\" runs its softirq inline for free; use a NAPI scheme (napi, irq, coalesce-count, coalesce-time)"
     } else if busy {
-        "busy polling with threaded NAPI is not modelled; turn one of them off"
+        "socket busy polling with threaded NAPI is not modelled; turn one of them off"
     } else {
-        return Ok(());
+        return check_threaded_busy_poll(p, k, app_cores, sender_core);
     };
-    Err(p.inconsistent(THREADED_NAPI, reason))
+    Err(p.inconsistent(&threaded_key(p, k), reason))
+}
+
+/// Threaded busy polling's cores (see [`check_threaded`]).
+fn check_threaded_busy_poll(
+    p: &Params,
+    k: &KernelConfig,
+    app_cores: &[usize],
+    sender_core: Option<usize>,
+) -> Result<(), Error> {
+    let spinning = |v: usize| k.napi[v].threaded == Threaded::BusyPoll;
+    for (v, n) in k.napi.iter().enumerate().filter(|&(v, _)| spinning(v)) {
+        let c = n.thread_core;
+        let other = if let Some(a) = app_cores.iter().position(|&ac| ac == c) {
+            Some(format!("app {a} runs there (app.{a}.core = {c})"))
+        } else if sender_core == Some(c) {
+            Some(format!("the sending thread runs there (sender.core = {c})"))
+        } else {
+            k.napi[..v]
+                .iter()
+                .position(|o| o.threaded == Threaded::BusyPoll && o.thread_core == c)
+                .filter(|_| n.thread_fifo)
+                .map(|o| {
+                    format!("vector {o}'s busy-polling NAPI thread holds it, and a FIFO thread never gives way to one of its own priority")
+                })
+        };
+        if let Some(other) = other {
+            let key = if *p.get(&napi_key(v, NAPI_THREAD_CORE_FIELD)) == Value::Int(NAPI_DEVICE) {
+                NAPI_THREAD_CORE.to_string()
+            } else {
+                napi_key(v, NAPI_THREAD_CORE_FIELD)
+            };
+            return Err(p.inconsistent(
+                &key,
+                format!(
+                    "vector {v}'s NAPI thread busy-polls (napi.{v}.threaded = \"busy-poll\") and keeps core {c} 100 % busy, but {other}; give the NAPI thread a core of its own"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Software IRQ coalescing is on: `napi_defer_hard_irqs` and `gro_flush_timeout` both set,
@@ -347,10 +493,57 @@ pub fn missing_soft_coalescing(p: &Params) -> &'static str {
 /// `gro_flush_timeout` alone, only delays the flush of packets GRO holds, and no GRO is
 /// modelled.
 pub fn warnings(w: &mut Warnings) {
-    let threaded = w.p.bool(THREADED_NAPI);
-    w.rule(&[NAPI_THREAD_CORE], !threaded, || {
-        no_effect("only threaded NAPI (kernel.threaded_napi = true) runs a NAPI thread")
-    });
+    // a NAPI of its own may be threaded (`napi.N.threaded`) with the device's core or policy
+    let own_threaded = |i: usize| {
+        let t = w.p.str(&napi_key(i, NAPI_THREADED));
+        t == "on" || t == NAPI_THREADED_BUSY_POLL || (t != "off" && w.p.bool(THREADED_NAPI))
+    };
+    let on_device = |field: &str, device: &Value| {
+        (0..w.p.entries(NAPI)).any(|i| own_threaded(i) && w.p.get(&napi_key(i, field)) == device)
+    };
+    let device_core = Value::Int(NAPI_DEVICE);
+    let device_policy = Value::Str(NAPI_THREADED_DEVICE.into());
+    let untouched = |i: usize| i >= w.p.entries(NAPI);
+    let device_threads = |field: &str, device: &Value| {
+        w.p.bool(THREADED_NAPI) && (0..w.p.u64(crate::nic::config::QUEUES) as usize).any(untouched)
+            || on_device(field, device)
+    };
+    let core_used = device_threads(NAPI_THREAD_CORE_FIELD, &device_core);
+    let policy_used = device_threads(NAPI_THREAD_POLICY_FIELD, &device_policy);
+    let why = || {
+        no_effect(
+            "no NAPI thread takes the device's value: kernel.threaded_napi is false, and no napi.N.threaded of \"on\" or \"busy-poll\" leaves it to the device",
+        )
+    };
+    w.rule(&[NAPI_THREAD_CORE], !core_used, why);
+    w.rule(&[NAPI_THREAD_POLICY], !policy_used, why);
+    for i in 0..w.p.entries(NAPI) {
+        let (core, policy) = (
+            napi_key(i, NAPI_THREAD_CORE_FIELD),
+            napi_key(i, NAPI_THREAD_POLICY_FIELD),
+        );
+        if !own_threaded(i) {
+            let why = format!("vector {i} has no NAPI thread (napi.{i}.threaded resolves to off)");
+            if *w.p.get(&core) != device_core {
+                w.entry_field(&core, no_effect(&why));
+            }
+            if *w.p.get(&policy) != device_policy {
+                w.entry_field(&policy, no_effect(&why));
+            }
+        } else if w.p.str(&napi_key(i, NAPI_THREADED)) == NAPI_THREADED_BUSY_POLL {
+            // `napi_complete_done` returns at once while `NAPI_STATE_IN_BUSY_POLL` is set
+            let why = format!(
+                "vector {i}'s NAPI thread busy-polls (napi.{i}.threaded = \"busy-poll\"): napi_complete_done returns before deferral or the timer (NAPI_STATE_IN_BUSY_POLL, net/core/dev.c)"
+            );
+            for f in [NAPI_DEFER, NAPI_GRO_FLUSH, NAPI_IRQ_SUSPEND] {
+                let key = napi_key(i, f);
+                let v = w.p.get(&key);
+                if *v != device_core && *v != Value::Float(NAPI_DEVICE as f64) {
+                    w.entry_field(&key, no_effect(&why));
+                }
+            }
+        }
+    }
     let frees = w.p.f64(crate::platform::SKB_FREE_NS) > 0.0;
     w.rule(&[SKB_DEFER_MAX], !frees, || {
         no_effect("skb frees are modelled only with platform.skb_free_ns > 0")
