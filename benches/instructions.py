@@ -44,6 +44,8 @@ def rows(n: int) -> dict[str, dict[str, Any]]:
         "irqlab_linear": "napi + linear",
         "irqlab_forward": "forwarding",
         "irqlab_app": "app + socket",
+        "irqlab_threaded": "threaded NAPI",
+        "irqlab_busy_thread": "threaded busy poll",
         "irqlab_rss1": "RSS 1 core",
         "irqlab_rss4": "RSS 4 cores",
         "irqlab_rss16": "RSS 16 cores",

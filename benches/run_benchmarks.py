@@ -194,12 +194,29 @@ def more_scenarios(n: int) -> dict[str, tuple[str, dict]]:
         },
         "app": [{"core": 0, "cost_ns": 500, "cost_dist": "exponential"}],
     }
+    # threaded NAPI: the IRQ on core 0, the NAPI thread beside the app on core 1
+    threaded = {
+        **app,
+        "host": {"cores": 2},
+        "nic": {"itr_us": 20, "irq_affinity": [0]},
+        "kernel": {"threaded_napi": True, "napi_thread_core": 1},
+        "app": [{"core": 1, "cost_ns": 500, "cost_dist": "exponential", "flows": [0]}],
+    }
+    # threaded busy polling: the NAPI thread spins on core 1, the app on core 0
+    busy_thread = {
+        **threaded,
+        "kernel": {},
+        "napi": [{"threaded": "busy-poll", "thread_core": 1, "thread_policy": "fifo"}],
+        "app": [{"core": 0, "cost_ns": 500, "cost_dist": "exponential"}],
+    }
     return {
         "irqlab_de": ("irqlab disable-enable (150 kpps)", salah("disable-enable", 1.5e5)),
         "irqlab_poll": ("irqlab poll (150 kpps)", salah("poll", 1.5e5)),
         "irqlab_linear": ("irqlab napi + linear ITR (1 Mpps)", linear),
         "irqlab_forward": ("irqlab forwarding, ixgbe ITR (1 Mpps)", forwarding),
         "irqlab_app": ("irqlab app + socket (600 kpps)", app),
+        "irqlab_threaded": ("irqlab threaded NAPI + app (600 kpps)", threaded),
+        "irqlab_busy_thread": ("irqlab threaded busy poll + app (600 kpps)", busy_thread),
         "irqlab_rss1": ("irqlab RSS, 1 core (9.3 Mpps)", rss_scenario(n, 1)),
         "irqlab_rss4": ("irqlab RSS, 4 cores (37.2 Mpps)", rss_scenario(n, 4)),
         "irqlab_rss16": ("irqlab RSS, 16 cores (148.8 Mpps)", rss_scenario(n, 16)),

@@ -455,3 +455,36 @@ def test_a_napi_table_edited_by_hand_is_read_as_far_as_it_goes():
         "echo 20000 > /sys/class/net/eth1/gro_flush_timeout",
     ]
     assert probed_napis("# NAPIs of eth1 (netlink napi-get eth1):\nscheme = 'napi'\n") is None
+
+
+def test_a_vectors_own_settings_become_napi_set_taskset_and_chrt_for_its_napi(tmp_path):
+    from irqlab.ops.tune.commands import probed_napis
+
+    path = probed_file("ice", "ens785f0", tmp_path)
+    napis = probed_napis(path.read_text())
+    params = irqlab.resolve(path)
+    setting = {
+        "napi.2.threaded": "busy-poll",
+        "napi.2.thread_core": 3,
+        "napi.2.thread_policy": "fifo",
+        "napi.0.defer_hard_irqs": 100,
+        "napi.0.gro_flush_timeout_ns": 15000,
+    }
+    # the NAPI serving rx-N, by its id; the thread by the name the kernel gives it
+    assert commands(setting, params, "ens785f0", napis) == [
+        'ynl --family netdev --do napi-set --json \'{"id": 8193, "defer-hard-irqs": 100, '
+        '"gro-flush-timeout": 15000}\'   # ens785f0 rx-0',
+        'ynl --family netdev --do napi-set --json \'{"id": 8195, "threaded": "busy-poll"}\''
+        "   # ens785f0 rx-2",
+        "taskset -pc 3 $(pgrep -x napi/ens785f0-8195)   # ens785f0 rx-2",
+        "chrt -f -p 50 $(pgrep -x napi/ens785f0-8195)   # ens785f0 rx-2",
+    ]
+    # without a probed table: the placeholder id, saying which NAPI it means
+    assert commands({"napi.1.threaded": "on"}, params, "eth1") == [
+        'ynl --family netdev --do napi-set --json \'{"id": "NAPI_ID", "threaded": "enabled"}\''
+        "   # eth1 rx-1 (napi-get lists its id)"
+    ]
+    # a field left to the device writes nothing
+    assert commands({"napi.1.defer_hard_irqs": -1}, params, "eth1") == [
+        "# napi.1.defer_hard_irqs = -1: the device's value, nothing to set"
+    ]

@@ -9,6 +9,13 @@ setting the NAPIs have is written with ``napi-set``, one command per NAPI by its
 kernel's ``ynl`` CLI (``tools/net/ynl/pyynl/cli.py``: ``--family netdev --do napi-set --json``),
 attributes named as the family's spec (``Documentation/netlink/specs/netdev.yaml``) names
 them — and the others with sysfs, as on an older host.
+
+A vector's own setting (``napi.N.*``) is written for the NAPI that serves Rx queue N: one
+``napi-set`` with its attributes (``threaded`` by the spec's enum names: disabled, enabled,
+busy-poll), then its thread's core with ``taskset`` and its policy with ``chrt``, addressed by
+the thread's name (``napi/IFACE-ID``, which the kernel gives it when threading starts, so that
+the commands hold after the napi-set that creates the thread). Without a probed NAPI table the
+id is the placeholder ``NAPI_ID`` and the command says which NAPI it means.
 """
 
 from __future__ import annotations
@@ -140,9 +147,71 @@ def commands(
             written.add(host.key)
     if napis and per_napi:
         out[at:at] = _napi_set(napis.napis, per_napi, iface)
+    out += _per_vector(setting, napis, iface, written)
     for key, value in setting.items():
         if key not in written:
             out.append(f"# {key} = {plain(value)} (a model setting: no operator command)")
+    return out
+
+
+#: A vector's own settings (``napi.N.<field>``) that napi-set writes, by their netdev.yaml name.
+_NAPI_SET = {
+    "defer_hard_irqs": "defer-hard-irqs",
+    "gro_flush_timeout_ns": "gro-flush-timeout",
+    "irq_suspend_timeout_ns": "irq-suspend-timeout",
+    "threaded": "threaded",
+}
+#: ``napi.N.threaded`` as the spec's enum napi-threaded names it.
+_THREADED = {"off": "disabled", "on": "enabled", "busy-poll": "busy-poll"}
+#: ``napi.N.thread_policy`` as chrt sets it (SCHED_FIFO at the priority of the patch set's
+#: experiments, ``chrt -f 50``; SCHED_OTHER).
+_CHRT = {"fifo": "chrt -f -p 50", "fair": "chrt -o -p 0"}
+_VECTOR_KEY = re.compile(r"napi\.([0-9]{1,4})\.([a-z_]+)")
+#: A field left to the device's value.
+_DEVICE = (-1, -1.0, "device")
+
+
+def _per_vector(
+    setting: Mapping[str, Any], napis: ProbedNapis | None, iface: str, written: set[str]
+) -> list[str]:
+    """The commands for the vectors' own settings in ``setting`` (``napi.N.*``)."""
+    by_vector: dict[int, dict[str, Any]] = {}
+    for key, value in setting.items():
+        m = _VECTOR_KEY.fullmatch(key)
+        if m is None:
+            continue
+        written.add(key)
+        by_vector.setdefault(int(m[1]), {})[m[2]] = value
+    out: list[str] = []
+    for v, fields in sorted(by_vector.items()):
+        napi = next(
+            (n for n in (napis.napis if napis else ()) if f"rx-{v}" in n.queues.split(",")),
+            None,
+        )
+        ident: int | str = napi.id if napi else "NAPI_ID"
+        note = f"   # {iface} rx-{v}" + ("" if napi else " (napi-get lists its id)")
+        attrs: dict[str, Any] = {}
+        for field, value in fields.items():
+            if field not in _NAPI_SET:
+                continue
+            if value in _DEVICE and not isinstance(value, bool):
+                out.append(
+                    f"# napi.{v}.{field} = {plain(value)}: the device's value, nothing to set"
+                )
+            elif field == "threaded":
+                attrs["threaded"] = _THREADED[str(value)]
+            else:
+                attrs[_NAPI_SET[field]] = round(float(value))
+        if attrs:
+            body = json.dumps({"id": ident, **attrs})
+            out.append(f"ynl --family netdev --do napi-set --json '{body}'{note}")
+        thread = f"$(pgrep -x napi/{iface}-{ident})"
+        core = fields.get("thread_core")
+        if core is not None and core not in _DEVICE:
+            out.append(f"taskset -pc {plain(core)} {thread}{note}")
+        policy = fields.get("thread_policy")
+        if policy in _CHRT:
+            out.append(f"{_CHRT[str(policy)]} {thread}{note}")
     return out
 
 
