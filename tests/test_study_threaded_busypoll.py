@@ -7,8 +7,9 @@ mechanism hold, and those it does not are NO, with what irqlab gives instead
 (docs/busy-polling.md says why).
 
 The tests of the configurations' behaviour (the AF_XDP app, its poller thread, threaded busy
-polling) need the core's keys of issue 33 items 1-3: ``STAND_INS`` is switched off when they
-land, and a test below fails until it is.
+polling) need the core's ``app.N.io = "xsk"``, ``app.N.xsk_poll_core`` and
+``napi.N.threaded = "busy-poll"``: ``STAND_INS`` is switched off when they land, and a test
+below fails until it is.
 """
 
 from __future__ import annotations
@@ -212,7 +213,7 @@ def test_the_study_writes_its_files(quick):
     assert len(t["conclusions"]) == 8
 
 
-# --- the quick run: the letter's observations (need the core's keys of issue 33 items 1-3) --
+# --- the quick run: the letter's observations (need the AF_XDP app and threaded busy polling)
 
 
 def test_every_xsk_app_spins_and_each_dedicated_poller_keeps_its_core_busy(quick):

@@ -1,11 +1,11 @@
 """Khawaja, "Add support to do threaded napi busy poll" (netdev cover letter, net-next v8–v10,
 2025): an AF_XDP client and server (``xsk_rr``) exchange UDP packets at a fixed rate, the
 client spends a fixed application delay after each reply, and the round trip is compared under
-four ways of polling the one NIC queue — interrupts only, ``SO_BUSY_POLL`` inline, ``SO_BUSY_POLL``
-from a thread on a core of its own, and NAPI threaded busy polling (``threaded = busy-poll``,
-merged for Linux 6.19). The letter's whole table (:data:`LETTER`, p5/p50/p95/p99 in ns, five
-experiments × four configurations) and its seven observations are here as data, with their
-source (:data:`SOURCE`).
+four ways of polling the one NIC queue — interrupts only, ``SO_BUSY_POLL`` inline,
+``SO_BUSY_POLL`` from a thread on a core of its own, and NAPI threaded busy polling
+(``threaded = busy-poll``, merged into net-next in November 2025). The letter's whole table
+(:data:`LETTER`, p5/p50/p95/p99 in ns, five experiments × four configurations) and its seven
+observations are here as data, with their source (:data:`SOURCE`).
 
 How it is modelled (irqlab simulates one host's receive path; each choice is ours):
 
@@ -61,7 +61,7 @@ The observations become :func:`conclusions` (statement, whether the letter's own
 it out under the check, whether irqlab does). Those irqlab does not reproduce say NO, and
 docs/busy-polling.md says by which mechanism it differs.
 
-**Until the core has the keys of issue 33 items 1–3** (``app.N.io = "xsk"``,
+**Until the core has the AF_XDP app and threaded busy polling** (``app.N.io = "xsk"``,
 ``app.N.xsk_poll_core``, ``napi.N.threaded = "busy-poll"``, ``napi.N.thread_core``,
 ``napi.N.thread_policy``), :func:`configuration` maps the configurations to stand-ins
 (:data:`STAND_INS`): a blocking ``recv`` app instead of the XSK app, device-wide threaded NAPI
@@ -225,7 +225,7 @@ _BUSY_POLL = {
 }
 
 # ---------------------------------------------------------------------------------------------
-# STAND-INS. True while the core lacks the keys of issue 33 items 1-3; then False, and
+# STAND-INS. True while the core lacks the AF_XDP app and threaded busy polling; then False, and
 # configuration() below is the only place that changes. tests/test_study_threaded_busypoll.py
 # fails while this is True on a core that has the keys.
 STAND_INS = True
@@ -624,9 +624,10 @@ def plot(table: pd.DataFrame) -> Figure:
 def readme(tables: Mapping[str, pd.DataFrame]) -> str:
     cal = tables["calibration"].iloc[0]
     stand_ins = (
-        "**Provisional: the core lacks the keys of issue 33 items 1–3 (the AF_XDP app, its "
-        "separate poller, threaded busy polling), so these numbers come from stand-ins (a "
-        "blocking `recv` app; threaded NAPI woken by the IRQ) and are not the reproduction.**"
+        "**Provisional: this core has neither the AF_XDP app (`app.N.io = \"xsk\"`, "
+        "`app.N.xsk_poll_core`) nor threaded busy polling (`napi.N.threaded = \"busy-poll\"`), "
+        "so these numbers come from stand-ins (a blocking `recv` app; threaded NAPI woken by "
+        "the IRQ) and are not the reproduction.**"
         "\n\n"
         if STAND_INS
         else ""
