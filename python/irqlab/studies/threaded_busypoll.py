@@ -408,9 +408,7 @@ def headline_table(s: pd.DataFrame, wire: float) -> pd.DataFrame:
                     "server_p50_us": server["latency_p50_us"],
                     "client_cores": client["cores"],
                     "loss_ratio": client["loss_ratio"],
-                    "role": "calibrated (p50)"
-                    if (name, e) == CALIBRATION[:2]
-                    else "evidence",
+                    "role": "calibrated (p50)" if (name, e) == CALIBRATION[:2] else "evidence",
                 }
             )
     return pd.DataFrame(rows)
@@ -592,7 +590,11 @@ def plot(table: pd.DataFrame) -> Figure:
     axes = fig.subplots(2, len(EXPERIMENTS), sharey="row", squeeze=False)
     x = range(len(CONFIGURATIONS))
     for col, e in enumerate(EXPERIMENTS):
-        d = table[table["experiment"] == e.label].set_index("configuration").loc[list(CONFIGURATIONS)]
+        d = (
+            table[table["experiment"] == e.label]
+            .set_index("configuration")
+            .loc[list(CONFIGURATIONS)]
+        )
         for row, q in enumerate(("p50", "p99")):
             ax = axes[row][col]
             ax.bar([i - 0.2 for i in x], d[f"letter_{q}_us"], width=0.4, color="lightgray",
@@ -624,8 +626,8 @@ def plot(table: pd.DataFrame) -> Figure:
 def readme(tables: Mapping[str, pd.DataFrame]) -> str:
     cal = tables["calibration"].iloc[0]
     stand_ins = (
-        "**Provisional: this core has neither the AF_XDP app (`app.N.io = \"xsk\"`, "
-        "`app.N.xsk_poll_core`) nor threaded busy polling (`napi.N.threaded = \"busy-poll\"`), "
+        '**Provisional: this core has neither the AF_XDP app (`app.N.io = "xsk"`, '
+        '`app.N.xsk_poll_core`) nor threaded busy polling (`napi.N.threaded = "busy-poll"`), '
         "so these numbers come from stand-ins (a blocking `recv` app; threaded NAPI woken by "
         "the IRQ) and are not the reproduction.**"
         "\n\n"
@@ -633,8 +635,7 @@ def readme(tables: Mapping[str, pd.DataFrame]) -> str:
         else ""
     )
     return (
-        stand_ins
-        + f"Source: {SOURCE}.\n\n"
+        stand_ins + f"Source: {SOURCE}.\n\n"
         "- `rtt.png`: p50 and p99 round trips per configuration and experiment, the letter's "
         "beside irqlab's.\n"
         "- `headline.csv`, `conclusions.csv`: the tables below; `letter.csv`: the letter's "
