@@ -262,12 +262,12 @@ def test_not_reproduced_no_queue_behind_the_app_with_fixed_spacing(quick):
     t, _ = quick
     h = holds(t)
     assert not h["2", 2] and not h["6", 6]
-    for e in BUSY:
+    for e in BUSY:  # no wait behind the app: within a poll loop's turn of no delay at all
         rise = cell(t, INL, e)["irqlab_p50_us"] - cell(t, INL, IDLE)["irqlab_p50_us"]
-        assert abs(rise) < 0.5, e
+        assert abs(rise) < 1.0, e
         client = side(t, INL, e.rate_pps, e.delay_us)
         alone = side(t, INL, e.rate_pps, 0.0)
-        assert client["latency_p50_us"] == pytest.approx(alone["latency_p50_us"], abs=0.3), e
+        assert client["latency_p99_us"] == pytest.approx(alone["latency_p99_us"], abs=0.5), e
 
 
 def test_not_reproduced_one_poll_per_recvfrom_costs_less_than_a_microsecond(quick):
