@@ -194,6 +194,7 @@ def test_a_round_trip_is_the_constant_and_both_sides_latency(quick):
             for q in ("p50", "p99", "min"):
                 want = wire + client[f"latency_{q}_us"] + server[f"latency_{q}_us"]
                 assert r[f"irqlab_{q}_us"] == pytest.approx(want), (name, e, q)
+            assert r["irqlab_alone_p50_us"] == pytest.approx(wire + 2 * server["latency_p50_us"])
             assert r["letter_p50_us"] == tb.LETTER[e][name][1] / 1e3
 
 
@@ -227,7 +228,7 @@ def test_every_xsk_app_spins_and_each_dedicated_poller_keeps_its_core_busy(quick
     assert (thr["irq_core_busy"] > 0.999).all() and (thr["irq_per_s"] == 0).all()
     assert (s[s["configuration"] == SEP]["poll_core_busy"] > 0.999).all()
     for r in s[s["configuration"] == INT].itertuples(index=False):
-        assert r.irq_per_s == pytest.approx(r.rate_pps, rel=1e-3)
+        assert r.irq_per_s == pytest.approx(tb.sent_pps(r.rate_pps), rel=1e-3)
     assert (s["loss_ratio"] == 0).all()
 
 
@@ -258,13 +259,15 @@ def test_not_reproduced_the_interrupt_path_costs_the_platforms_interrupt(quick):
 def test_not_reproduced_no_queue_behind_the_app_with_fixed_spacing(quick):
     """Observations 2 and 6 are NO: replies come at the letter's fixed period and the delay is
     shorter, so the app is free again before the next reply: inline polling finds it as soon
-    as without a delay, and a dedicated core has nothing to pull while the app works."""
+    as at the same rate without a delay, and a dedicated core has nothing to pull while the
+    app works."""
     t, _ = quick
     h = holds(t)
     assert not h["2", 2] and not h["6", 6]
     for e in BUSY:  # no wait behind the app: within a poll loop's turn of no delay at all
-        rise = cell(t, INL, e)["irqlab_p50_us"] - cell(t, INL, IDLE)["irqlab_p50_us"]
-        assert abs(rise) < 1.0, e
+        for name in (INL, SEP, THR):
+            r = cell(t, name, e)
+            assert abs(r["irqlab_p50_us"] - r["irqlab_alone_p50_us"]) < 0.5, (name, e)
         client = side(t, INL, e.rate_pps, e.delay_us)
         alone = side(t, INL, e.rate_pps, 0.0)
         assert client["latency_p99_us"] == pytest.approx(alone["latency_p99_us"], abs=0.5), e
@@ -272,13 +275,16 @@ def test_not_reproduced_no_queue_behind_the_app_with_fixed_spacing(quick):
 
 def test_not_reproduced_one_poll_per_recvfrom_costs_less_than_a_microsecond(quick):
     """Observation 4 is NO: SO_BUSYPOLL on its own core is above threaded busy polling in
-    every experiment, but by a fraction of the 1-2 µs: its recvfrom costs one busy iteration
-    and busy_poll_stop's poll, no more."""
+    every experiment, but by a fraction of the 1-2 µs: a reply waits for part of a recvfrom
+    (its entry, one busy iteration and busy_poll_stop's poll), where the letter's recvfrom
+    costs a kernel entry and exit and the busy poll's set-up besides."""
     t, _ = quick
     assert not holds(t)["4", 4]
-    for e in tb.EXPERIMENTS:
-        gap = cell(t, SEP, e)["irqlab_p50_us"] - cell(t, THR, e)["irqlab_p50_us"]
-        assert 0 < gap < tb.GAIN_US[0], e
+    gaps = [
+        cell(t, SEP, e)["irqlab_p50_us"] - cell(t, THR, e)["irqlab_p50_us"] for e in tb.EXPERIMENTS
+    ]
+    assert all(0 < g < 1.0 for g in gaps), gaps
+    assert min(gaps) < tb.GAIN_US[0], gaps
 
 
 def test_not_reproduced_the_models_interrupt_path_does_not_vary(quick):
