@@ -22,7 +22,7 @@ import pytest
 from irqlab import core
 from irqlab.calibration import calibrate
 from irqlab.errors import ConfigError
-from irqlab.scenario import flatten
+from irqlab.scenario import flatten, load_scenario
 from irqlab.studies import STUDIES, reproduce, study
 from irqlab.studies import threaded_busypoll as tb
 from irqlab.studies.common import targets
@@ -130,7 +130,7 @@ def _core_has_the_keys() -> bool:
     tb.STAND_INS = False
     try:
         for name in tb.CONFIGURATIONS:
-            core.resolved(flatten({**tb.BASE, **tb.configuration(name)}))
+            core.resolved(load_scenario({**tb.BASE, **tb.configuration(name)}))
     except ConfigError:
         return False
     finally:
