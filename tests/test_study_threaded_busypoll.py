@@ -251,7 +251,7 @@ def test_not_reproduced_the_interrupt_path_costs_the_platforms_interrupt(quick):
     t, _ = quick
     assert not holds(t)["1", 0]
     gap = cell(t, INT, IDLE)["irqlab_p50_us"] - cell(t, THR, IDLE)["irqlab_p50_us"]
-    preset = core.resolve(tb.BASE)
+    preset = core.resolve(flatten(tb.BASE))
     interrupt = preset["platform.irq_ns"] + preset["platform.softirq_ns"]
     assert gap >= 2 * interrupt / 1e3 - 0.5
 

@@ -43,7 +43,10 @@ How it is modelled (irqlab simulates one host's receive path; each choice is our
   interrupts only, where it does nothing (no deferral, and no GRO on the XDP path); irqlab
   warns of a setting without effect, so that configuration leaves it out. ``xsk_rr``'s Rx ring
   has 4096 descriptors (``UMEM_QLEN``); its frames carry 400 bytes of UDP payload (``-B 400``):
-  446 bytes on the wire with the FCS.
+  446 bytes on the wire with the FCS. The tool as posted binds in copy mode; irqlab's XSK is
+  zero-copy (the copy is not charged). Without ``-t`` or ``-n`` it calls ``recvfrom`` on every
+  empty read, which without busy polling does nothing and costs what irqlab's check of the
+  ring costs.
 - **The platform** is ``busypoll2013`` as that study's calibration fitted it, as for the other
   study of today's busy polling (``irq-suspend``): the only platform fitted to a busy-polled
   round trip (the interrupt path, a busy poller's costs and the contention between the two);
