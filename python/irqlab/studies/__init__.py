@@ -34,6 +34,7 @@ STUDIES = {
     "beifuss2016": "irqlab.studies.beifuss2016",
     "busypoll2013": "irqlab.studies.busypoll2013",
     "irq-suspend": "irqlab.studies.irq_suspend",
+    "threaded-busypoll": "irqlab.studies.threaded_busypoll",
 }
 
 
