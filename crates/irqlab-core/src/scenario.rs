@@ -21,6 +21,7 @@
 //! | polling loop, hybrid | `poll.*`, `hybrid.*` | [`crate::polling`] |
 //! | sockets and apps | `socket.*`, `[[app]]` | [`crate::socket::config`] |
 //! | busy polling, epoll | `socket.busy_*`, `epoll.*`, … | [`crate::busypoll`] |
+//! | AF_XDP apps | `app.N.xsk_ring`, `need_wakeup`, `xsk_poll_core` | [`crate::xsk`] |
 //!
 //! What belongs to no single part stays here: the checks of settings that would turn the
 //! scheme into another (`check_scheme_settings`) or that the scheme cannot place
@@ -86,6 +87,8 @@ pub struct Scenario {
     pub busy: BusyConfig,
     /// The sending thread of a veth lab (`sender.*`).
     pub sender: SenderConfig,
+    /// The AF_XDP apps' settings (`app.N.io = "xsk"`; `crate::xsk`).
+    pub xsk: crate::xsk::XskApps,
     /// The request/response workload (`traffic.kind = "rr"`).
     pub rr: Option<RrConfig>,
     /// The validated key/value pairs it was built from (echoed into the result).
@@ -161,6 +164,7 @@ impl Scenario {
         });
         let topology = Topology::build(&p, &host, &nic, traffic.flows, hashes, napi_core)?;
         check_placement(&p, scheme, &host, &traffic, &topology)?;
+        let xsk = crate::xsk::configure(&p, &ios, &busy, &topology, &host, nic.device, scheme)?;
         nic::check_forwarding(&nic, host.forward)?;
         let classes = traffic.classes.len();
         let qos = crate::qos::configure(
@@ -203,6 +207,7 @@ impl Scenario {
         nic::rss_warnings(&mut w);
         crate::qos::config::warnings(&mut w, strategy);
         crate::busypoll::warnings(&mut w, &busy, &ios, kind == TrafficKind::Rr);
+        crate::xsk::warnings(&mut w, &xsk, &busy);
         let warnings = w.finish();
         if traffic.replay.is_some() {
             // so that the result says the rate replayed
@@ -229,6 +234,7 @@ impl Scenario {
             adapt,
             qos,
             sender,
+            xsk,
             first_packet_in_isr: moderation::first_packet_in_isr(&p)?,
             busy,
             rr,
@@ -528,6 +534,9 @@ mod tests {
                 socket::APP_FLOWS,
                 socket::APP_RCVBUF_BYTES,
                 socket::APP_IO,
+                crate::xsk::APP_XSK_RING,
+                crate::xsk::APP_NEED_WAKEUP,
+                crate::xsk::APP_XSK_POLL_CORE,
             ]
         );
     }

@@ -15,3 +15,4 @@ mod rules;
 mod structure;
 mod topology;
 mod veth;
+mod xsk;
