@@ -146,6 +146,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     }
 
     /// The app's own thread peeks its ring: a descriptor, or what it does on an empty ring.
+    #[cold]
     pub(super) fn xsk_next(&mut self, c: usize, a: usize) {
         if let Some(pkt) = self.xsk_state(a).ring.take() {
             self.xsk_take(c, a, pkt);
@@ -210,6 +211,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     }
 
     /// The spin job ended (its iterations done, or cut): each was an empty check, and a kick.
+    #[cold]
     pub(super) fn xsk_spin_done(&mut self, c: usize) {
         let a = self.current_app(c);
         let iter = self.s.busy.iter.ps();
@@ -225,6 +227,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     }
 
     /// Cuts app `a`'s spin at the end of the iteration under way, if it spins.
+    #[cold]
     pub(super) fn xsk_cut(&mut self, a: usize) {
         let spin_ps = self.xsk_state(a).spin_ps;
         if spin_ps == 0 {
@@ -244,6 +247,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
 
     /// `__xsk_recvmsg`: with SO_BUSY_POLL, `sk_busy_loop(sk, 1)` on the bound queue's NAPI (a
     /// nonblocking busy loop, `busypoll`); then back to the thread's loop.
+    #[cold]
     pub(super) fn xsk_recvmsg(&mut self, c: usize) {
         let a = self.current_app(c);
         if self.measuring() {
@@ -261,6 +265,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
 
     /// `recvfrom` returned to app `a`'s thread on core `c`: the app peeks its ring again, its
     /// polling thread calls `recvfrom` again.
+    #[cold]
     pub(super) fn xsk_after_recvfrom(&mut self, c: usize, a: usize) {
         match self.l.core(c).threads.current {
             Some(Thread::XskPoller(_)) => self.xsk_poller_loop(c, a),
@@ -270,6 +275,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
 
     /// The polling thread's loop: `recvfrom`, again and again, giving way once its slice is
     /// used and another thread waits.
+    #[cold]
     pub(super) fn xsk_poller_loop(&mut self, c: usize, a: usize) {
         let _ = a;
         let thread_ps = self.thread_ps(c);
