@@ -394,7 +394,10 @@ mod tests {
     #[test]
     fn a_descriptor_is_seen_only_after_the_flush_and_a_full_ring_refuses() {
         let mut r = XskRing::new(2);
+        assert!(r.is_empty());
         assert!(r.reserve(pkt(1)));
+        assert!(!r.is_empty());
+        assert_eq!((r.len(), r.visible()), (1, 0));
         assert_eq!(r.take().map(|p| p.id), None, "not submitted yet");
         assert_eq!(r.submit(), 1);
         assert!(r.reserve(pkt(2)));
@@ -404,6 +407,7 @@ mod tests {
         assert_eq!(r.take().map(|p| p.id), None, "2 is reserved, not submitted");
         assert!(r.reserve(pkt(4)), "taking 1 freed its slot");
         assert_eq!(r.submit(), 2);
+        assert_eq!((r.len(), r.visible()), (2, 2));
         let order: Vec<u64> = std::iter::from_fn(|| r.take().map(|p| p.id)).collect();
         assert_eq!(order, [2, 4]);
         assert!(r.is_empty());

@@ -222,6 +222,22 @@ mod rules {
         assert_eq!(r.per_app[0].dropped_socket, dropped);
         assert_eq!(r.packets.dropped_nic, 0);
         assert_conserved(&r);
+        // an app slower than its traffic: the ring is full at the end, its two descriptors
+        // counted in the host
+        let r = load
+            .clone()
+            .with("traffic.kind", s("cbr"))
+            .with("app.0.cost_ns", f(25_000.0))
+            .with("app.0.xsk_ring", i(2))
+            .run();
+        assert_eq!(
+            (r.packets.in_socket, r.packets.in_app),
+            (2, 1),
+            "{:?}",
+            r.packets
+        );
+        assert!(xsk(&r).rx_ring_full > 100, "{:?}", r.xsk);
+        assert_conserved(&r);
     }
 
     /// Per packet: when its redirect ended and when its app finished it; and when each poll
@@ -279,14 +295,63 @@ mod rules {
 
     #[test]
     fn a_flush_ends_the_apps_spin_at_the_end_of_the_iteration_under_way() {
-        // the ideal host redirects each packet at its arrival, 50 ns later; the app's spin
-        // sees it at the end of its 100 ns iteration: within 150 ns of the arrival it starts
-        // the packet's 1000 ns
+        // the ideal host redirects each packet 50 ns after its arrival (every 10 us); the app's
+        // spin, iterations of 100 ns from time zero, sees it at the end of the iteration under
+        // way, 100 ns after the arrival, and handles it in 1000 ns: 1.1 us for every packet
         let r = base().with("scheme", s("ideal")).run();
-        let l = r.app_latency_us;
+        let l = &r.app_latency_us;
+        assert_eq!((l.min, l.max), (Some(1.1), Some(1.1)), "{l:?}");
+        // between two packets it spins 10 - 1 us: 90 empty checks each
+        assert_eq!(xsk(&r).empty_checks, 90 * r.packets.consumed, "{:?}", r.xsk);
+    }
+
+    #[test]
+    fn a_busy_poll_stop_that_used_its_budget_lists_the_napi_on_the_pollers_core() {
+        // bursts of Poisson arrivals at half the app's rate leave busy_poll_stop's poll of one
+        // packet more now and then: `__napi_schedule` lists the NAPI on the busy-polling core
+        // (this CPU's softnet_data), whose local_bh_enable runs the softirq at once, while the
+        // vector's IRQ, on core 0, stays masked
+        let r = base()
+            .and(&busy_poll())
+            .with("socket.busy_poll_budget", i(1))
+            .with("traffic.kind", s("poisson"))
+            .rate_pps(1e6)
+            .with("app.0.cost_ns", f(500.0))
+            .run();
+        let poller = &r.per_core[1].cpu;
         assert!(
-            l.min.unwrap() >= 1.05 && l.max.unwrap() <= 1.15 + 1e-9,
-            "{l:?}"
+            poller.softirq > 0.0,
+            "the poller's core polls in softirq: {poller:?}"
+        );
+        // and the host delivers everything: no NAPI waits on a core that never polls it
+        assert_eq!(
+            r.packets.dropped_nic + r.packets.dropped_socket,
+            0,
+            "{:?}",
+            r.packets
+        );
+        assert!(r.packets.in_flight < 100, "{:?}", r.packets);
+        assert_conserved(&r);
+    }
+
+    #[test]
+    fn a_spinning_app_gives_way_to_a_waiting_thread_at_the_end_of_its_slice() {
+        // no traffic: the app spins on its ring and its polling thread, on the same core,
+        // busy-polls; each runs a slice of 50 us in turn (EEVDF), so they share the core
+        let r = base()
+            .rate_pps(1e-3)
+            .and(&busy_poll())
+            .with("app.0.xsk_poll_core", i(1))
+            .with("kernel.sched_slice_us", f(50.0))
+            .run();
+        assert_eq!(r.packets.offered, 0);
+        let cpu = &r.per_core[1].cpu;
+        assert!((cpu.app - 0.5).abs() < 0.02, "{cpu:?}");
+        assert!((cpu.busy_poll - 0.5).abs() < 0.02, "{cpu:?}");
+        assert!(
+            r.per_core[1].counts.context_switches > 50,
+            "{:?}",
+            r.per_core[1]
         );
     }
 }
@@ -343,6 +408,18 @@ mod conservation_and_input {
                     .with("app.0.flows", list(&[0]))
                     .with("app.1.core", i(0))
                     .with("app.1.flows", list(&[1])),
+            ),
+            (
+                "a socket app first",
+                poisson
+                    .clone()
+                    .with("traffic.flows", i(2))
+                    .with("app.0.core", i(0))
+                    .with("app.0.io", s("recv"))
+                    .with("app.1.core", i(1))
+                    .with("app.1.io", s("xsk"))
+                    .with("app.1.flows", list(&[1]))
+                    .and(&busy_poll()),
             ),
             (
                 "threaded NAPI",
@@ -445,6 +522,11 @@ mod conservation_and_input {
         // out of the key table's range
         let e = error(&base().with("app.0.xsk_poll_core", i(-2)));
         assert_eq!(e.key(), "app.0.xsk_poll_core");
+        let e = error(&base().with("app.0.xsk_poll_core", i(1024)));
+        assert_eq!(
+            e.to_string(),
+            "app.0.xsk_poll_core = 1024: must be an integer in -1 … 1023"
+        );
         let e = error(&base().with("app.0.xsk_ring", i((1 << 20) + 1)));
         assert_eq!(e.key(), "app.0.xsk_ring");
     }

@@ -322,8 +322,10 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             self.l.vector_mut(v).napi.sched = false;
             self.napi_released(v);
         } else {
-            let vc = self.l.vector(v).core;
-            let k = &mut self.l.core_mut(vc).kernel;
+            // `__napi_schedule`: on this core's poll list (`this_cpu_ptr(&softnet_data)`),
+            // whose softirq the `local_bh_enable` below runs, whichever core the vector's IRQ
+            // is on
+            let k = &mut self.l.core_mut(c).kernel;
             k.poll_list.push_back(v as u16);
             if !k.in_net_rx_action {
                 k.softirq_pending = true;
