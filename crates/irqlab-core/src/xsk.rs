@@ -60,7 +60,8 @@
 //!
 //! Not modelled: the fill and completion rings (always stocked), the XSK's Tx ring (a
 //! request's response goes out on its vector's Tx ring, as a `recv` app's does), copy mode,
-//! a shared UMEM, multi-buffer packets.
+//! a shared UMEM, multi-buffer packets, and the XDP program's cost on the queue's other
+//! packets, which it passes to the stack (`XDP_PASS`): they cost `platform.proto_ns` alone.
 
 use std::collections::VecDeque;
 
