@@ -350,7 +350,7 @@ def test_keys_of_one_table(prefix):
     keys = [k for k in keys if k]
     assert keys == ["[[app]]", *(f"app.N.{f}" for f in (
         "core", "cost_ns", "cost_dist", "cost_ns_per_byte", "flows", "rcvbuf_bytes",
-        "io"))]  # fmt: skip
+        "io", "xsk_ring", "need_wakeup", "xsk_poll_core"))]  # fmt: skip
 
 
 def test_keys_of_a_plain_section_and_an_unknown_prefix():

@@ -25,13 +25,14 @@ SCHEMES = ["ideal", "irq", "disable-enable", "poll", "napi-poll"]
 SCHEMES += ["coalesce-count", "coalesce-time", "hybrid", "napi"]
 
 #: One scenario of each flavour of report: every scheme, several cores and queues, apps (recv
-#: and epoll, busy polling), forwarding, QoS classes, a controller (notes), request/response,
-#: and a replayed capture.
+#: and epoll, busy polling, AF_XDP), forwarding, QoS classes, a controller (notes),
+#: request/response, and a replayed capture.
 FLAVOURS: dict[str, dict[str, Any]] = {
     **{f"scheme {s}": {"scheme": s} for s in SCHEMES},
     "4 cores, 4 queues": {"host.cores": 4, "nic.queues": 4, "traffic.flows": 64},
     "apps": {"app.0.core": 0, "app.1.core": 0, "app.1.io": "epoll", "traffic.flows": 8},
     "busy polling": {"app.0.core": 0, "socket.busy_read_us": 50.0},
+    "AF_XDP": {"app.0.core": 0, "app.0.io": "xsk"},
     "forwarding": {"host.forward": True},
     "qos": {"qos.strategy": "ll-rr", "qos.rt_share": 0.2, "app.0.core": 0},
     "traffic classes": {
@@ -122,7 +123,7 @@ def test_every_flavour_of_report_has_the_keys_and_types_of_the_report_type():
     for typed, keys in seen.items():
         never = set(get_type_hints(typed)) - keys
         assert not never, f"{typed.__name__}: keys no report produced: {sorted(never)}"
-    assert core.ReplayReport in seen and core.BusyPollCounts in seen
+    assert core.ReplayReport in seen and core.BusyPollCounts in seen and core.XskCounts in seen
 
 
 def test_the_trace_and_series_have_the_keys_and_types_of_their_types():

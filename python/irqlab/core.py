@@ -271,6 +271,17 @@ class BusyPollCounts(TypedDict):
     resumes: int
 
 
+class XskCounts(TypedDict):
+    """The AF_XDP apps' counts (``app.N.io = "xsk"``), all apps together."""
+
+    #: times an app's own thread found its XSK's Rx ring empty
+    empty_checks: int
+    #: recvfrom calls on the XSKs: kicks and busy polls, the polling threads' included
+    recvfroms: int
+    #: packets a full XSK Rx ring refused (also in ``packets.dropped_socket``)
+    rx_ring_full: int
+
+
 class RunSection(TypedDict):
     """What ran: the scheme, the seed and replication, the measured window's length."""
 
@@ -356,6 +367,7 @@ class Report(
     notes: NotRequired[list[str]]
     replay: NotRequired[ReplayReport]
     busy_poll: NotRequired[BusyPollCounts]
+    xsk: NotRequired[XskCounts]
 
 
 # --- what else the core returns ---------------------------------------------------------------
@@ -530,6 +542,7 @@ __all__ = [
     "TraceInfo",
     "Value",
     "VectorCounts",
+    "XskCounts",
     "__version__",
     "frame_sizes",
     "resolve",

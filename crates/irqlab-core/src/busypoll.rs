@@ -252,7 +252,8 @@ pub fn warnings(w: &mut Warnings, cfg: &BusyConfig, ios: &[Io], rr: bool) {
 /// include/net/busy_poll.h); `net.core.busy_poll` only `poll`, `select` and `epoll_wait`
 /// (`net_busy_loop_on`, fs/select.c, `ep_busy_loop`, fs/eventpoll.c).
 fn io_warnings(w: &mut Warnings, cfg: &BusyConfig, ios: &[Io]) {
-    if !ios.contains(&Io::Recv) {
+    // an AF_XDP socket busy-polls in its recvfrom with the same options (`crate::xsk`)
+    if !ios.iter().any(|io| matches!(io, Io::Recv | Io::Xsk)) {
         for k in RECV_KEYS {
             w.changed(
                 k,

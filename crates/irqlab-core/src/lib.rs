@@ -29,7 +29,7 @@
 //! Modules mirror the parts of the real system: [`traffic`], [`nic`] (rings, interrupt logic,
 //! Tx, RSS), [`cpu`], [`kernel`] (softirq, NAPI), [`sched`] (the thread level), [`socket`]
 //! (and the apps), [`moderation`] (the drivers' policies), [`adapt`] (receive-load
-//! controllers), [`busypoll`], [`polling`] (Salah's polling loop), [`qos`] (ingress QoS: ring
+//! controllers), [`busypoll`], [`xsk`] (AF_XDP apps), [`polling`] (Salah's polling loop), [`qos`] (ingress QoS: ring
 //! disciplines), [`platform`] (the costs), [`topology`] (what runs where) and [`metrics`];
 //! `host` puts them together as the model the engine runs.
 //!
@@ -69,6 +69,7 @@ pub mod topology;
 pub mod trace;
 pub mod traffic;
 pub mod warnings;
+pub mod xsk;
 
 pub use engine::Interrupted;
 pub use error::Error;

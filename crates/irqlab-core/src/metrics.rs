@@ -357,6 +357,22 @@ pub struct Metrics {
     /// Busy polling's counts, and request/response traffic's (`busypoll`).
     pub busy: BusyPollCounts,
     pub rr: RrStats,
+    /// The AF_XDP apps' counts (`xsk`).
+    pub xsk: XskCounts,
+}
+
+/// The AF_XDP apps' counts (`app.N.io = "xsk"`), in the measured window, all apps together.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct XskCounts {
+    /// Times an app's own thread found its XSK's Rx ring empty (a user-space peek that got
+    /// nothing).
+    pub empty_checks: u64,
+    /// `recvfrom` calls on the XSKs: the apps' kicks and busy polls, and their polling
+    /// threads'.
+    pub recvfroms: u64,
+    /// Packets refused by a full XSK Rx ring (`XDP_STATISTICS` `rx_ring_full`), counted also
+    /// in `dropped_socket`.
+    pub rx_ring_full: u64,
 }
 
 /// Busy polling, preferred busy polling and IRQ suspension, counted in the measured window.
@@ -438,6 +454,7 @@ impl Metrics {
             },
             busy: BusyPollCounts::default(),
             rr: RrStats::default(),
+            xsk: XskCounts::default(),
         }
     }
 
@@ -675,6 +692,7 @@ impl Metrics {
             rtt_us: rr.rtt_us,
             responses_dropped: rr.responses_dropped,
             busy_poll: r.busy_poll(),
+            xsk: s.xsk.any().then(|| self.xsk.clone()),
         }
     }
 }
@@ -1467,6 +1485,9 @@ pub struct Report {
     /// Busy polling's counts, when an app may busy-poll or waits with epoll.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub busy_poll: Option<BusyPollCounts>,
+    /// The AF_XDP apps' counts, when an app reads an XSK.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xsk: Option<XskCounts>,
 }
 
 #[cfg(test)]

@@ -658,6 +658,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "freeing one skb read by an app (napi_consume_skb): the app frees it at once if its core allocated it, else it defers the free to the allocating core's list (skb_attempt_defer_free, up to kernel.skb_defer_max), freed by that core's next net_rx_action (skb_defer_free_flush, charged to its softirq) or by the app when the list is full; an IPI raises NET_RX there when the list passes half of skb_defer_max (0: frees not modelled), ns",
     ),
     p(
+        "platform.xdp_ns",
+        float(0.0, COST_MAX_NS),
+        F(50.0),
+        "an AF_XDP app's packet in the NAPI poll: the driver's Rx descriptor, the XDP program and XDP_REDIRECT into the XSK's Rx ring, instead of protocol processing (platform.proto_ns), deterministic, charged like it (1 / 20 Mpps per core, AF_XDP zero-copy to user space: Høiland-Jørgensen et al., The eXpress Data Path, CoNEXT 2018, §6.7), ns",
+    ),
+    p(
         "kernel.napi_weight",
         int(1, 65_536),
         I(64),
@@ -1288,7 +1294,26 @@ pub const APP_FIELDS: &[ParamSpec] = &[
         "io",
         Kind::OneOf(crate::socket::config::Io::NAMES),
         S("recv"),
-        "how the app waits for packets: a blocking recv loop, or an epoll_wait loop (epoll.*)",
+        "how the app waits for packets: a blocking recv loop, an epoll_wait loop (epoll.*), or xsk: it reads an AF_XDP socket's Rx ring, bound to the one queue of its flows (app.N.xsk_ring, need_wakeup, xsk_poll_core)",
+    ),
+    // AF_XDP apps (xsk.rs)
+    p(
+        "xsk_ring",
+        int(0, crate::xsk::XSK_RING_MAX),
+        I(crate::xsk::XSK_RING_DEFAULT),
+        "xsk: descriptors of its XSK's Rx ring, a power of two (XDP_RX_RING; XSK_RING_CONS__DEFAULT_NUM_DESCS); a packet that finds it full is dropped, counted in the app's dropped_socket (an XSK has no socket buffer: rcvbuf_bytes has no effect)",
+    ),
+    p(
+        "need_wakeup",
+        Kind::Bool,
+        B(true),
+        "xsk: bound with XDP_USE_NEED_WAKEUP: the app calls recvfrom only when the driver flags its fill ring, which it never does while the ring is stocked; false: it calls recvfrom each time it finds its ring empty (without busy polling, a syscall that does nothing)",
+    ),
+    p(
+        "xsk_poll_core",
+        int(crate::xsk::NO_POLL_CORE, MAX_CORES as i128 - 1),
+        I(crate::xsk::NO_POLL_CORE),
+        "xsk: the core of a second thread of the app that calls recvfrom in a loop, each a nonblocking busy poll (needs socket.busy_read_us > 0), while the app's own thread only reads its ring (xsk_rr -t); -1 = none: the app's thread calls it itself",
     ),
 ];
 
@@ -1676,7 +1701,7 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "unknown key 'app.0.zzzzzzzzzzzzz'; fields of app are: core, cost_ns, cost_dist, \
-             cost_ns_per_byte, flows, rcvbuf_bytes, io"
+             cost_ns_per_byte, flows, rcvbuf_bytes, io, xsk_ring, need_wakeup, xsk_poll_core"
         );
         // 5 edits from io for a 5-character name: max(3, 5 / 3) = 3 < 5, listed
         let e = Params::from_pairs([("app.0.qqqqq", Value::Int(1))]).unwrap_err();

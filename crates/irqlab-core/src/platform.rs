@@ -46,6 +46,8 @@ keys! {
         NAPI_SWITCH_NS,
         RING_CONTENTION_NS,
         SKB_FREE_NS,
+        /// An AF_XDP app's packet in the poll (read by `host::xsk`).
+        XDP_NS,
         /// One iteration of a busy loop that finds nothing (read by `busypoll`).
         BUSY_ITER_NS,
     ];
@@ -97,6 +99,9 @@ pub struct PlatformConfig {
     /// Freeing one skb (`napi_consume_skb`): an app that reads it frees it, or defers its free
     /// to the core that allocated it (`host::skb_defer`). Zero: frees are not modelled.
     pub skb_free: SimDuration,
+    /// An AF_XDP app's packet in the NAPI poll: its descriptor, the XDP program and the
+    /// redirect into its XSK, instead of protocol processing (`host::xsk`; deterministic).
+    pub xdp: SimDuration,
 }
 
 /// The costs of `p`.
@@ -129,6 +134,7 @@ pub fn configure(p: &Params) -> Result<PlatformConfig, Error> {
         napi_switch: SimDuration::from_ns(p.f64(NAPI_SWITCH_NS)),
         ring_contention: SimDuration::from_ns(p.f64(RING_CONTENTION_NS)),
         skb_free: SimDuration::from_ns(p.f64(SKB_FREE_NS)),
+        xdp: SimDuration::from_ns(p.f64(XDP_NS)),
     })
 }
 

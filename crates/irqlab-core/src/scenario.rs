@@ -21,6 +21,7 @@
 //! | polling loop, hybrid | `poll.*`, `hybrid.*` | [`crate::polling`] |
 //! | sockets and apps | `socket.*`, `[[app]]` | [`crate::socket::config`] |
 //! | busy polling, epoll | `socket.busy_*`, `epoll.*`, … | [`crate::busypoll`] |
+//! | AF_XDP apps | `app.N.xsk_ring`, `need_wakeup`, `xsk_poll_core` | [`crate::xsk`] |
 //!
 //! What belongs to no single part stays here: the checks of settings that would turn the
 //! scheme into another (`check_scheme_settings`) or that the scheme cannot place
@@ -86,6 +87,8 @@ pub struct Scenario {
     pub busy: BusyConfig,
     /// The sending thread of a veth lab (`sender.*`).
     pub sender: SenderConfig,
+    /// The AF_XDP apps' settings (`app.N.io = "xsk"`; `crate::xsk`).
+    pub xsk: crate::xsk::XskApps,
     /// The request/response workload (`traffic.kind = "rr"`).
     pub rr: Option<RrConfig>,
     /// The validated key/value pairs it was built from (echoed into the result).
@@ -161,6 +164,7 @@ impl Scenario {
         });
         let topology = Topology::build(&p, &host, &nic, traffic.flows, hashes, napi_core)?;
         check_placement(&p, scheme, &host, &traffic, &topology)?;
+        let xsk = crate::xsk::configure(&p, &ios, &busy, &topology, &host, nic.device, scheme)?;
         nic::check_forwarding(&nic, host.forward)?;
         let classes = traffic.classes.len();
         let qos = crate::qos::configure(
@@ -172,15 +176,14 @@ impl Scenario {
         )?;
         check_scheme_settings(&p, scheme, &moderation, classes)?;
         check_device(&p, scheme, &nic, &host, &qos)?;
-        let app_cores: Vec<usize> = apps.iter().map(|a| a.core).collect();
+        let threads = core_threads(&apps, &xsk, &sender);
         kernel::check_threaded(
             &p,
             &kernel,
             scheme.uses_poll_loop(),
             scheme == Scheme::Ideal,
             busy.any(),
-            &app_cores,
-            sender.runs().then_some(sender.core),
+            &threads,
         )?;
         let mut w = Warnings::new(&p, set);
         // echoes of resolved values are not settings of their own
@@ -207,6 +210,7 @@ impl Scenario {
         nic::rss_warnings(&mut w);
         crate::qos::config::warnings(&mut w, strategy);
         crate::busypoll::warnings(&mut w, &busy, &ios, kind == TrafficKind::Rr);
+        crate::xsk::warnings(&mut w, &xsk, &busy);
         let warnings = w.finish();
         if traffic.replay.is_some() {
             // so that the result says the rate replayed
@@ -233,6 +237,7 @@ impl Scenario {
             adapt,
             qos,
             sender,
+            xsk,
             first_packet_in_isr: moderation::first_packet_in_isr(&p)?,
             busy,
             rr,
@@ -250,6 +255,40 @@ impl Scenario {
 // classes whose packets are never polled) is an error, found here before time zero; a setting
 // the scenario ignores is a warning (`crate::warnings`). The decisions are recorded in
 // docs/scenario.md ("Settings a scheme ignores").
+
+/// The threads a core has to run besides a NAPI thread: the apps', their XSK polling
+/// threads' and the sending thread's, each with its core and what runs there (for the error
+/// of threaded busy polling on that core, `kernel::check_threaded`).
+fn core_threads(
+    apps: &[crate::socket::config::AppConfig],
+    xsk: &crate::xsk::XskApps,
+    sender: &crate::sender::SenderConfig,
+) -> Vec<(usize, String)> {
+    let mut threads: Vec<(usize, String)> = apps
+        .iter()
+        .enumerate()
+        .map(|(a, app)| {
+            (
+                app.core,
+                format!("app {a} runs there (app.{a}.core = {})", app.core),
+            )
+        })
+        .collect();
+    for (a, x) in xsk.apps.iter().enumerate() {
+        if let Some(c) = x.as_ref().and_then(|x| x.poll_core) {
+            let what = format!("app {a}'s polling thread runs there (app.{a}.xsk_poll_core = {c})");
+            threads.push((c, what));
+        }
+    }
+    if sender.runs() {
+        let c = sender.core;
+        threads.push((
+            c,
+            format!("the sending thread runs there (sender.core = {c})"),
+        ));
+    }
+    threads
+}
 
 /// What the topology must allow: every request/response client's flow reaches an app, and
 /// Salah's polling loop has one vector per core and forwards nothing.
@@ -532,6 +571,9 @@ mod tests {
                 socket::APP_FLOWS,
                 socket::APP_RCVBUF_BYTES,
                 socket::APP_IO,
+                crate::xsk::APP_XSK_RING,
+                crate::xsk::APP_NEED_WAKEUP,
+                crate::xsk::APP_XSK_POLL_CORE,
             ]
         );
     }

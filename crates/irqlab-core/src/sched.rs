@@ -29,6 +29,8 @@ pub enum Thread {
     NapiThread(u16),
     /// The sending thread (`[sender]`).
     Sender,
+    /// The polling thread of app N's AF_XDP socket (`app.N.xsk_poll_core`).
+    XskPoller(u16),
 }
 
 /// What a thread is doing.

@@ -106,15 +106,22 @@ impl<'a> Warnings<'a> {
         }
     }
 
-    /// Reports `key`, a field of a numbered entry the caller found set to a value of its own
-    /// (entries have no value "not set" to compare with), with `reason`.
+    /// Reports `key`, a field of a numbered entry (`app.0.xsk_ring`), with `reason` if its
+    /// value differs from the field's default (entries have no preset).
     pub fn entry_field(&mut self, key: &str, reason: String) {
-        self.out.push(Warning {
-            key: key.into(),
-            value: self.p.get(key).to_string(),
-            reason,
-            acts_as: None,
-        });
+        let spec = self
+            .p
+            .schema()
+            .lookup(key)
+            .expect("a field of the key table");
+        if *self.p.get(key) != spec.spec().default.value() {
+            self.out.push(Warning {
+                key: key.into(),
+                value: self.p.get(key).to_string(),
+                reason,
+                acts_as: None,
+            });
+        }
     }
 
     /// If `key` is set to a value of its own, not yet reported, and acts as another value

@@ -16,3 +16,4 @@ mod rules;
 mod structure;
 mod topology;
 mod veth;
+mod xsk;

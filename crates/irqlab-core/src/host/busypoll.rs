@@ -55,16 +55,19 @@ pub(crate) struct Session {
 }
 
 impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
-    fn current_app(&self, c: usize) -> usize {
+    /// The app whose thread is core `c`'s current one (its own, or its XSK polling thread).
+    pub(super) fn current_app(&self, c: usize) -> usize {
         match self.l.core(c).threads.current {
-            Some(Thread::App(a)) => a as usize,
+            Some(Thread::App(a) | Thread::XskPoller(a)) => a as usize,
             other => unreachable!("busy polling without a current app: {other:?}"),
         }
     }
 
-    /// The app's loop: a busy loop to resume, or `recv` / `epoll_wait`.
+    /// The app's loop: a busy loop to resume, or `recv` / `epoll_wait` / its XSK's ring (an
+    /// XSK app's busy loops are nonblocking: none is left to resume).
     pub(super) fn app_wait(&mut self, c: usize, a: usize) {
-        if self.apps[a].session.is_some() {
+        let io = self.s.apps[a].io;
+        if io != Io::Xsk && self.apps[a].session.is_some() {
             // back from a yield inside a busy loop: `if (loop_end()) return; goto restart`
             if self.loop_end(a) {
                 self.apps[a].session = None;
@@ -74,7 +77,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             }
             return;
         }
-        match self.s.apps[a].io {
+        match io {
             Io::Recv => self.recv(c, a),
             Io::Epoll => {
                 let app = &mut self.apps[a];
@@ -88,6 +91,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 }
                 self.epoll_wait(c, a);
             }
+            Io::Xsk => self.xsk_next(c, a),
         }
     }
 
@@ -201,11 +205,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                 self.apps[a].napi_id = None;
                 self.block_thread(c);
             }
+            Io::Xsk => self.xsk_after_recvfrom(c, a),
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn busy_loop_start(
+    pub(super) fn busy_loop_start(
         &mut self,
         c: usize,
         a: usize,
@@ -317,8 +322,10 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             self.l.vector_mut(v).napi.sched = false;
             self.napi_released(v);
         } else {
-            let vc = self.l.vector(v).core;
-            let k = &mut self.l.core_mut(vc).kernel;
+            // `__napi_schedule`: on this core's poll list (`this_cpu_ptr(&softnet_data)`),
+            // whose softirq the `local_bh_enable` below runs, whichever core the vector's IRQ
+            // is on
+            let k = &mut self.l.core_mut(c).kernel;
             k.poll_list.push_back(v as u16);
             if !k.in_net_rx_action {
                 k.softirq_pending = true;
@@ -464,19 +471,21 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         if s.spin_ps == 0 {
             return;
         }
-        self.cut_spin(self.apps[a].core, s.spin_ps);
+        let c = self.apps[a].core;
+        self.cut_spin(c, s.spin_ps);
     }
 
-    /// Cuts the spin job of `spin_ps` on core `c`'s thread level (iterations of
-    /// `platform.busy_iter_ns`) at the end of the iteration under way.
-    pub(super) fn cut_spin(&mut self, c: usize, spin_ps: u64) {
+    /// Cuts the spin job on core `c`'s thread level, `spin_ps` long (iterations of
+    /// `platform.busy_iter_ns`), at the end of the iteration under way; returns its length
+    /// now.
+    pub(super) fn cut_spin(&mut self, c: usize, spin_ps: u64) -> u64 {
         let iter = self.s.busy.iter.ps();
         let now = self.now;
         let cpu = &mut self.l.core_mut(c).cpu;
         cpu.advance(now);
         let owed = cpu.indirect_owed(Level::Thread);
         let Some(left) = cpu.remaining(Level::Thread).checked_sub(owed) else {
-            return; // the iterations are over
+            return spin_ps; // the iterations are over
         };
         let done = spin_ps - left;
         let to_boundary = iter - done % iter;
@@ -484,7 +493,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             cpu.shorten(Level::Thread, to_boundary + owed);
             let t = cpu.next_completion_ps();
             self.cpu_changed(c, t);
+            return done + to_boundary;
         }
+        spin_ps
     }
 
     /// Ring contention (`platform.ring_contention_ns`): the protocol processing of a packet
@@ -550,10 +561,14 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         }
     }
 
-    /// A thread was woken on core `c`: a busy loop there checks `need_resched` soon.
+    /// A thread was woken on core `c`: a busy loop there checks `need_resched` soon (an XSK
+    /// app spinning on its ring too).
     pub(super) fn need_resched(&mut self, c: usize) {
         if let Some(Thread::App(a)) = self.l.core(c).threads.current {
             self.busy_cut(a as usize);
+            if self.xsk {
+                self.xsk_cut(a as usize);
+            }
         }
     }
 

@@ -64,6 +64,10 @@ pub enum Work {
     NetRxFlushed,
     /// A NAPI thread freed its core's deferred skbs after its poll (`skb_defer`).
     NapiThreadFlushed,
+    /// An AF_XDP app's empty checks of its ring (`xsk`).
+    XskSpin,
+    /// The entry of a `recvfrom` on an AF_XDP socket (`xsk`).
+    XskRecvfrom,
 }
 
 /// Timers in the event queue, each for one vector.
@@ -123,6 +127,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             Work::SenderWakeup => self.sender_after_send(c),          // sender
             Work::NetRxFlushed => self.net_rx_next(c),                // kernel
             Work::NapiThreadFlushed => self.napi_thread_bh_enable(c), // napi_thread
+            Work::XskSpin => self.xsk_spin_done(c),                   // xsk
+            Work::XskRecvfrom => self.xsk_recvmsg(c),                 // xsk
         }
     }
 

@@ -210,6 +210,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// Protocol processing of `pkt` on core `c`, and its transmit if it is forwarded.
     #[inline(always)]
     pub(super) fn packet_cost(&mut self, c: usize, pkt: Packet) -> SimDuration {
+        if let Some(d) = self.xsk_redirect_cost(pkt.flow) {
+            return d;
+        }
         let p = &self.s.platform;
         let (proto, per_byte) = (p.proto, p.proto_ps_per_byte);
         let mut d = plus_bytes(
@@ -329,7 +332,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
                     .on_ring_exit(now, v, pkt.class, pkt.arrival, RingExit::Stack);
                 self.tracer.delivered(pkt.id, pkt.arrival, now);
             }
-            Sink::App(a) => return self.socket_enqueue(c, v, a as usize, pkt),
+            Sink::App(a) => {
+                if self.xsk_on_deliver(v, a as usize, pkt) {
+                    return SimDuration::ZERO;
+                }
+                return self.socket_enqueue(c, v, a as usize, pkt);
+            }
             Sink::Tx => {
                 if self.l.vector_mut(v).tx.is_full() {
                     self.metrics
@@ -356,6 +364,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// scheduled and goes to the repoll list (even if the rings happen to be empty).
     pub(super) fn driver_poll_done(&mut self, c: usize) {
         let v = self.l.core_mut(c).kernel.polling as usize;
+        self.xsk_on_poll_done(v);
         if self.busy_poll_done(c, v) {
             return;
         }

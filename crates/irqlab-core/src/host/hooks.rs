@@ -1,6 +1,6 @@
 //! The optional mechanisms' entry points into the main path: busy polling and epoll
-//! (`busypoll`), request/response traffic (`busypoll`), a ring discipline (`qos`) and a
-//! receive-load controller (`adapt`). Each place where one of them joins the path a packet
+//! (`busypoll`), request/response traffic (`busypoll`), AF_XDP apps (`xsk`), a ring
+//! discipline (`qos`) and a receive-load controller (`adapt`). Each place where one of them joins the path a packet
 //! takes is one call of one hook here, named after its mechanism and the event. A hook is
 //! inlined and first tests whether its mechanism is on (a flag of the host, or the scenario):
 //! off, it costs that test, as the check written in the main path did.
@@ -25,6 +25,9 @@
 //! | `busy_on_wakeup` | `sched::wake_thread` | a busy loop on the core checks `need_resched` |
 //! | `napi_thread_on_arrival` | `hooks::busy_on_arrival` | (every arrival passes there) a busy-polling NAPI thread spinning on the vector polls it (`napi_thread`) |
 //! | `napi_thread_on_wakeup` | `sched::wake_thread` | a busy-polling NAPI thread spinning on the core checks `need_resched` (`napi_thread`) |
+//! | `xsk_redirect_cost` | `driver::packet_cost` | an AF_XDP app's packet costs the XDP redirect, not protocol processing (`xsk`) |
+//! | `xsk_on_deliver` | `driver::deliver_to_sink` | the XDP program redirects an AF_XDP app's packet into its XSK's Rx ring, not a socket (`xsk`) |
+//! | `xsk_on_poll_done` | `driver::driver_poll_done` | the poll's flush makes the XSK's new descriptors visible (`xsk`) |
 
 use super::{Feed, Host, Layout};
 use crate::kernel::SoftirqCtx;
@@ -158,6 +161,36 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     pub(super) fn busy_on_wakeup(&mut self, c: usize) {
         if self.apps_extended {
             self.need_resched(c);
+        }
+    }
+
+    // ----- AF_XDP apps (`xsk`) -----------------------------------------------------------------
+
+    /// The cost of `flow`'s packet in the poll, if an AF_XDP app reads it (`platform.xdp_ns`).
+    #[inline(always)]
+    pub(super) fn xsk_redirect_cost(&self, flow: u32) -> Option<SimDuration> {
+        if !self.xsk {
+            return None;
+        }
+        self.xdp_cost(flow)
+    }
+
+    /// `pkt`, from vector `v`, goes to app `a`: true if the app reads an AF_XDP socket and the
+    /// packet was redirected into its Rx ring (or dropped there).
+    #[inline(always)]
+    pub(super) fn xsk_on_deliver(&mut self, v: usize, a: usize, pkt: Packet) -> bool {
+        if !self.xsk || self.apps[a].xsk.is_none() {
+            return false;
+        }
+        self.xsk_redirect(v, a, pkt);
+        true
+    }
+
+    /// Vector `v`'s poll has cleaned its Rx rings (`xdp_do_flush`).
+    #[inline(always)]
+    pub(super) fn xsk_on_poll_done(&mut self, v: usize) {
+        if self.xsk {
+            self.xsk_flush(v);
         }
     }
 

@@ -49,6 +49,9 @@
 //! | `udp_recvmsg` and the app's work | `socket::app_next`, `app_take`, `app_packet_done` |
 //! | `skb_attempt_defer_free` (`skb_consume_udp`), `kick_defer_list_purge`, `skb_defer_free_flush` (`platform.skb_free_ns`) | `skb_defer::skb_attempt_defer_free`, `kick_defer_list_purge`, `skb_defer_free_flush` (the list: `crate::kernel::DeferList`) |
 //! | `napi_busy_loop` | `busypoll::busy_loop_start`, `busy_iteration`, `busy_poll_call`, `busy_check` |
+//! | `__xsk_map_redirect` → `xsk_rcv_zc` (XDP_REDIRECT into an AF_XDP socket, `platform.xdp_ns`) | `xsk::xsk_redirect`, `xdp_cost` (the ring: `crate::xsk::XskRing`) |
+//! | `xdp_do_flush` → `xsk_flush` (the poll's descriptors made visible) | `xsk::xsk_flush` |
+//! | an AF_XDP app's loop: peek the ring, spin, `recvfrom` (`__xsk_recvmsg` → `sk_busy_loop(sk, 1)`) | `xsk::xsk_next`, `xsk_spin`, `xsk_recvfrom`, `xsk_recvmsg`; its polling thread: `xsk_poller_loop` |
 //! | `busy_poll_stop` | `busypoll::busy_leave`, `busy_stop_returned`, `busy_stopped` |
 //! | `ep_poll`, `ep_send_events`, `napi_suspend_irqs`, `napi_resume_irqs` | `busypoll::epoll_wait`, `epoll_send_events`, `after_busy_loop` |
 //! | the LL driver's ring order (ingress QoS) | `qos::ring_discipline_step` |
@@ -68,6 +71,7 @@
 //! | `sched` | the thread level | `Core::threads`, `Core::ksoftirqd`, `App::state` (`crate::sched`) |
 //! | `socket` | sockets and the apps' `recv` loop | `App::socket`, `App::holding` (`crate::socket`) |
 //! | `busypoll` | busy polling, epoll, request/response | `App::session`, `napi_id`, `epoll_left`; `Vector::spinner`, `waiting`; `Napi`'s busy-poll bits (`crate::busypoll`) |
+//! | `xsk` | AF_XDP apps: the redirect into an XSK, the flush, the apps' and their polling threads' loops | `App::xsk` (`XskState`), `Host::xsk_bound` (`crate::xsk`) |
 //! | `qos` | the Rx loop under a ring discipline | `Napi::rings` (`crate::qos`) |
 //! | `adapt` | receive-load controllers | `Host::adapt` (`CoreAdapt`; `crate::adapt`) |
 //! | `hooks` | where the optional mechanisms join the main path | — |
@@ -110,6 +114,7 @@ mod skb_defer;
 mod socket;
 mod tick;
 mod veth;
+mod xsk;
 
 use std::collections::VecDeque;
 
@@ -221,6 +226,8 @@ pub struct App {
     pub woken_at: Option<SimTime>,
     /// The cost drawn for its last switch in.
     pub switch_cost: SimDuration,
+    /// Its AF_XDP socket, if it reads one (`app.N.io = "xsk"`; `xsk`).
+    pub xsk: Option<Box<xsk::XskState>>,
 }
 
 /// The state of one run; `L` keeps its cores and vectors, `F` brings its packets.
@@ -285,6 +292,11 @@ pub(crate) struct Host<'s, T: Tracer, L: Layout, F: Feed> {
     threaded_busy: bool,
     /// An app's recv frees the skb it read, or defers its free (`skb_defer`).
     skb_defer: bool,
+    /// An app reads an AF_XDP socket (`xsk`).
+    xsk: bool,
+    /// The app whose XSK each vector's queue is bound to ([`crate::topology::NO_APP`]: none;
+    /// empty without AF_XDP apps).
+    xsk_bound: Vec<u16>,
     pub tracer: T,
 }
 
@@ -314,7 +326,10 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             .enumerate()
             .map(|(c, streams)| {
                 let vectors = topo.core_vectors[c].clone();
-                let apps_here = s.apps.iter().filter(|a| a.core == c).count();
+                let apps_here = s.apps.iter().filter(|a| a.core == c).count()
+                    + (0..s.apps.len())
+                        .filter(|&a| s.xsk.of(a).and_then(|x| x.poll_core) == Some(c))
+                        .count();
                 // the sending thread spins between sends (sockperf's pacing): its core never
                 // enters an idle state, so it never pays for leaving one
                 let spins = s.sender.runs() && s.sender.core == c;
@@ -374,7 +389,8 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
         let apps = s
             .apps
             .iter()
-            .map(|a| App {
+            .enumerate()
+            .map(|(i, a)| App {
                 core: a.core,
                 socket: Socket::new(a.rcvbuf_bytes, min_truesize),
                 state: ThreadState::Sleeping,
@@ -384,6 +400,7 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
                 epoll_left: 0,
                 woken_at: None,
                 switch_cost: SimDuration::ZERO,
+                xsk: s.xsk.of(i).map(|x| Box::new(xsk::XskState::new(x.ring))),
             })
             .collect();
         let contention = !p.ring_contention.is_zero() && s.host.cores > 1 && s.busy.any();
@@ -442,11 +459,24 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
             disciplined: s.qos.discipline.is_some(),
             apps_extended: s.busy.any()
                 || s.rr.is_some()
-                || s.apps.iter().any(|a| a.io == crate::busypoll::Io::Epoll),
+                || s.apps.iter().any(|a| a.io == crate::busypoll::Io::Epoll)
+                || s.xsk.any(),
             veth: s.nic.device == crate::scenario::Device::Veth,
             threaded: s.kernel.any_threaded(),
             threaded_busy: s.kernel.any_threaded_busy_poll(),
             skb_defer: !s.platform.skb_free.is_zero(),
+            xsk: s.xsk.any(),
+            xsk_bound: if s.xsk.any() {
+                let mut bound = vec![crate::topology::NO_APP; s.nic.queues];
+                for (a, x) in s.xsk.apps.iter().enumerate() {
+                    if let Some(x) = x {
+                        bound[x.queue as usize] = a as u16;
+                    }
+                }
+                bound
+            } else {
+                Vec::new()
+            },
             tracer,
         };
         for v in 0..host.l.vectors().len() {
@@ -459,6 +489,9 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
         }
         host.adapt_start();
         host.tick_start();
+        if host.xsk {
+            host.xsk_start();
+        }
         host
     }
 
@@ -491,7 +524,11 @@ impl<'s, T: Tracer, L: Layout, F: Feed> Host<'s, T, L, F> {
         Snapshot {
             in_ring,
             in_poll,
-            in_socket: self.apps.iter().map(|a| a.socket.len() as u64).collect(),
+            in_socket: self
+                .apps
+                .iter()
+                .map(|a| (a.socket.len() + a.xsk.as_ref().map_or(0, |x| x.ring.len())) as u64)
+                .collect(),
             in_app: self
                 .apps
                 .iter()

@@ -16,6 +16,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             Thread::App(a) => &mut self.apps[a as usize].state,
             Thread::NapiThread(v) => &mut self.l.vector_mut(v as usize).napi_thread,
             Thread::Sender => &mut self.sender.as_mut().expect("a sending thread").state,
+            Thread::XskPoller(a) => &mut self.apps[a as usize].xsk.as_mut().expect("XSK").poller,
         }
     }
 
@@ -90,6 +91,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             }
             Thread::NapiThread(_) => Category::NapiThread,
             Thread::Sender => Category::Sender,
+            Thread::XskPoller(_) => Category::BusyPoll,
         };
         self.start(c, Level::Thread, d, cat, Work::ThreadSwitch);
     }
@@ -140,6 +142,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             }
             Thread::NapiThread(v) => self.napi_thread_loop(c, v as usize),
             Thread::Sender => self.sender_next(c),
+            Thread::XskPoller(a) => self.xsk_poller_loop(c, a as usize),
         }
     }
 

@@ -378,8 +378,9 @@ fn threaded_key(p: &Params, k: &KernelConfig) -> String {
 /// `net_rx_action` (threaded NAPI came with 5.12), Salah's polling loop, the ideal host, and
 /// socket busy polling.
 ///
-/// Threaded busy polling keeps its thread's core 100 % busy: a core that has to run an app
-/// (`app_cores`) or the sending thread (`sender_core`) as well is refused, naming the
+/// Threaded busy polling keeps its thread's core 100 % busy: a core that has to run one of
+/// `threads` as well (each a core and what runs there: an app, its polling thread, the
+/// sending thread) is refused, naming the
 /// vector's `napi.N.thread_core`; so are two FIFO busy-polling threads on one core (the
 /// second would never run: `SCHED_FIFO` threads of one priority take turns only when one
 /// blocks, and a busy-polling thread never does).
@@ -389,8 +390,7 @@ pub fn check_threaded(
     in_loop: bool,
     ideal: bool,
     busy: bool,
-    app_cores: &[usize],
-    sender_core: Option<usize>,
+    threads: &[(usize, String)],
 ) -> Result<(), Error> {
     if !k.any_threaded() {
         return Ok(());
@@ -404,7 +404,7 @@ pub fn check_threaded(
     } else if busy {
         "socket busy polling with threaded NAPI is not modelled; turn one of them off"
     } else {
-        return check_threaded_busy_poll(p, k, app_cores, sender_core);
+        return check_threaded_busy_poll(p, k, threads);
     };
     Err(p.inconsistent(&threaded_key(p, k), reason))
 }
@@ -413,16 +413,13 @@ pub fn check_threaded(
 fn check_threaded_busy_poll(
     p: &Params,
     k: &KernelConfig,
-    app_cores: &[usize],
-    sender_core: Option<usize>,
+    threads: &[(usize, String)],
 ) -> Result<(), Error> {
     let spinning = |v: usize| k.napi[v].threaded == Threaded::BusyPoll;
     for (v, n) in k.napi.iter().enumerate().filter(|&(v, _)| spinning(v)) {
         let c = n.thread_core;
-        let other = if let Some(a) = app_cores.iter().position(|&ac| ac == c) {
-            Some(format!("app {a} runs there (app.{a}.core = {c})"))
-        } else if sender_core == Some(c) {
-            Some(format!("the sending thread runs there (sender.core = {c})"))
+        let other = if let Some((_, what)) = threads.iter().find(|(tc, _)| *tc == c) {
+            Some(what.clone())
         } else {
             k.napi[..v]
                 .iter()

@@ -28,12 +28,14 @@ pub const APP_IO: &str = "io";
 
 registry! {
     /// How an app waits for packets (`app.N.io`); busy polling (`busypoll`) runs in
-    /// either.
+    /// any.
     pub enum Io {
         /// A blocking `recv` loop.
         Recv = "recv",
         /// An `epoll_wait` loop.
         Epoll = "epoll",
+        /// An AF_XDP socket's Rx ring, read in user space (`crate::xsk`).
+        Xsk = "xsk",
     }
 }
 
@@ -84,7 +86,7 @@ pub struct AppConfig {
     pub cost_ps_per_byte: f64,
     /// Its socket's receive buffer, bytes.
     pub rcvbuf_bytes: u64,
-    /// `recv` or `epoll_wait` loop.
+    /// `recv` or `epoll_wait` loop, or an XSK's ring (its settings: `crate::xsk`).
     pub io: Io,
 }
 
@@ -110,9 +112,10 @@ pub fn configure_apps(
             0 => socket.rcvbuf_bytes,
             b => b,
         };
-        // a packet must fit an empty socket
+        let io = Io::read(p, &key(APP_IO))?;
+        // a packet must fit an empty socket (an XSK has none: `crate::xsk`)
         let need = socket.truesize(largest);
-        if rcvbuf_bytes < need {
+        if io != Io::Xsk && rcvbuf_bytes < need {
             let k = if p.u64(&key(APP_RCVBUF_BYTES)) == 0 {
                 RCVBUF_BYTES.to_string()
             } else {
@@ -133,7 +136,7 @@ pub fn configure_apps(
             },
             cost_ps_per_byte: p.f64(&key(APP_COST_NS_PER_BYTE)) * 1000.0,
             rcvbuf_bytes,
-            io: Io::read(p, &key(APP_IO))?,
+            io,
         });
     }
     Ok(apps)

@@ -302,8 +302,8 @@ _NO_COUNTERPART: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("host.forward",),
     ),
     (
-        "the applications studied, and the socket and epoll options each program sets for "
-        "itself: [[app]] entries are yours to add",
+        "the applications studied, and the socket, epoll and AF_XDP options each program sets "
+        "for itself: [[app]] entries are yours to add",
         (
             "app.N.core",
             "app.N.cost_ns",
@@ -312,6 +312,9 @@ _NO_COUNTERPART: tuple[tuple[str, tuple[str, ...]], ...] = (
             "app.N.flows",
             "app.N.rcvbuf_bytes",
             "app.N.io",
+            "app.N.xsk_ring",
+            "app.N.need_wakeup",
+            "app.N.xsk_poll_core",
             "socket.busy_poll_budget",
             "socket.prefer_busy_poll",
             "epoll.busy_poll_us",
@@ -360,6 +363,7 @@ _NO_COUNTERPART: tuple[tuple[str, tuple[str, ...]], ...] = (
             "platform.napi_switch_ns",
             "platform.ring_contention_ns",
             "platform.skb_free_ns",
+            "platform.xdp_ns",
             "epoll.batch_ns",
         ),
     ),
