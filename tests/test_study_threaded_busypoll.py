@@ -232,16 +232,11 @@ def test_every_xsk_app_spins_and_each_dedicated_poller_keeps_its_core_busy(quick
     assert (s["loss_ratio"] == 0).all()
 
 
-def test_reproduced_threaded_busy_polling_is_fastest_and_a_dedicated_core_ignores_the_delay(
-    quick,
-):
-    """Observations 1 (its second half), 3 and 5 hold: nothing but one empty busy iteration
-    stands between a reply and the threaded poller; a poller on its own core fills the XSK ring
-    whatever the app does; SO_BUSYPOLL's recvfrom, one poll per call, finds a reply later than
-    the threaded poller's loop does."""
+def test_reproduced_a_dedicated_core_ignores_the_delay(quick):
+    """Observation 3 holds: a poller on its own core (the separate recvfrom thread, the
+    threaded busy poller) fills the XSK ring whatever the app does."""
     t, _ = quick
-    h = holds(t)
-    assert h["1", 1] and h["3", 3] and h["5", 5]
+    assert holds(t)["3", 3]
 
 
 def test_not_reproduced_the_interrupt_path_costs_the_platforms_interrupt(quick):
@@ -273,18 +268,26 @@ def test_not_reproduced_no_queue_behind_the_app_with_fixed_spacing(quick):
         assert client["latency_p99_us"] == pytest.approx(alone["latency_p99_us"], abs=0.5), e
 
 
-def test_not_reproduced_one_poll_per_recvfrom_costs_less_than_a_microsecond(quick):
-    """Observation 4 is NO: SO_BUSYPOLL on its own core is above threaded busy polling in
-    every experiment, but by a fraction of the 1-2 µs: a reply waits for part of a recvfrom
-    (its entry, one busy iteration and busy_poll_stop's poll), where the letter's recvfrom
-    costs a kernel entry and exit and the busy poll's set-up besides."""
+def test_not_reproduced_the_threaded_poller_pays_a_polls_entry_after_its_spin(quick):
+    """Observations 1 (its second half), 4 and 5 are NO: irqlab's busy loops charge a turn that
+    finds nothing platform.busy_iter_ns and a poll that finds a packet its entry
+    (platform.poll_ns) before the descriptor is read. The threaded poller spins, so a reply
+    waits for the turn under way and the whole entry; the separate poller's recvfrom ends with
+    busy_poll_stop's full poll, inside whose entry most replies land and wait for the rest of
+    it only. So the threaded poller comes out a fraction of a µs above the separate one."""
     t, _ = quick
-    assert not holds(t)["4", 4]
+    h = holds(t)
+    assert not h["1", 1] and not h["4", 4] and not h["5", 5]
     gaps = [
-        cell(t, SEP, e)["irqlab_p50_us"] - cell(t, THR, e)["irqlab_p50_us"] for e in tb.EXPERIMENTS
+        cell(t, THR, e)["irqlab_p50_us"] - cell(t, SEP, e)["irqlab_p50_us"] for e in tb.EXPERIMENTS
     ]
-    assert all(0 < g < 1.0 for g in gaps), gaps
-    assert min(gaps) < tb.GAIN_US[0], gaps
+    assert all(0 < g < 0.6 for g in gaps), gaps
+    # the threaded side's fastest reply pays the poll's whole entry and the XDP redirect
+    preset = core.resolve(flatten(tb.BASE))
+    entry = (preset["platform.poll_ns"] + preset["platform.xdp_ns"]) / 1e3
+    for e in tb.EXPERIMENTS:
+        thr = side(t, THR, e.rate_pps, 0.0)
+        assert thr["latency_min_us"] >= entry - 1e-6, (e, thr["latency_min_us"])
 
 
 def test_not_reproduced_the_models_interrupt_path_does_not_vary(quick):

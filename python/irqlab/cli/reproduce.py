@@ -52,6 +52,9 @@ def reproduce(
                     without busy polling, rx-usecs 0 / adaptive / 100, deep C-states on and off
       irq-suspend   Linux 6.13 IRQ suspension: interrupts, deferral, busy polling and suspension
                     at low, medium and saturating load, with napi.rst's conclusions
+      threaded-busypoll
+                    the threaded NAPI busy polling letter (2025): xsk_rr round trips with
+                    interrupts, SO_BUSYPOLL inline and on its own core, threaded busy polling
 
     The sweeps are resumable: rerunning the command reuses the runs already in --out.
     """

@@ -235,7 +235,7 @@ _BUSY_POLL = {
 # STAND-INS. True while the core lacks the AF_XDP app and threaded busy polling; then False, and
 # configuration() below is the only place that changes. tests/test_study_threaded_busypoll.py
 # fails while this is True on a core that has the keys.
-STAND_INS = True
+STAND_INS = False
 
 
 def configuration(name: str) -> dict[str, Any]:
