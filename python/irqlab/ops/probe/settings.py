@@ -282,9 +282,14 @@ _NO_COUNTERPART: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("nic.device",),
     ),
     (
-        "the NAPI thread's CPU is a task's affinity (taskset -p on napi/IFACE-N), not the "
-        "device's; the probe does not read it yet",
-        ("kernel.napi_thread_core",),
+        "the NAPI thread's CPU and policy are a task's affinity and scheduling class (taskset "
+        "-p, chrt -p on napi/IFACE-N), not the device's; the probe does not read them yet",
+        (
+            "kernel.napi_thread_core",
+            "kernel.napi_thread_policy",
+            "napi.N.thread_core",
+            "napi.N.thread_policy",
+        ),
     ),
     (
         "each NAPI's own setting is in the probe's NAPI table, and the most common value is "
