@@ -412,6 +412,13 @@ mod tests {
         let order: Vec<u64> = std::iter::from_fn(|| r.take().map(|p| p.id)).collect();
         assert_eq!(order, [2, 4]);
         assert!(r.is_empty());
+        // a flush counts only the descriptors it made visible
+        let mut r = XskRing::new(4);
+        r.reserve(pkt(5));
+        assert_eq!(r.submit(), 1);
+        r.reserve(pkt(6));
+        assert_eq!(r.submit(), 1, "5 was visible already");
+        assert_eq!(r.submit(), 0, "nothing new");
     }
 
     #[test]
