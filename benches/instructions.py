@@ -62,6 +62,8 @@ def pairs(tree: dict[str, Any], prefix: str = "") -> list[str]:
         name = f"{prefix}{key}"
         if isinstance(value, dict):
             out += pairs(value, f"{name}.")
+        elif isinstance(value, list) and all(isinstance(x, int) for x in value):
+            out.append(f"{name}=[{','.join(str(x) for x in value)}]")
         elif isinstance(value, list):
             for i, entry in enumerate(value):
                 out += pairs(entry, f"{name}.{i}.")

@@ -198,7 +198,7 @@ def more_scenarios(n: int) -> dict[str, tuple[str, dict]]:
     threaded = {
         **app,
         "host": {"cores": 2},
-        "nic": {"itr_us": 20, "irq_affinity": [0]},
+        "nic": {"itr_us": 20, "queues": 1},
         "kernel": {"threaded_napi": True, "napi_thread_core": 1},
         "app": [{"core": 1, "cost_ns": 500, "cost_dist": "exponential", "flows": [0]}],
     }

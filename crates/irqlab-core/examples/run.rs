@@ -5,9 +5,9 @@
 //!     nic.ring_descriptors=64 platform.proto_ns=1000 run.duration_ms=11111
 //! ```
 //!
-//! Arguments are `dotted.key=value`; prints the report as JSON and the speed on stderr. The run
-//! is interruptible, as the Python binding's, asking a `stop` function the compiler cannot see
-//! through (it never stops here).
+//! Arguments are `dotted.key=value` (a list of integers as `[0,1]`); prints the report as JSON
+//! and the speed on stderr. The run is interruptible, as the Python binding's, asking a `stop`
+//! function the compiler cannot see through (it never stops here).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -18,7 +18,11 @@ fn main() {
         .iter()
         .map(|a| {
             let (k, v) = a.split_once('=').expect("arguments are dotted.key=value");
-            let v = if let Ok(b) = v.parse::<bool>() {
+            let list = v.strip_prefix('[').and_then(|l| l.strip_suffix(']'));
+            let v = if let Some(l) = list {
+                let ints = l.split(',').filter(|x| !x.is_empty());
+                Value::List(ints.map(|x| Value::Int(x.parse().expect("an integer"))).collect())
+            } else if let Ok(b) = v.parse::<bool>() {
                 Value::Bool(b)
             } else if let Ok(i) = v.parse::<i128>() {
                 Value::Int(i)
