@@ -21,7 +21,10 @@ fn main() {
             let list = v.strip_prefix('[').and_then(|l| l.strip_suffix(']'));
             let v = if let Some(l) = list {
                 let ints = l.split(',').filter(|x| !x.is_empty());
-                Value::List(ints.map(|x| Value::Int(x.parse().expect("an integer"))).collect())
+                Value::List(
+                    ints.map(|x| Value::Int(x.parse().expect("an integer")))
+                        .collect(),
+                )
             } else if let Ok(b) = v.parse::<bool>() {
                 Value::Bool(b)
             } else if let Ok(i) = v.parse::<i128>() {
