@@ -74,10 +74,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             self.block_thread(c);
             return;
         }
-        let thread_ps = self.thread_ps(c);
-        let slice = self.s.kernel.sched_slice.ps();
-        if self.l.core(c).threads.should_yield(thread_ps, slice) {
-            self.yield_thread(c);
+        if self.cond_resched(c) {
             return;
         }
         if self.napi_thread_busy(v) {
@@ -85,7 +82,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             let work =
                 vec.rings.iter().any(|r| r.unprocessed() > 0) || vec.tx.done_by(self.now) > 0;
             if !work {
-                self.napi_thread_spin(c, v, thread_ps, slice);
+                self.napi_thread_spin(c, v);
                 return;
             }
         }
@@ -127,9 +124,10 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// The busy-polling NAPI thread of vector `v`, current on core `c`, finds nothing: its
     /// polls spin to the end of its slice (of what is left of it when another thread waits),
     /// cut by a packet on its ring or a thread woken on its core.
-    fn napi_thread_spin(&mut self, c: usize, v: usize, thread_ps: u64, slice: u64) {
+    fn napi_thread_spin(&mut self, c: usize, v: usize) {
         let iter = self.s.busy.iter.ps();
-        let used = thread_ps - self.l.core(c).threads.slice_start_ps;
+        let slice = self.s.kernel.sched_slice.ps();
+        let used = self.thread_ps(c) - self.l.core(c).threads.slice_start_ps;
         let left = slice.saturating_sub(used % slice.max(1));
         let d = left.div_ceil(iter).max(1) * iter;
         self.l.vector_mut(v).napi_spin_ps = d;

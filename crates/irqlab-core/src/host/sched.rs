@@ -115,6 +115,18 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.schedule_next(c);
     }
 
+    /// `cond_resched` of core `c`'s current thread at a point where it may give way: it yields
+    /// (true) if it should ([`crate::sched::RunQueue::should_yield`]), else goes on (false).
+    pub(super) fn cond_resched(&mut self, c: usize) -> bool {
+        let thread_ps = self.thread_ps(c);
+        let slice = self.s.kernel.sched_slice.ps();
+        if self.l.core(c).threads.should_yield(thread_ps, slice) {
+            self.yield_thread(c);
+            return true;
+        }
+        false
+    }
+
     /// The current thread has used its slice and another waits: it goes to the tail.
     pub(super) fn yield_thread(&mut self, c: usize) {
         let t = self

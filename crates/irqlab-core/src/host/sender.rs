@@ -101,11 +101,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
 
     /// After a send: give way once the slice is used and another thread waits, else go on.
     pub(super) fn sender_after_send(&mut self, c: usize) {
-        let thread_ps = self.thread_ps(c);
-        let slice = self.s.kernel.sched_slice.ps();
-        if self.l.core(c).threads.should_yield(thread_ps, slice) {
-            self.yield_thread(c);
-        } else {
+        if !self.cond_resched(c) {
             self.sender_next(c);
         }
     }

@@ -72,8 +72,10 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         self.app_take(c, a, pkt);
     }
 
-    /// The app handles `pkt`, read from its socket.
-    pub(super) fn app_take(&mut self, c: usize, a: usize, pkt: Packet) {
+    /// App `a` on core `c` holds `pkt`: what handling it costs (`app.N.cost_ns`, and its
+    /// per-byte cost; with requests, its response's transmit too).
+    #[inline(always)]
+    pub(super) fn app_hold(&mut self, c: usize, a: usize, pkt: Packet) -> SimDuration {
         self.apps[a].holding = Some(pkt);
         let cfg = &self.s.apps[a];
         let (cost, per_byte) = (cfg.cost, cfg.cost_ps_per_byte);
@@ -82,7 +84,12 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             pkt.size_bytes,
             per_byte,
         );
-        let d = self.rr_with_response_cost(c, d);
+        self.rr_with_response_cost(c, d)
+    }
+
+    /// The app handles `pkt`, read from its socket.
+    pub(super) fn app_take(&mut self, c: usize, a: usize, pkt: Packet) {
+        let d = self.app_hold(c, a, pkt);
         let d = if self.skb_defer {
             d + self.skb_attempt_defer_free(c, a)
         } else {

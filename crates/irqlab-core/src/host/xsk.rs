@@ -15,10 +15,8 @@
 
 use super::{Feed, Host, Layout, Work};
 use crate::cpu::{Category, Level};
-use crate::dist::plus_bytes;
 use crate::metrics::RingExit;
 use crate::nic::Packet;
-use crate::rng::StreamId;
 use crate::sched::{Thread, ThreadState};
 use crate::time::SimDuration;
 use crate::trace::Tracer;
@@ -152,10 +150,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             self.xsk_take(c, a, pkt);
             return;
         }
-        let thread_ps = self.thread_ps(c);
-        let slice = self.s.kernel.sched_slice.ps();
-        if self.l.core(c).threads.should_yield(thread_ps, slice) {
-            self.yield_thread(c);
+        if self.cond_resched(c) {
             return;
         }
         let cfg = self.s.xsk.of(a).expect("an XSK app");
@@ -173,15 +168,7 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     /// The app takes `pkt`'s descriptor and handles it (`app.N.cost_ns`; with requests, its
     /// response's transmit): no skb to free.
     fn xsk_take(&mut self, c: usize, a: usize, pkt: Packet) {
-        self.apps[a].holding = Some(pkt);
-        let cfg = &self.s.apps[a];
-        let (cost, per_byte) = (cfg.cost, cfg.cost_ps_per_byte);
-        let d = plus_bytes(
-            self.draw(c, cost, StreamId::AppCost),
-            pkt.size_bytes,
-            per_byte,
-        );
-        let d = self.rr_with_response_cost(c, d);
+        let d = self.app_hold(c, a, pkt);
         self.start(c, Level::Thread, d, Category::App, Work::AppPacket);
     }
 
@@ -278,12 +265,8 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
     #[cold]
     pub(super) fn xsk_poller_loop(&mut self, c: usize, a: usize) {
         let _ = a;
-        let thread_ps = self.thread_ps(c);
-        let slice = self.s.kernel.sched_slice.ps();
-        if self.l.core(c).threads.should_yield(thread_ps, slice) {
-            self.yield_thread(c);
-            return;
+        if !self.cond_resched(c) {
+            self.xsk_recvfrom(c);
         }
-        self.xsk_recvfrom(c);
     }
 }
