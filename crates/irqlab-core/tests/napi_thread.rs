@@ -317,3 +317,37 @@ fn threaded_busy_polling_is_deterministic() {
     let b = busy_poll(2e5).run();
     assert_eq!(a, b);
 }
+
+#[test]
+fn a_busy_polling_vector_leaves_the_other_vectors_napis_as_they_were() {
+    let base = two_vectors(2e5).run();
+    // vector 0 busy-polls from core 2; vector 1 keeps NET_RX on its core
+    let r = two_vectors(2e5)
+        .with("napi.0.threaded", s("busy-poll"))
+        .with("napi.0.thread_core", i(2))
+        .run();
+    conserved(&r);
+    assert_eq!(r.per_queue[1], base.per_queue[1]);
+    assert!(
+        r.per_queue[1].irq_per_s > 1e5 * 0.9,
+        "{}",
+        r.per_queue[1].irq_per_s
+    );
+    // and beside a thread that sleeps when it is done
+    let r = two_vectors(2e5)
+        .with("napi.0.threaded", s("busy-poll"))
+        .with("napi.0.thread_core", i(2))
+        .with("napi.1.threaded", s("on"))
+        .with("napi.1.thread_core", i(1))
+        .run();
+    conserved(&r);
+    assert!(
+        r.per_queue[1].irq_per_s > 1e5 * 0.9,
+        "{}",
+        r.per_queue[1].irq_per_s
+    );
+    assert!(
+        napi_thread(&r, 1) < 0.5,
+        "vector 1's thread sleeps between its polls"
+    );
+}
