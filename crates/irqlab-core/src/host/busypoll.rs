@@ -273,13 +273,18 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
             napi.in_busy_poll = true;
             self.session(a).owned = true;
         }
-        let vec = self.l.vector(v);
-        let work = vec.rings.iter().any(|r| r.unprocessed() > 0) || vec.tx.done_by(self.now) > 0;
-        if work {
+        if self.poll_finds_work(v) {
             self.busy_poll_call(c, v, s.budget);
         } else {
             self.busy_check(c, a);
         }
+    }
+
+    /// Whether a poll of vector `v` now would find work: an Rx descriptor the driver can see,
+    /// or a completed Tx descriptor to clean (a busy poller that finds none spins instead).
+    pub(super) fn poll_finds_work(&self, v: usize) -> bool {
+        let vec = self.l.vector(v);
+        vec.rings.iter().any(|r| r.unprocessed() > 0) || vec.tx.done_by(self.now) > 0
     }
 
     /// `napi_poll(napi, budget)` from the app's thread, bottom halves disabled.

@@ -77,14 +77,9 @@ impl<T: Tracer, L: Layout, F: Feed> Host<'_, T, L, F> {
         if self.cond_resched(c) {
             return;
         }
-        if self.napi_thread_busy(v) {
-            let vec = self.l.vector(v);
-            let work =
-                vec.rings.iter().any(|r| r.unprocessed() > 0) || vec.tx.done_by(self.now) > 0;
-            if !work {
-                self.napi_thread_spin(c, v);
-                return;
-            }
+        if self.napi_thread_busy(v) && !self.poll_finds_work(v) {
+            self.napi_thread_spin(c, v);
+            return;
         }
         let k = &mut self.l.core_mut(c).kernel;
         debug_assert!(k.ctx.is_none(), "bottom halves already disabled");
